@@ -1,0 +1,101 @@
+import crypto from 'node:crypto'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { authenticate } from './http/authenticate.js'
+import { installErrorHandling } from './http/error-handler.js'
+import { AppError } from './http/errors.js'
+import { installJsonBody } from './http/json-body.js'
+import { chargeWeight } from './http/rate-limit.js'
+import { installMetrics } from './ops/metrics.js'
+import { opsRoutes } from './ops/routes.js'
+import type { Services } from './services.js'
+import { publicStrategyRoutes } from './strategies/public-routes.js'
+import { strategyRoutes } from './strategies/routes.js'
+
+export const BODY_LIMIT_BYTES = 1024 * 1024
+
+export interface BuildAppOptions {
+  /** The process logger (pino); without one the app logs nothing, as in tests. */
+  logger?: FastifyBaseLogger
+}
+
+/** The whole HTTP API as a Fastify instance, ready for inject() or listen(); it never listens itself. */
+export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    return503OnClosing: true,
+  })
+  app.setValidatorCompiler(TypeBoxValidatorCompiler)
+  app.decorateRequest('principal', null)
+  app.decorateRequest('rawBody', undefined)
+  installJsonBody(app)
+  installErrorHandling(app)
+  const metrics = installMetrics(app)
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = crypto.randomUUID()
+    reply.header('x-request-id', request.id)
+    const access = request.routeOptions.config.access
+    if (access?.kind === 'public') {
+      await chargeWeight(reply, budget(services, services.config.ipRequestsPerMinute), `ip:${request.ip}`, 1, false)
+    }
+  })
+
+  // After body parsing (signatures cover the raw body), before validation (401 comes before 400).
+  app.addHook('preValidation', async (request, reply) => {
+    const access = request.routeOptions.config.access
+    if (access?.kind !== 'v1') return
+    const principal = await authenticate(request, services)
+    if (!principal && access.signed) {
+      throw new AppError(
+        'UNAUTHENTICATED',
+        'this endpoint needs a signed request (X-Service-API-Key, X-Service-Timestamp, X-Service-Signature) or Authorization: Bearer <app token>',
+      )
+    }
+    if (principal && access.scope && !principal.scopes.has(access.scope)) {
+      throw new AppError('INSUFFICIENT_PERMISSION', `this API key lacks the scope ${access.scope}`)
+    }
+    request.principal = principal
+    const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
+    await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true)
+  })
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Perpetua',
+        version: '0.1.0',
+        description:
+          'Market data, strategies, backtests and webhooks for crypto futures traders. Signed `/v1` endpoints take ' +
+          '`X-Service-API-Key`, `X-Service-Timestamp` (Unix ms, within 5000 ms of server time) and `X-Service-Signature` ' +
+          '(lowercase hex HMAC-SHA256 of timestamp + METHOD + path_with_query + raw_body, keyed by the API secret), or ' +
+          '`Authorization: Bearer <app token>`.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-API-Key' },
+          timestamp: { type: 'apiKey', in: 'header', name: 'X-Service-Timestamp' },
+          signature: { type: 'apiKey', in: 'header', name: 'X-Service-Signature' },
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        },
+      },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
+  app.get('/openapi.json', { config: { access: { kind: 'ops' } }, schema: { hide: true } }, async () => app.swagger())
+
+  await app.register(opsRoutes, { db: services.database.db, metrics })
+  await app.register(publicStrategyRoutes, { db: services.database.db })
+  await app.register(strategyRoutes, { db: services.database.db, now: services.now })
+  return app
+}
+
+function budget(services: Services, limit: number) {
+  return { limit, shared: services.shared, now: services.now }
+}

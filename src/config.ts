@@ -1,0 +1,146 @@
+import os from 'node:os'
+import path from 'node:path'
+
+/** Everything Perpetua reads from its environment, validated and typed. */
+export interface Config {
+  port: number
+  host: string
+  dataDir: string
+  databaseUrl: string | undefined
+  redisUrl: string | undefined
+  upstreamUrl: string | undefined
+  upstreamDataUrl: string | undefined
+  masterKey: Buffer | undefined
+  appJwtSecret: Buffer | undefined
+  appJwtTtlSeconds: number
+  idpa: IdentityProviderConfig
+  idpb: IdentityProviderConfig
+  webhookAllowPrivateHosts: boolean
+  workers: number
+  logLevel: LogLevel
+  /** Weight budget per API key (or IP when unsigned) per minute on /v1. */
+  weightPerMinute: number
+  /** Request budget per IP per minute on public endpoints. */
+  ipRequestsPerMinute: number
+  /** Connections in the PostgreSQL pool (server mode; embedded mode always uses 1). */
+  dbPoolMax: number
+}
+
+export interface IdentityProviderConfig {
+  issuer: string | undefined
+  audience: string | undefined
+  jwksUrl: string | undefined
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+/** Reads and validates the environment; throws one ConfigError listing every bad key. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = []
+  const read = new EnvReader(env, problems)
+  const config: Config = {
+    port: read.integer('PORT', 8080, 0, 65535),
+    host: read.string('HOST') ?? '127.0.0.1',
+    dataDir: path.resolve(read.string('DATA_DIR') ?? './.perpetua'),
+    databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
+    upstreamUrl: read.url('UPSTREAM_URL', ['http:', 'https:']),
+    upstreamDataUrl: read.url('UPSTREAM_DATA_URL', ['http:', 'https:']),
+    masterKey: read.key32('MASTER_KEY'),
+    appJwtSecret: read.key32('APP_JWT_SECRET'),
+    appJwtTtlSeconds: read.integer('APP_JWT_TTL', 3600, 60, 30 * 24 * 3600),
+    idpa: read.identityProvider('IDPA'),
+    idpb: read.identityProvider('IDPB'),
+    webhookAllowPrivateHosts: read.boolean('WEBHOOK_ALLOW_PRIVATE_HOSTS', false),
+    workers: read.integer('WORKERS', Math.max(1, os.availableParallelism() - 1), 1, 64),
+    logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    weightPerMinute: read.integer('RATE_LIMIT_WEIGHT_PER_MINUTE', 1200, 1, 1e9),
+    ipRequestsPerMinute: read.integer('RATE_LIMIT_IP_PER_MINUTE', 2400, 1, 1e9),
+    dbPoolMax: read.integer('DB_POOL_MAX', 10, 1, 200),
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+  return config
+}
+
+class EnvReader {
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
+
+  string(key: string): string | undefined {
+    const value = this.env[key]
+    return value === undefined || value.trim() === '' ? undefined : value.trim()
+  }
+
+  integer(key: string, fallback: number, min: number, max: number): number {
+    const raw = this.string(key)
+    if (raw === undefined) return fallback
+    const value = Number(raw)
+    if (!/^-?\d+$/.test(raw) || value < min || value > max) {
+      this.problems.push(`${key} must be an integer from ${min} to ${max} (got "${raw}")`)
+      return fallback
+    }
+    return value
+  }
+
+  boolean(key: string, fallback: boolean): boolean {
+    const raw = this.string(key)?.toLowerCase()
+    if (raw === undefined) return fallback
+    if (['1', 'true', 'yes', 'on'].includes(raw)) return true
+    if (['0', 'false', 'no', 'off'].includes(raw)) return false
+    this.problems.push(`${key} must be true or false (got "${raw}")`)
+    return fallback
+  }
+
+  oneOf<T extends string>(key: string, allowed: readonly T[], fallback: T): T {
+    const raw = this.string(key)
+    if (raw === undefined) return fallback
+    if ((allowed as readonly string[]).includes(raw)) return raw as T
+    this.problems.push(`${key} must be one of ${allowed.join(', ')} (got "${raw}")`)
+    return fallback
+  }
+
+  url(key: string, protocols: string[]): string | undefined {
+    const raw = this.string(key)
+    if (raw === undefined) return undefined
+    try {
+      const url = new URL(raw)
+      if (protocols.includes(url.protocol)) return raw.replace(/\/+$/, '')
+    } catch {
+      // reported below
+    }
+    this.problems.push(`${key} must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+    return undefined
+  }
+
+  /** A 32-byte key given as base64 or base64url. */
+  key32(key: string): Buffer | undefined {
+    const raw = this.string(key)
+    if (raw === undefined) return undefined
+    const bytes = Buffer.from(raw, /[-_]/.test(raw) ? 'base64url' : 'base64')
+    if (bytes.length !== 32 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) {
+      this.problems.push(`${key} must be 32 bytes encoded as base64 (e.g. from: openssl rand -base64 32)`)
+      return undefined
+    }
+    return bytes
+  }
+
+  identityProvider(prefix: string): IdentityProviderConfig {
+    return {
+      issuer: this.string(`${prefix}_ISSUER`),
+      audience: this.string(`${prefix}_AUDIENCE`),
+      jwksUrl: this.url(`${prefix}_JWKS_URL`, ['http:', 'https:']),
+    }
+  }
+}

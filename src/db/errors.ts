@@ -1,0 +1,5 @@
+/** True when a PostgreSQL error is a unique-constraint violation (SQLSTATE 23505), optionally on one constraint. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint)
+}

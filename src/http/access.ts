@@ -1,0 +1,27 @@
+import type { Scope } from '../auth/scopes.js'
+
+/** How a route is reached; set as `config.access` on every route. */
+export type Access =
+  /** Operational endpoints (health, metrics, docs): no budget, no credentials. */
+  | { kind: 'ops' }
+  /** Public, unversioned endpoints: no credentials, per-IP request budget. */
+  | { kind: 'public' }
+  /** /v1 endpoints: signed (or Bearer) when `signed`, else signing optional; weight charged per key or IP. */
+  | { kind: 'v1'; signed: boolean; weight: number; scope?: Scope }
+
+export interface Principal {
+  userId: number
+  /** The API key that signed the request; null for a Bearer app token. */
+  keyId: string | null
+  scopes: ReadonlySet<Scope>
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: Access
+  }
+  interface FastifyRequest {
+    principal: Principal | null
+    rawBody: Buffer | undefined
+  }
+}

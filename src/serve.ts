@@ -1,0 +1,53 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { buildApp } from './app.js'
+import type { Config } from './config.js'
+import { controlSocketPath, serveControlSocket } from './control/control-socket.js'
+import { operatorCommands } from './control/commands.js'
+import { socketDirFor } from './db/pglite-host.js'
+import { startQueue } from './db/queue.js'
+import { createServices } from './services.js'
+import { openStorage } from './storage.js'
+
+export interface RunningServer {
+  url: string
+  /** Stops accepting, lets in-flight requests finish, stops the queue, closes the database. */
+  stop(): Promise<void>
+}
+
+/** `perpetua serve`: the HTTP API with its queue, on the configured or embedded database. */
+export async function serve(config: Config, logger: FastifyBaseLogger): Promise<RunningServer> {
+  const started = performance.now()
+  const storage = await openStorage(config, 'serve')
+  const cleanups: (() => Promise<unknown>)[] = [() => storage.close()]
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup()
+  }
+  let url: string
+  try {
+    const services = createServices(config, storage.database)
+    const boss = await startQueue(storage.database, (error) => logger.error({ err: error }, 'queue error'))
+    cleanups.push(() => boss.stop({ graceful: true, timeout: 10_000 }))
+    if (storage.database.kind === 'embedded') {
+      cleanups.push(await serveControlSocket(controlSocketPath(socketDirFor(config.dataDir)), operatorCommands(services)))
+    }
+    const app = await buildApp(services, { logger })
+    cleanups.push(() => app.close()) // runs first: waits for in-flight requests
+    url = await app.listen({ port: config.port, host: config.host })
+  } catch (error) {
+    await cleanUp()
+    throw error
+  }
+  logger.info(
+    { url, database: storage.database.kind, migrations_applied: storage.migrationsApplied, startup_ms: Math.round(performance.now() - started) },
+    'perpetua is serving',
+  )
+
+  let stopping: Promise<void> | undefined
+  return {
+    url,
+    stop() {
+      stopping ??= cleanUp()
+      return stopping
+    },
+  }
+}

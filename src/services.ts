@@ -1,0 +1,33 @@
+import { AppTokens } from './auth/app-token.js'
+import { KeyDirectory } from './auth/key-directory.js'
+import { loadOrCreateKey } from './auth/local-keys.js'
+import { SecretBox } from './auth/secret-box.js'
+import type { Config } from './config.js'
+import type { DatabaseHandle } from './db/connect.js'
+import { MemorySharedState, PostgresSharedState, type SharedState } from './http/shared-state.js'
+
+/** The long-lived collaborators every role shares, built once from config and an open database. */
+export interface Services {
+  config: Config
+  database: DatabaseHandle
+  secrets: SecretBox
+  tokens: AppTokens
+  keys: KeyDirectory
+  shared: SharedState
+  now: () => number
+}
+
+export function createServices(config: Config, database: DatabaseHandle, now: () => number = Date.now): Services {
+  const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))
+  const tokens = new AppTokens(loadOrCreateKey(config.appJwtSecret, config.dataDir, 'app-jwt.key'), config.appJwtTtlSeconds)
+  const embedded = database.kind === 'embedded'
+  return {
+    config,
+    database,
+    secrets,
+    tokens,
+    keys: new KeyDirectory(database.db, secrets, embedded ? 5_000 : 0),
+    shared: embedded ? new MemorySharedState() : new PostgresSharedState(database.db),
+    now,
+  }
+}

@@ -1,0 +1,59 @@
+import { type Static, Type } from 'typebox'
+
+const OptionalText = Type.Optional(Type.Union([Type.String({ maxLength: 10_000 }), Type.Null()]))
+
+export const PublicStrategyCreateSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200, description: 'Unique across the platform; cannot be changed later.' }),
+    author: OptionalText,
+    description: OptionalText,
+    entry_condition: OptionalText,
+    exit_condition: OptionalText,
+    bot_name: OptionalText,
+  },
+  { additionalProperties: false },
+)
+export type PublicStrategyCreate = Static<typeof PublicStrategyCreateSchema>
+
+export const PublicStrategyUpdateSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ description: 'Accepted only when equal to the stored name: names cannot be changed.' })),
+    author: OptionalText,
+    description: OptionalText,
+    entry_condition: OptionalText,
+    exit_condition: OptionalText,
+    bot_name: OptionalText,
+  },
+  { additionalProperties: false, description: 'Omitted and null fields stay unchanged.' },
+)
+export type PublicStrategyUpdate = Static<typeof PublicStrategyUpdateSchema>
+
+const NullableText = Type.Union([Type.String(), Type.Null()])
+const NaiveTimestamp = Type.String({ description: 'ISO 8601, UTC, without zone suffix', examples: ['2026-11-22T08:30:00.123456'] })
+
+export const PublicStrategySchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  author: NullableText,
+  description: NullableText,
+  entry_condition: NullableText,
+  exit_condition: NullableText,
+  bot_name: NullableText,
+  created_at: NaiveTimestamp,
+  updated_at: NaiveTimestamp,
+})
+export type PublicStrategy = Static<typeof PublicStrategySchema>
+
+export const PublicStrategyIdSchema = Type.Object({ strategy_id: Type.Integer() })
+
+export const DetailSchema = Type.Object({ detail: Type.String() })
+
+export const ValidationErrorSchema = Type.Object({
+  detail: Type.Array(
+    Type.Object({
+      type: Type.String(),
+      loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+      msg: Type.String(),
+    }),
+  ),
+})

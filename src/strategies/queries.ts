@@ -1,0 +1,55 @@
+import type { Selectable } from 'kysely'
+import type { Db } from '../db/connect.js'
+import type { StrategiesTable, StrategyStatus } from '../db/schema.js'
+import type { KeysetPosition } from '../http/cursor.js'
+
+export type StrategyRow = Selectable<StrategiesTable>
+
+export async function insertStrategy(db: Db, row: Omit<StrategyRow, 'status' | 'stat_open_positions' | 'stat_total_pnl' | 'stat_total_trades' | 'stat_winning_trades'> & { params: Record<string, unknown> }): Promise<StrategyRow> {
+  return db
+    .insertInto('strategies')
+    .values({ ...row, params: JSON.stringify(row.params) })
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+/** A live (not deleted) strategy of this user; `forUpdate` locks it for a state change. */
+export async function findStrategy(db: Db, userId: number, id: string, forUpdate = false): Promise<StrategyRow | undefined> {
+  let query = db.selectFrom('strategies').selectAll().where('id', '=', id).where('user_id', '=', userId).where('deleted_at', 'is', null)
+  if (forUpdate) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+export async function listStrategies(
+  db: Db,
+  userId: number,
+  filter: { status?: StrategyStatus; after?: KeysetPosition; limit: number },
+): Promise<StrategyRow[]> {
+  let query = db.selectFrom('strategies').selectAll().where('user_id', '=', userId).where('deleted_at', 'is', null)
+  if (filter.status) query = query.where('status', '=', filter.status)
+  if (filter.after) {
+    const { time, id } = filter.after
+    query = query.where((eb) => eb.or([eb('created_at', '<', time), eb.and([eb('created_at', '=', time), eb('id', '<', id)])]))
+  }
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute()
+}
+
+export async function updateStrategy(
+  db: Db,
+  userId: number,
+  id: string,
+  changes: Partial<Pick<StrategyRow, 'name' | 'template_id' | 'symbols' | 'timeframe' | 'capital' | 'leverage' | 'updated_at'>> & { params?: Record<string, unknown> },
+): Promise<StrategyRow> {
+  const { params, ...rest } = changes
+  return db
+    .updateTable('strategies')
+    .set({ ...rest, ...(params !== undefined ? { params: JSON.stringify(params) } : {}) })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .returningAll()
+    .executeTakeFirstOrThrow()
+}
+
+export async function markStrategyDeleted(db: Db, userId: number, id: string, at: Date): Promise<void> {
+  await db.updateTable('strategies').set({ deleted_at: at, updated_at: at }).where('id', '=', id).where('user_id', '=', userId).execute()
+}

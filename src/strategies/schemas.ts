@@ -1,0 +1,84 @@
+import { type Static, Type } from 'typebox'
+import { Cursor, DecimalString, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
+
+export const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d'] as const
+export const STRATEGY_STATUSES = ['draft', 'deployed', 'paused', 'stopped', 'error'] as const
+
+const fields = {
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  template_id: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'Template slug, e.g. sma_cross' }),
+  params: Type.Record(Type.String(), Type.Unknown(), { description: 'Template-specific parameters' }),
+  symbols: Type.Array(Type.String({ pattern: '^[A-Z0-9]{2,30}$' }), {
+    minItems: 1,
+    maxItems: 50,
+    uniqueItems: true,
+    description: 'Uppercase futures symbols, e.g. BTCUSDT',
+  }),
+  timeframe: Type.Enum(TIMEFRAMES, { description: 'Bar interval' }),
+  capital: DecimalString('Notional capital in quote currency; greater than 0'),
+  leverage: Type.Integer({ minimum: 1, maximum: 20 }),
+}
+
+export const StrategyCreateSchema = Type.Object(
+  {
+    name: fields.name,
+    template_id: fields.template_id,
+    params: Type.Optional(fields.params),
+    symbols: fields.symbols,
+    timeframe: fields.timeframe,
+    capital: fields.capital,
+    leverage: Type.Optional({ ...fields.leverage, default: 1 }),
+  },
+  { additionalProperties: false },
+)
+export type StrategyCreate = Static<typeof StrategyCreateSchema>
+
+export const StrategyPatchSchema = Type.Object(
+  {
+    name: Type.Optional(fields.name),
+    template_id: Type.Optional(fields.template_id),
+    params: Type.Optional(fields.params),
+    symbols: Type.Optional(fields.symbols),
+    timeframe: Type.Optional(fields.timeframe),
+    capital: Type.Optional(fields.capital),
+    leverage: Type.Optional(fields.leverage),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'Any subset of the creatable fields; refused while deployed.' },
+)
+export type StrategyPatch = Static<typeof StrategyPatchSchema>
+
+export const StrategySchema = Type.Object({
+  id: Type.String({ pattern: '^strat_[0-9a-f]{6,8}$' }),
+  name: Type.String(),
+  template_id: Type.String(),
+  params: Type.Record(Type.String(), Type.Unknown()),
+  symbols: Type.Array(Type.String()),
+  timeframe: Type.String(),
+  capital: Type.String(),
+  leverage: Type.Integer(),
+  status: Type.Enum(STRATEGY_STATUSES),
+  deployed_at: Type.Union([IsoTimestamp, Type.Null()]),
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp,
+  stats: Type.Object({
+    open_positions: Type.Integer(),
+    total_pnl: Type.String(),
+    total_trades: Type.Integer(),
+    win_rate: Type.String({ description: 'Share of winning closed trades in [0, 1]' }),
+  }),
+})
+export type Strategy = Static<typeof StrategySchema>
+
+export const StrategyIdSchema = Type.Object({ id: Type.String({ maxLength: 64 }) })
+
+export const StrategyListQuerySchema = Type.Object(
+  {
+    status: Type.Optional(Type.Enum(STRATEGY_STATUSES)),
+    limit: PageLimit(100, 20),
+    cursor: Cursor,
+  },
+  { additionalProperties: false },
+)
+export type StrategyListQuery = Static<typeof StrategyListQuerySchema>
+
+export const StrategyPageSchema = Type.Object({ data: Type.Array(StrategySchema), next_cursor: Type.Union([Type.String(), Type.Null()]) })

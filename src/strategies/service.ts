@@ -1,0 +1,111 @@
+import type { Db } from '../db/connect.js'
+import { isUniqueViolation } from '../db/errors.js'
+import { isPositiveDecimal } from '../http/common-schemas.js'
+import { decodeCursor, encodeCursor } from '../http/cursor.js'
+import { AppError, invalidParameter, notFound } from '../http/errors.js'
+import { newId } from '../http/ids.js'
+import { findStrategy, insertStrategy, listStrategies, markStrategyDeleted, type StrategyRow, updateStrategy } from './queries.js'
+import type { Strategy, StrategyCreate, StrategyListQuery, StrategyPatch } from './schemas.js'
+
+export interface StrategyContext {
+  db: Db
+  userId: number
+  now: Date
+}
+
+export async function createStrategy({ db, userId, now }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
+  assertPositiveCapital(input.capital)
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const row = await insertStrategy(db, {
+        id: newId('strat'),
+        user_id: userId,
+        name: input.name,
+        template_id: input.template_id,
+        params: input.params ?? {},
+        symbols: input.symbols,
+        timeframe: input.timeframe,
+        capital: input.capital,
+        leverage: input.leverage ?? 1,
+        deployed_at: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      return toStrategy(row)
+    } catch (error) {
+      // 2^32 ids: a collision is rare but possible; draw again.
+      if (attempt < 3 && isUniqueViolation(error, 'strategies_pkey')) continue
+      throw error
+    }
+  }
+}
+
+export async function getStrategy({ db, userId }: StrategyContext, id: string): Promise<Strategy> {
+  const row = await findStrategy(db, userId, id)
+  if (!row) throw notFound(`strategy ${id}`)
+  return toStrategy(row)
+}
+
+export async function pageStrategies({ db, userId }: StrategyContext, query: StrategyListQuery) {
+  const limit = query.limit ?? 20
+  const after = query.cursor !== undefined ? decodeCursor(query.cursor) : undefined
+  const rows = await listStrategies(db, userId, { status: query.status, after, limit: limit + 1 })
+  const page = rows.slice(0, limit)
+  const last = page[page.length - 1]
+  return {
+    data: page.map(toStrategy),
+    next_cursor: rows.length > limit && last ? encodeCursor({ time: last.created_at, id: last.id }) : null,
+  }
+}
+
+export async function patchStrategy({ db, userId, now }: StrategyContext, id: string, patch: StrategyPatch): Promise<Strategy> {
+  if (patch.capital !== undefined) assertPositiveCapital(patch.capital)
+  return db.transaction().execute(async (trx) => {
+    const current = await findStrategy(trx, userId, id, true)
+    if (!current) throw notFound(`strategy ${id}`)
+    assertNotDeployed(current, 'changed')
+    return toStrategy(await updateStrategy(trx, userId, id, { ...patch, updated_at: now }))
+  })
+}
+
+export async function deleteStrategy({ db, userId, now }: StrategyContext, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const current = await findStrategy(trx, userId, id, true)
+    if (!current) throw notFound(`strategy ${id}`)
+    assertNotDeployed(current, 'deleted')
+    await markStrategyDeleted(trx, userId, id, now)
+  })
+}
+
+function assertNotDeployed(row: StrategyRow, verb: string): void {
+  if (row.status === 'deployed') throw new AppError('INVALID_STATE', `strategy ${row.id} is deployed; pause it before it can be ${verb}`)
+}
+
+function assertPositiveCapital(capital: string): void {
+  if (!isPositiveDecimal(capital)) throw invalidParameter('capital', 'capital must be a decimal greater than 0')
+}
+
+/** The API representation of a stored strategy. */
+export function toStrategy(row: StrategyRow): Strategy {
+  return {
+    id: row.id,
+    name: row.name,
+    template_id: row.template_id,
+    params: row.params,
+    symbols: row.symbols,
+    timeframe: row.timeframe,
+    capital: row.capital,
+    leverage: row.leverage,
+    status: row.status,
+    deployed_at: row.deployed_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    stats: {
+      open_positions: row.stat_open_positions,
+      total_pnl: row.stat_total_pnl,
+      total_trades: row.stat_total_trades,
+      win_rate: row.stat_total_trades > 0 ? String(row.stat_winning_trades / row.stat_total_trades) : '0',
+    },
+  }
+}
