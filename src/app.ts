@@ -1,13 +1,13 @@
 import crypto from 'node:crypto'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { authenticate } from './http/authenticate.js'
 import { installErrorHandling } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
 import { chargeWeight } from './http/rate-limit.js'
+import { validatorCompiler } from './http/validator.js'
 import { installMetrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import type { Services } from './services.js'
@@ -30,7 +30,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     genReqId: () => crypto.randomUUID(),
     return503OnClosing: true,
   })
-  app.setValidatorCompiler(TypeBoxValidatorCompiler)
+  app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
   app.decorateRequest('rawBody', undefined)
   installJsonBody(app)

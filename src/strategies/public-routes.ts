@@ -1,3 +1,4 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
@@ -13,7 +14,8 @@ import { changePublicStrategy, createPublicStrategy, getPublicStrategy } from '.
 import { listPublicStrategies } from './public-queries.js'
 
 /** The public, unauthenticated strategy metadata CRUD (spec "Public strategy CRUD"); no delete by design. */
-export const publicStrategyRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db }) => {
+export const publicStrategyRoutes: FastifyPluginAsync<{ db: Db }> = async (fastify, { db }) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const config = { access: { kind: 'public' as const } }
   const tags = ['strategies (public)']
   const errors = { 404: DetailSchema, 422: ValidationErrorSchema }
@@ -29,7 +31,7 @@ export const publicStrategyRoutes: FastifyPluginAsync<{ db: Db }> = async (app, 
         response: { 200: PublicStrategySchema, 400: DetailSchema, 422: ValidationErrorSchema },
       },
     },
-    async (request) => createPublicStrategy(db, request.body as never),
+    async (request) => createPublicStrategy(db, request.body),
   )
 
   app.get(
@@ -41,7 +43,7 @@ export const publicStrategyRoutes: FastifyPluginAsync<{ db: Db }> = async (app, 
   app.get(
     '/strategies/:strategy_id',
     { config, schema: { tags, summary: 'One strategy record', params: PublicStrategyIdSchema, response: { 200: PublicStrategySchema, ...errors } } },
-    async (request) => getPublicStrategy(db, (request.params as { strategy_id: number }).strategy_id),
+    async (request) => getPublicStrategy(db, request.params.strategy_id),
   )
 
   app.put(
@@ -56,6 +58,6 @@ export const publicStrategyRoutes: FastifyPluginAsync<{ db: Db }> = async (app, 
         response: { 200: PublicStrategySchema, ...errors },
       },
     },
-    async (request) => changePublicStrategy(db, (request.params as { strategy_id: number }).strategy_id, request.body as never),
+    async (request) => changePublicStrategy(db, request.params.strategy_id, request.body),
   )
 }

@@ -1,0 +1,99 @@
+import autocannon from 'autocannon'
+import { log } from './log.js'
+import type { RequestSigner } from './signing.js'
+
+export interface LoadTarget {
+  /** Base URL of the server, e.g. http://127.0.0.1:8123 */
+  url: string
+  method?: string
+  /** Path with query, exactly as sent (and signed). */
+  path: string
+  /** When given, every request is signed afresh; connection i signs with signers[i % length]. */
+  signers?: RequestSigner[]
+}
+
+export interface LoadOptions {
+  durationS: number
+  connections: number
+  warmupS: number
+}
+
+/** The numbers a suite reports for one target. */
+export interface LoadSummary {
+  req_per_s: number
+  p50_ms: number
+  p99_ms: number
+  requests: number
+  non2xx: number
+  /** Connection errors plus timeouts. */
+  errors: number
+  status_codes: Record<string, number>
+}
+
+/** A measured run plus the monotonic-clock window it covered (to cut a server CPU profile to it). */
+export interface LoadRun {
+  summary: LoadSummary
+  /** process.hrtime in µs, the clock V8's profiler stamps samples with on Linux. */
+  window: { startUs: number; endUs: number }
+}
+
+/** An optional warm-up (not reported), then `durationS` of load on `target` with `connections` connections. */
+export async function runLoad(title: string, target: LoadTarget, options: LoadOptions): Promise<LoadRun> {
+  if (options.warmupS > 0) {
+    log(`${title}: warm-up ${options.warmupS} s`)
+    await fire(title, target, options.connections, options.warmupS)
+  }
+  log(`${title}: ${options.durationS} s, ${options.connections} connections, ${target.method ?? 'GET'} ${target.path}`)
+  const startUs = monotonicUs()
+  const result = await fire(title, target, options.connections, options.durationS)
+  const endUs = monotonicUs()
+  const summary = summarise(result)
+  log(`${title}: ${summary.req_per_s} req/s, p99 ${summary.p99_ms} ms, non-2xx ${summary.non2xx}, errors ${summary.errors}`)
+  return { summary, window: { startUs, endUs } }
+}
+
+function fire(title: string, target: LoadTarget, connections: number, durationS: number): Promise<autocannon.Result> {
+  const method = target.method ?? 'GET'
+  const signers = target.signers
+  let clients = 0
+  return autocannon({
+    title,
+    url: `${target.url}${target.path}`,
+    method,
+    connections,
+    duration: durationS,
+    // autocannon builds each connection's requests from one shared definition and resets the
+    // per-request `context` after every request, so per-connection state (key, last timestamp)
+    // lives in a closure installed on each connection as it is created.
+    ...(signers && signers.length > 0
+      ? {
+          setupClient(client: autocannon.Client) {
+            const signer = signers[clients++ % signers.length]!
+            client.setRequests([
+              {
+                method,
+                path: target.path,
+                setupRequest: (request) => ({ ...request, headers: { ...request.headers, ...signer.headers(method, target.path) } }),
+              },
+            ])
+          },
+        }
+      : {}),
+  })
+}
+
+export function summarise(result: autocannon.Result): LoadSummary {
+  return {
+    req_per_s: Math.round(result.requests.average),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    status_codes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])),
+  }
+}
+
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n)
+}

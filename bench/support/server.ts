@@ -1,0 +1,145 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { log } from './log.js'
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const CLI = path.join(REPO_ROOT, 'dist', 'cli.js')
+
+/** A `perpetua serve` child process on its own port and temporary DATA_DIR. */
+export interface BenchServer {
+  url: string
+  dataDir: string
+  /** The environment the server runs with; CLI commands given it run inside the server (control socket). */
+  env: NodeJS.ProcessEnv
+  /** Where --cpu-prof writes, when profiling. */
+  profileDir: string | undefined
+  /** SIGTERM, then waits for a graceful exit (SIGKILL after 20 s) and removes DATA_DIR. */
+  stop(): Promise<void>
+}
+
+export interface StartServerOptions {
+  /** Extra environment on top of the bench defaults (PORT, HOST, DATA_DIR, LOG_LEVEL=warn). */
+  env?: Record<string, string>
+  cpuProfile?: boolean
+}
+
+/** Runs `npm run build` when dist/cli.js is missing or older than any file under src/. */
+export async function ensureBuilt(): Promise<void> {
+  const built = mtimeMs(CLI)
+  const newestSource = newestMtimeMs(path.join(REPO_ROOT, 'src'))
+  if (built !== undefined && built >= newestSource) return
+  log(built === undefined ? 'dist/ is missing: npm run build' : 'src/ changed since the last build: npm run build')
+  const code = await exitCodeOf(spawn('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: ['ignore', process.stderr, process.stderr] }))
+  if (code !== 0) throw new Error(`npm run build failed with exit code ${code}`)
+}
+
+export async function startServer(options: StartServerOptions = {}): Promise<BenchServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-'))
+  const profileDir = options.cpuProfile ? fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-prof-')) : undefined
+  const port = await freePort()
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  }
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  // The server logs (pino) go to its stdout; keep ours clean for the result.
+  child.stdout.pipe(process.stderr)
+  child.stderr.pipe(process.stderr)
+  const exited = exitCodeOf(child)
+  const url = `http://127.0.0.1:${port}`
+  const removeDirs = () => fs.rmSync(dataDir, { recursive: true, force: true })
+  try {
+    await waitForHealthz(url, exited, 60_000)
+  } catch (error) {
+    child.kill('SIGKILL')
+    await exited
+    removeDirs()
+    throw error
+  }
+  log(`server pid ${child.pid} on ${url}, DATA_DIR ${dataDir}`)
+
+  let stopping: Promise<void> | undefined
+  return {
+    url,
+    dataDir,
+    env,
+    profileDir,
+    stop() {
+      stopping ??= (async () => {
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => {
+          log(`server pid ${child.pid} still running 20 s after SIGTERM: SIGKILL`)
+          child.kill('SIGKILL')
+        }, 20_000)
+        const code = await exited
+        clearTimeout(timer)
+        if (code !== 0) log(`server exited with code ${code}`)
+        removeDirs()
+      })()
+      return stopping
+    },
+  }
+}
+
+/** Polls GET /healthz until it answers 200; fails early if the server process exits. */
+async function waitForHealthz(url: string, exited: Promise<number | null>, timeoutMs: number): Promise<void> {
+  let exitCode: number | null | undefined
+  void exited.then((code) => (exitCode = code))
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`the server exited with code ${exitCode} before /healthz answered`)
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })
+      await response.arrayBuffer()
+      if (response.ok) return
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`/healthz did not answer 200 within ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+/** A port the kernel just handed out. Another process could take it before the server binds; unlikely on a bench host. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+export function exitCodeOf(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : null)))
+  })
+}
+
+function mtimeMs(file: string): number | undefined {
+  try {
+    return fs.statSync(file).mtimeMs
+  } catch {
+    return undefined
+  }
+}
+
+function newestMtimeMs(dir: string): number {
+  let newest = 0
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs)
+  }
+  return newest
+}

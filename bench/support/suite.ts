@@ -1,0 +1,21 @@
+/** What bench/run.ts hands every suite. */
+export interface SuiteOptions {
+  /** Seconds of measured load per target. */
+  durationS: number
+  connections: number
+  /** Seconds of unmeasured load per target before the measured run (JIT, caches, connection set-up). */
+  warmupS: number
+  /** Start the server with --cpu-prof and summarise where its time went during each measured run. */
+  cpuProfile: boolean
+}
+
+export interface SuiteResult {
+  /** Printed as the suite's one JSON object on stdout. */
+  report: Record<string, unknown>
+  /** Checks that make the numbers untrustworthy (errors, non-2xx); a non-empty list exits 1. */
+  failures: string[]
+}
+
+export interface SuiteModule {
+  run(options: SuiteOptions): Promise<SuiteResult>
+}

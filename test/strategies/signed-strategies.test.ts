@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { startTestApp, type TestApp } from '../support/app.js'
+import { backends } from '../support/database.js'
+import type { KeyPair } from '../support/signing.js'
+
+const base = { name: 'trend', template_id: 'sma_cross', params: { fast: 10, slow: 30 }, symbols: ['BTCUSDT'], timeframe: '1h', capital: '1000.50' }
+
+for (const backend of backends()) {
+  describe(`signed strategy records (${backend})`, () => {
+    let t: TestApp
+    let key: KeyPair
+    before(async () => {
+      t = await startTestApp(backend)
+      key = await t.createKey(['strategies:read', 'strategies:write'])
+    })
+    after(() => t.close())
+
+    it('creates a draft with the spec record: strat_ id, decimal capital, zeroed stats', async () => {
+      const res = await t.signed(key, 'POST', '/v1/strategies', { ...base, leverage: 3 })
+      assert.equal(res.statusCode, 200, res.body)
+      const s = res.json()
+      assert.match(s.id, /^strat_[0-9a-f]{8}$/)
+      assert.equal(s.status, 'draft')
+      assert.equal(s.capital, '1000.50')
+      assert.equal(s.leverage, 3)
+      assert.deepEqual(s.params, base.params)
+      assert.deepEqual(s.symbols, ['BTCUSDT'])
+      assert.equal(s.deployed_at, null)
+      assert.equal(s.created_at, new Date(t.clock.now()).toISOString())
+      assert.deepEqual(s.stats, { open_positions: 0, total_pnl: '0', total_trades: 0, win_rate: '0' })
+      const read = await t.signed(key, 'GET', `/v1/strategies/${s.id}`)
+      assert.deepEqual(read.json(), s)
+    })
+
+    it('defaults leverage to 1 and params to {}', async () => {
+      const { params: _, ...withoutParams } = base
+      const s = (await t.signed(key, 'POST', '/v1/strategies', withoutParams)).json()
+      assert.equal(s.leverage, 1)
+      assert.deepEqual(s.params, {})
+    })
+
+    it('refuses invalid fields with 400 INVALID_PARAMETER naming the field, creating nothing', async () => {
+      const cases: [Record<string, unknown>, string][] = [
+        [{ ...base, leverage: 21 }, 'leverage'],
+        [{ ...base, leverage: 0 }, 'leverage'],
+        [{ ...base, capital: '0' }, 'capital'],
+        [{ ...base, capital: '-5' }, 'capital'],
+        [{ ...base, capital: 1000 }, 'capital'],
+        [{ ...base, capital: 'abc' }, 'capital'],
+        [{ ...base, symbols: ['btcusdt'] }, 'symbols.0'],
+        [{ ...base, symbols: [] }, 'symbols'],
+        [{ ...base, timeframe: '2m' }, 'timeframe'],
+        [{ ...base, name: '' }, 'name'],
+        [{ ...base, extra: 1 }, 'extra'],
+      ]
+      const before = (await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data.length
+      for (const [body, field] of cases) {
+        const res = await t.signed(key, 'POST', '/v1/strategies', body)
+        assert.equal(res.statusCode, 400, `${field}: ${res.body}`)
+        assert.equal(res.json().error.code, 'INVALID_PARAMETER')
+        assert.equal(res.json().error.field, field, res.body)
+      }
+      assert.equal((await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data.length, before)
+    })
+
+    it('pages newest first with an opaque cursor and rejects a forged one', async () => {
+      const own = await t.createKey(['strategies:read', 'strategies:write'])
+      const ids: string[] = []
+      for (let i = 0; i < 5; i++) {
+        t.clock.advance(1000)
+        ids.push((await t.signed(own, 'POST', '/v1/strategies', { ...base, name: `s${i}` })).json().id)
+      }
+      const seen: string[] = []
+      let cursor: string | null = null
+      do {
+        const url: string = `/v1/strategies?limit=2${cursor ? `&cursor=${cursor}` : ''}`
+        const page = (await t.signed(own, 'GET', url)).json()
+        assert.ok(page.data.length <= 2)
+        seen.push(...page.data.map((s: { id: string }) => s.id))
+        cursor = page.next_cursor
+      } while (cursor)
+      assert.deepEqual(seen, [...ids].reverse())
+      for (const bad of ['!!!', 'bm90LWpzb24', Buffer.from('["x",1]').toString('base64url')]) {
+        const res = await t.signed(own, 'GET', `/v1/strategies?cursor=${bad}`)
+        assert.equal(res.statusCode, 400)
+        assert.equal(res.json().error.field, 'cursor')
+      }
+      for (const limit of [0, 101]) assert.equal((await t.signed(own, 'GET', `/v1/strategies?limit=${limit}`)).statusCode, 400)
+    })
+
+    it('filters the list by status', async () => {
+      const own = await t.createKey(['strategies:read', 'strategies:write'])
+      const id = (await t.signed(own, 'POST', '/v1/strategies', base)).json().id
+      await t.database.handle.db.updateTable('strategies').set({ status: 'paused' }).where('id', '=', id).execute()
+      await t.signed(own, 'POST', '/v1/strategies', base)
+      const paused = (await t.signed(own, 'GET', '/v1/strategies?status=paused')).json().data
+      assert.deepEqual(paused.map((s: { id: string }) => s.id), [id])
+      assert.equal((await t.signed(own, 'GET', '/v1/strategies?status=gone')).statusCode, 400)
+    })
+
+    it('PATCH changes the given fields and updated_at; refuses an empty patch', async () => {
+      const created = (await t.signed(key, 'POST', '/v1/strategies', base)).json()
+      t.clock.advance(5000)
+      const res = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { leverage: 5, params: { fast: 5, slow: 20 } })
+      assert.equal(res.statusCode, 200, res.body)
+      const s = res.json()
+      assert.equal(s.leverage, 5)
+      assert.deepEqual(s.params, { fast: 5, slow: 20 })
+      assert.equal(s.name, base.name)
+      assert.equal(s.created_at, created.created_at)
+      assert.equal(s.updated_at, new Date(t.clock.now()).toISOString())
+      assert.equal((await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, {})).statusCode, 400)
+    })
+
+    it('refuses PATCH and DELETE while deployed with 409 INVALID_STATE, changing nothing', async () => {
+      const created = (await t.signed(key, 'POST', '/v1/strategies', base)).json()
+      await t.database.handle.db.updateTable('strategies').set({ status: 'deployed' }).where('id', '=', created.id).execute()
+      const patch = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { name: 'changed' })
+      assert.equal(patch.statusCode, 409)
+      assert.equal(patch.json().error.code, 'INVALID_STATE')
+      const del = await t.signed(key, 'DELETE', `/v1/strategies/${created.id}`)
+      assert.equal(del.statusCode, 409)
+      const after = (await t.signed(key, 'GET', `/v1/strategies/${created.id}`)).json()
+      assert.equal(after.name, base.name)
+      assert.equal(after.status, 'deployed')
+    })
+
+    it('DELETE answers 204, then the strategy is gone from reads and lists', async () => {
+      const created = (await t.signed(key, 'POST', '/v1/strategies', base)).json()
+      const del = await t.signed(key, 'DELETE', `/v1/strategies/${created.id}`)
+      assert.equal(del.statusCode, 204)
+      assert.equal((await t.signed(key, 'GET', `/v1/strategies/${created.id}`)).statusCode, 404)
+      assert.equal((await t.signed(key, 'DELETE', `/v1/strategies/${created.id}`)).statusCode, 404)
+      const list = (await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data
+      assert.ok(!list.some((s: { id: string }) => s.id === created.id))
+    })
+
+    it('answers 404 for an id of the wrong form', async () => {
+      assert.equal((await t.signed(key, 'GET', '/v1/strategies/strat_zzzz')).statusCode, 404)
+      assert.equal((await t.signed(key, 'GET', '/v1/strategies/1')).statusCode, 404)
+    })
+  })
+}
