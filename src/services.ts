@@ -4,6 +4,7 @@ import { loadOrCreateKey } from './auth/local-keys.js'
 import { SecretBox } from './auth/secret-box.js'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
+import { ReadCache } from './db/read-cache.js'
 import { MemorySharedState, PostgresSharedState, type SharedState } from './http/shared-state.js'
 
 /** The long-lived collaborators every role shares, built once from config and an open database. */
@@ -26,7 +27,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     database,
     secrets,
     tokens,
-    keys: new KeyDirectory(database.db, secrets, embedded ? 5_000 : 0),
+    keys: new KeyDirectory(database.db, secrets, embedded ? new ReadCache(5_000) : undefined),
     shared: embedded ? new MemorySharedState() : new PostgresSharedState(database.db),
     now,
   }

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js'
+import type { ReadCache } from '../db/read-cache.js'
 import { findActiveApiKey } from './queries.js'
 import type { Scope } from './scopes.js'
 import type { SecretBox } from './secret-box.js'
@@ -11,33 +12,29 @@ export interface ApiKeyRecord {
 }
 
 /**
- * Looks up API keys for request verification. In embedded mode (one node) records are cached for a
- * few seconds: a PGlite lookup costs ~250 µs, half of a signed GET. Changes made through this node
- * call forget(), so rotation and revocation hold on the next request. With a PostgreSQL server every
- * request reads the row, since another node may have changed it.
+ * Looks up API keys for request verification. In embedded mode (one node) records are cached: a
+ * PGlite lookup costs ~250 µs, half of a signed GET. Changes made through this node call forget(),
+ * so rotation and revocation hold on the next request. With a PostgreSQL server there is no cache
+ * and every request reads the row, since another node may have changed it.
  */
 export class KeyDirectory {
-  private readonly cache = new Map<string, { record: ApiKeyRecord | undefined; expiresAt: number }>()
-
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
-    private readonly cacheMs: number,
+    private readonly cache: ReadCache<ApiKeyRecord | undefined> | undefined,
   ) {}
 
-  async find(id: string, now = Date.now()): Promise<ApiKeyRecord | undefined> {
-    const cached = this.cacheMs > 0 ? this.cache.get(id) : undefined
-    if (cached && cached.expiresAt > now) return cached.record
-    const row = await findActiveApiKey(this.db, id)
-    const record = row && { id: row.id, userId: row.user_id, scopes: new Set(row.scopes as Scope[]), secret: this.box.open(row.secret_enc) }
-    if (this.cacheMs > 0) {
-      if (this.cache.size > 10_000) this.cache.clear()
-      this.cache.set(id, { record, expiresAt: now + this.cacheMs })
-    }
-    return record
+  find(id: string, now = Date.now()): Promise<ApiKeyRecord | undefined> {
+    const load = () => this.load(id)
+    return this.cache ? this.cache.get(id, now, load) : load()
   }
 
   forget(id: string): void {
-    this.cache.delete(id)
+    this.cache?.invalidate(id)
+  }
+
+  private async load(id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await findActiveApiKey(this.db, id)
+    return row && { id: row.id, userId: row.user_id, scopes: new Set(row.scopes as Scope[]), secret: this.box.open(row.secret_enc) }
   }
 }

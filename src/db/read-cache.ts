@@ -1,0 +1,34 @@
+/**
+ * A read-through cache for rows that only this process writes (embedded mode: one node owns the
+ * database). Writers call invalidate() before they write and again after they commit; a read that
+ * overlapped either call does not store its result, so a committed change is never hidden by a
+ * value read before it. Entries also expire after `ttlMs`.
+ */
+export class ReadCache<V> {
+  private readonly entries = new Map<string, { value: V; expiresAt: number }>()
+  private readonly generations = new Map<string, number>()
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  async get(key: string, now: number, load: () => Promise<V>): Promise<V> {
+    const hit = this.entries.get(key)
+    if (hit && hit.expiresAt > now) return hit.value
+    const generation = this.generations.get(key) ?? 0
+    const value = await load()
+    if ((this.generations.get(key) ?? 0) === generation) {
+      if (this.entries.size >= this.maxEntries) this.entries.clear()
+      this.entries.set(key, { value, expiresAt: now + this.ttlMs })
+    }
+    return value
+  }
+
+  invalidate(key: string): void {
+    this.entries.delete(key)
+    this.generations.set(key, (this.generations.get(key) ?? 0) + 1)
+    // Generations only need to outlive reads in flight; keep the map from growing without bound.
+    if (this.generations.size > this.maxEntries) this.generations.clear()
+  }
+}
