@@ -1,9 +1,9 @@
 import crypto from 'node:crypto'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { authenticate } from './http/authenticate.js'
-import { installErrorHandling } from './http/error-handler.js'
+import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
 import { chargeWeight } from './http/rate-limit.js'
@@ -29,6 +29,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
     return503OnClosing: true,
+    frameworkErrors: (error, request, reply) => {
+      echoRequestId(request, reply)
+      return renderError(error, request, reply)
+    },
   })
   app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
@@ -38,8 +42,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   const metrics = installMetrics(app)
 
   app.addHook('onRequest', async (request, reply) => {
-    if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = crypto.randomUUID()
-    reply.header('x-request-id', request.id)
+    echoRequestId(request, reply)
     const access = request.routeOptions.config.access
     if (access?.kind === 'public') {
       await chargeWeight(reply, budget(services, services.config.ipRequestsPerMinute), `ip:${request.ip}`, 1, false)
@@ -92,8 +95,14 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   await app.register(opsRoutes, { db: services.database.db, metrics })
   await app.register(publicStrategyRoutes, { db: services.database.db })
-  await app.register(strategyRoutes, { db: services.database.db, now: services.now })
+  await app.register(strategyRoutes, { db: services.database.db, now: services.now, cache: services.strategyCache })
   return app
+}
+
+/** Keeps a client's x-request-id only when it is safe to log and echo; otherwise a fresh uuid. */
+function echoRequestId(request: FastifyRequest, reply: FastifyReply): void {
+  if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = crypto.randomUUID()
+  reply.header('x-request-id', request.id)
 }
 
 function budget(services: Services, limit: number) {

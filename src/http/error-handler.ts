@@ -7,19 +7,26 @@ import { AppError, type ErrorCode } from './errors.js'
  * public routes keep the FastAPI shape of the original service (`{"detail": …}`, validation as 422).
  */
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const problem = toProblem(error)
-    if (problem.status >= 500) {
-      request.log.error({ err: error }, 'request failed')
-    }
-    for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
-    return isVersioned(request) ? sendEnvelope(request, reply, problem) : sendPublic(reply, problem)
-  })
+  app.setErrorHandler(renderError)
 
   app.setNotFoundHandler((request, reply) => {
     const problem: Problem = { ...base('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`, 404) }
     return isVersioned(request) ? sendEnvelope(request, reply, problem) : reply.code(404).send({ detail: 'Not Found' })
   })
+}
+
+/**
+ * Renders any error in the shape of the request's route family. Also Fastify's `frameworkErrors`
+ * option, for errors raised before routing (a malformed %-escape, a path parameter over 100
+ * characters), which otherwise bypass the error handler with Fastify's own body.
+ */
+export function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const problem = toProblem(error)
+  if (problem.status >= 500) {
+    request.log.error({ err: error }, 'request failed')
+  }
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+  return isVersioned(request) ? sendEnvelope(request, reply, problem) : sendPublic(reply, problem)
 }
 
 interface Problem {

@@ -33,7 +33,13 @@ export const opsRoutes: FastifyPluginAsync<OpsRoutesOptions> = async (app, { db,
     },
   )
 
-  app.get('/metrics', { config, schema: { tags: ['ops'], summary: 'Prometheus metrics', produces: ['text/plain'] } }, async (_request, reply) => {
+  const metricsSchema = {
+    tags: ['ops'],
+    summary: 'Prometheus metrics',
+    produces: ['text/plain'],
+    response: { 200: Type.String({ description: 'Prometheus text exposition format 0.0.4' }) },
+  }
+  app.get('/metrics', { config, schema: metricsSchema }, async (_request, reply) => {
     reply.header('content-type', metrics.contentType)
     return metrics.metrics()
   })
