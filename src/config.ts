@@ -9,6 +9,7 @@ export interface Config {
   databaseUrl: string | undefined
   redisUrl: string | undefined
   upstreamUrl: string | undefined
+  /** The `/futures/data` host; UPSTREAM_URL when not set (both unset: the built-in replay exchange). */
   upstreamDataUrl: string | undefined
   masterKey: Buffer | undefined
   appJwtSecret: Buffer | undefined
@@ -48,14 +49,15 @@ type Env = Record<string, string | undefined>
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = []
   const read = new EnvReader(env, problems)
+  const upstreamUrl = read.url('UPSTREAM_URL', ['http:', 'https:'])
   const config: Config = {
     port: read.integer('PORT', 8080, 0, 65535),
     host: read.string('HOST') ?? '127.0.0.1',
     dataDir: path.resolve(read.string('DATA_DIR') ?? './.perpetua'),
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
-    upstreamUrl: read.url('UPSTREAM_URL', ['http:', 'https:']),
-    upstreamDataUrl: read.url('UPSTREAM_DATA_URL', ['http:', 'https:']),
+    upstreamUrl,
+    upstreamDataUrl: read.url('UPSTREAM_DATA_URL', ['http:', 'https:']) ?? upstreamUrl,
     masterKey: read.key32('MASTER_KEY'),
     appJwtSecret: read.key32('APP_JWT_SECRET'),
     appJwtTtlSeconds: read.integer('APP_JWT_TTL', 3600, 60, 30 * 24 * 3600),

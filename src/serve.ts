@@ -1,3 +1,5 @@
+import type http from 'node:http'
+import type net from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
@@ -31,7 +33,11 @@ export async function serve(config: Config, logger: FastifyBaseLogger): Promise<
       cleanups.push(await serveControlSocket(controlSocketPath(socketDirFor(config.dataDir)), operatorCommands(services)))
     }
     const app = await buildApp(services, { logger })
-    cleanups.push(() => app.close()) // runs first: waits for in-flight requests
+    const closeAfterResponse = trackResponses(app.server)
+    cleanups.push(() => {
+      closeAfterResponse()
+      return app.close() // runs first: waits for in-flight requests
+    })
     url = await app.listen({ port: config.port, host: config.host })
   } catch (error) {
     await cleanUp()
@@ -49,5 +55,32 @@ export async function serve(config: Config, logger: FastifyBaseLogger): Promise<
       stopping ??= cleanUp()
       return stopping
     },
+  }
+}
+
+/**
+ * Fastify closes idle keep-alive connections once, when close() starts. A connection whose request
+ * is still in flight then was answered "Connection: keep-alive" and stayed open, so close() waited
+ * for the client or the 72 s keep-alive timeout (test/cli/serve-lifecycle.test.ts). The returned
+ * function makes every response still in flight the last one on its connection.
+ */
+function trackResponses(server: http.Server): () => void {
+  const inFlight = new Map<http.ServerResponse, net.Socket>()
+  let closing = false
+  server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    if (closing) {
+      // Fastify may have answered already (503 while closing), in the listener before this one.
+      if (!response.headersSent) response.setHeader('connection', 'close')
+      return
+    }
+    inFlight.set(response, request.socket)
+    response.once('close', () => inFlight.delete(response))
+  })
+  return () => {
+    closing = true
+    for (const [response, socket] of inFlight) {
+      if (!response.headersSent) response.setHeader('connection', 'close')
+      else if (!response.writableFinished) response.once('finish', () => socket.end())
+    }
   }
 }

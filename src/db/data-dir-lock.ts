@@ -11,7 +11,14 @@ export interface DataDirLock {
 
 export type LockState = { held: false } | { held: true; pid: number }
 
-const lockPath = (dataDir: string): string => path.join(dataDir, 'server.lock')
+const lockPath = (dataDir: string): string => path.resolve(dataDir, 'server.lock')
+
+/**
+ * The lock files this process holds. A lock naming our own pid that is not among them was left by
+ * an earlier process with the same pid: in a container the server has the same pid on every start,
+ * so after a crash the stale lock would otherwise name the new server and keep it from starting.
+ */
+const heldByThisProcess = new Set<string>()
 
 /** Who, if anyone alive, holds the data directory. A lock left by a dead process counts as free. */
 export function inspectLock(dataDir: string): LockState {
@@ -22,7 +29,8 @@ export function inspectLock(dataDir: string): LockState {
     return { held: false }
   }
   const pid = Number.parseInt(text, 10)
-  return Number.isInteger(pid) && isAlive(pid) ? { held: true, pid } : { held: false }
+  const alive = pid === process.pid ? heldByThisProcess.has(lockPath(dataDir)) : Number.isInteger(pid) && isAlive(pid)
+  return alive ? { held: true, pid } : { held: false }
 }
 
 /** Takes the lock or throws a message naming the process that holds it. */
@@ -32,7 +40,12 @@ export function acquireLock(dataDir: string, role: string): DataDirLock {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       fs.writeFileSync(file, `${process.pid}\n${role}\n`, { flag: 'wx', mode: 0o600 })
-      return { release: () => releaseIfOurs(file) }
+      heldByThisProcess.add(file)
+      return {
+        release: () => {
+          if (heldByThisProcess.delete(file)) releaseIfOurs(file)
+        },
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const state = inspectLock(dataDir)
@@ -56,7 +69,6 @@ function releaseIfOurs(file: string): void {
 }
 
 function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true
   try {
     process.kill(pid, 0)
     return true
