@@ -5,6 +5,7 @@ import { SecretBox } from './auth/secret-box.js'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { ReadCache } from './db/read-cache.js'
+import type { StrategyRow } from './strategies/queries.js'
 import { MemorySharedState, PostgresSharedState, type SharedState } from './http/shared-state.js'
 
 /** The long-lived collaborators every role shares, built once from config and an open database. */
@@ -15,6 +16,8 @@ export interface Services {
   tokens: AppTokens
   keys: KeyDirectory
   shared: SharedState
+  /** Strategy reads, cached in embedded mode only (see strategies/service.ts). */
+  strategyCache: ReadCache<StrategyRow | undefined> | undefined
   now: () => number
 }
 
@@ -29,6 +32,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     tokens,
     keys: new KeyDirectory(database.db, secrets, embedded ? new ReadCache(5_000) : undefined),
     shared: embedded ? new MemorySharedState() : new PostgresSharedState(database.db),
+    strategyCache: embedded ? new ReadCache(5_000) : undefined,
     now,
   }
 }

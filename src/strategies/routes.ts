@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
+import type { ReadCache } from '../db/read-cache.js'
 import type { Access } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import {
@@ -12,6 +13,7 @@ import {
   StrategyPatchSchema,
   StrategySchema,
 } from './schemas.js'
+import type { StrategyRow } from './queries.js'
 import { createStrategy, deleteStrategy, getStrategy, pageStrategies, patchStrategy, type StrategyContext } from './service.js'
 
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:read' } })
@@ -20,9 +22,15 @@ const tags = ['strategies']
 const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
 
 /** Signed strategy records (spec "Signed strategy record"; create, list, update and delete designed in DESIGN §5). */
-export const strategyRoutes: FastifyPluginAsync<{ db: Db; now: () => number }> = async (fastify, { db, now }) => {
+export interface StrategyRoutesOptions {
+  db: Db
+  now: () => number
+  cache: ReadCache<StrategyRow | undefined> | undefined
+}
+
+export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()) })
+  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache })
 
   app.post(
     '/v1/strategies',

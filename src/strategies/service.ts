@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js'
+import type { ReadCache } from '../db/read-cache.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
 import { decodeCursor, encodeCursor } from '../http/cursor.js'
@@ -11,9 +12,17 @@ export interface StrategyContext {
   db: Db
   userId: number
   now: Date
+  /**
+   * Embedded mode only (one node owns the database): caches strategy reads. A PGlite read is ~75%
+   * of a signed GET's cost (bench/http.ts). Every write to a strategy must go through this module
+   * and call `written()` around it.
+   */
+  cache: ReadCache<StrategyRow | undefined> | undefined
 }
 
-export async function createStrategy({ db, userId, now }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
+const cacheKey = (userId: number, id: string): string => `${userId}/${id}`
+
+export async function createStrategy({ db, userId, now, cache }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
   assertPositiveCapital(input.capital)
   for (let attempt = 0; ; attempt++) {
     try {
@@ -32,6 +41,7 @@ export async function createStrategy({ db, userId, now }: StrategyContext, input
         updated_at: now,
         deleted_at: null,
       })
+      cache?.invalidate(cacheKey(userId, row.id))
       return toStrategy(row)
     } catch (error) {
       // 2^32 ids: a collision is rare but possible; draw again.
@@ -41,8 +51,9 @@ export async function createStrategy({ db, userId, now }: StrategyContext, input
   }
 }
 
-export async function getStrategy({ db, userId }: StrategyContext, id: string): Promise<Strategy> {
-  const row = await findStrategy(db, userId, id)
+export async function getStrategy({ db, userId, now, cache }: StrategyContext, id: string): Promise<Strategy> {
+  const load = () => findOwnStrategy(db, userId, id)
+  const row = await (cache ? cache.get(cacheKey(userId, id), now.getTime(), load) : load())
   if (!row) throw notFound(`strategy ${id}`)
   return toStrategy(row)
 }
@@ -59,23 +70,47 @@ export async function pageStrategies({ db, userId }: StrategyContext, query: Str
   }
 }
 
-export async function patchStrategy({ db, userId, now }: StrategyContext, id: string, patch: StrategyPatch): Promise<Strategy> {
+export async function patchStrategy(context: StrategyContext, id: string, patch: StrategyPatch): Promise<Strategy> {
+  const { db, userId, now } = context
   if (patch.capital !== undefined) assertPositiveCapital(patch.capital)
-  return db.transaction().execute(async (trx) => {
-    const current = await findStrategy(trx, userId, id, true)
-    if (!current) throw notFound(`strategy ${id}`)
-    assertNotDeployed(current, 'changed')
-    return toStrategy(await updateStrategy(trx, userId, id, { ...patch, updated_at: now }))
-  })
+  return written(context, id, () =>
+    db.transaction().execute(async (trx) => {
+      const current = await findOwnStrategy(trx, userId, id, true)
+      if (!current) throw notFound(`strategy ${id}`)
+      assertNotDeployed(current, 'changed')
+      return toStrategy(await updateStrategy(trx, userId, id, { ...patch, updated_at: now }))
+    }),
+  )
 }
 
-export async function deleteStrategy({ db, userId, now }: StrategyContext, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const current = await findStrategy(trx, userId, id, true)
-    if (!current) throw notFound(`strategy ${id}`)
-    assertNotDeployed(current, 'deleted')
-    await markStrategyDeleted(trx, userId, id, now)
-  })
+export async function deleteStrategy(context: StrategyContext, id: string): Promise<void> {
+  const { db, userId, now } = context
+  await written(context, id, () =>
+    db.transaction().execute(async (trx) => {
+      const current = await findOwnStrategy(trx, userId, id, true)
+      if (!current) throw notFound(`strategy ${id}`)
+      assertNotDeployed(current, 'deleted')
+      await markStrategyDeleted(trx, userId, id, now)
+    }),
+  )
+}
+
+/** Runs a write of one strategy with the cache invalidated before it and after it commits (or fails). */
+async function written<T>({ userId, cache }: StrategyContext, id: string, write: () => Promise<T>): Promise<T> {
+  const key = cacheKey(userId, id)
+  cache?.invalidate(key)
+  try {
+    return await write()
+  } finally {
+    cache?.invalidate(key)
+  }
+}
+
+/** Ids not of our form cannot exist: not found without a query (one with a NUL byte would make PostgreSQL fail). */
+const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
+
+function findOwnStrategy(db: Db, userId: number, id: string, forUpdate = false): Promise<StrategyRow | undefined> {
+  return STRATEGY_ID.test(id) ? findStrategy(db, userId, id, forUpdate) : Promise.resolve(undefined)
 }
 
 function assertNotDeployed(row: StrategyRow, verb: string): void {
