@@ -52,7 +52,7 @@ export async function runLoad(title: string, target: LoadTarget, options: LoadOp
   return { summary, window: { startUs, endUs } }
 }
 
-function fire(title: string, target: LoadTarget, connections: number, durationS: number): Promise<autocannon.Result> {
+async function fire(title: string, target: LoadTarget, connections: number, durationS: number): Promise<autocannon.Result> {
   const method = target.method ?? 'GET'
   const signers = target.signers
   let clients = 0

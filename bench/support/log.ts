@@ -1,4 +1,6 @@
+const started = performance.now()
+
 /** Progress for the person running a bench. stdout is reserved for the suite's one JSON result. */
 export function log(message: string): void {
-  process.stderr.write(`[bench] ${message}\n`)
+  process.stderr.write(`[bench +${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`)
 }

@@ -13,8 +13,6 @@ const CLI = path.join(REPO_ROOT, 'dist', 'cli.js')
 export interface BenchServer {
   url: string
   dataDir: string
-  /** The environment the server runs with; CLI commands given it run inside the server (control socket). */
-  env: NodeJS.ProcessEnv
   /** Where --cpu-prof writes, when profiling. */
   profileDir: string | undefined
   /** SIGTERM, then waits for a graceful exit (SIGKILL after 20 s) and removes DATA_DIR. */
@@ -71,7 +69,6 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ben
   return {
     url,
     dataDir,
-    env,
     profileDir,
     stop() {
       stopping ??= (async () => {
@@ -121,7 +118,7 @@ function freePort(): Promise<number> {
   })
 }
 
-export function exitCodeOf(child: ChildProcess): Promise<number | null> {
+function exitCodeOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve, reject) => {
     child.once('error', reject)
     child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : null)))
