@@ -1,5 +1,6 @@
+import { CompiledQuery } from 'kysely'
 import { PgBoss } from 'pg-boss'
-import type { DatabaseHandle } from './connect.js'
+import type { DatabaseHandle, Db } from './connect.js'
 
 /**
  * pg-boss over our own pool: in embedded mode that is the single PGlite connection (pg-boss's own
@@ -15,4 +16,16 @@ export async function startQueue(database: DatabaseHandle, onError: (error: unkn
   boss.on('error', onError)
   await boss.start()
   return boss
+}
+
+/** Enqueues a job inside the caller's transaction, so it exists exactly when the business write commits. */
+export async function sendInTransaction(boss: PgBoss, trx: Db, queue: string, data: object): Promise<void> {
+  await boss.send(queue, data, {
+    db: {
+      executeSql: async (text: string, values?: unknown[]) => {
+        const result = await trx.executeQuery(CompiledQuery.raw(text, values ?? []))
+        return { rows: result.rows as unknown[] }
+      },
+    },
+  })
 }

@@ -8,6 +8,11 @@ export interface Database {
   strategies: StrategiesTable
   seen_signatures: SeenSignaturesTable
   rate_windows: RateWindowsTable
+  backtest_jobs: BacktestJobsTable
+  kline_chunks: KlineChunksTable
+  market_coverage: MarketCoverageTable
+  funding_events: FundingEventsTable
+  events: EventsTable
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
@@ -80,4 +85,58 @@ export interface RateWindowsTable {
   bucket: string
   window_id: string | number
   used: number
+}
+
+export type JobStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled'
+
+type Json<T> = ColumnType<T, string, string>
+
+export interface BacktestJobsTable {
+  id: string
+  user_id: number
+  status: JobStatus
+  template_id: string
+  config: Json<Record<string, unknown>>
+  submitted_at: Timestamp
+  started_at: Date | null
+  finished_at: Date | null
+  heartbeat_at: Date | null
+  progress: Generated<number>
+  metrics: Json<Record<string, unknown>> | null
+  result: Json<Record<string, unknown>> | null
+  error: Json<{ code: string; message: string }> | null
+  cancel_reason: string | null
+}
+
+/** int8 columns arrive as strings from pg; written as numbers. */
+type BigIntColumn = ColumnType<string, number, number>
+
+export interface KlineChunksTable {
+  symbol: string
+  interval: string
+  chunk_start: BigIntColumn
+  bars: number
+  data: Buffer
+}
+
+export interface MarketCoverageTable {
+  symbol: string
+  dataset: string
+  from_ms: BigIntColumn
+  to_ms: BigIntColumn
+}
+
+export interface FundingEventsTable {
+  symbol: string
+  funding_time: BigIntColumn
+  rate: number
+  mark_price: number | null
+}
+
+export interface EventsTable {
+  id: string
+  user_id: number
+  type: string
+  data: Json<Record<string, unknown>>
+  created_at: Timestamp
 }

@@ -20,6 +20,11 @@ export async function findStrategy(db: Db, userId: number, id: string, forUpdate
   return query.executeTakeFirst()
 }
 
+/** A strategy of this user including deleted ones (a backtest naming a deleted strategy is 409, not 404). */
+export async function findStrategyAnyState(db: Db, userId: number, id: string): Promise<StrategyRow | undefined> {
+  return db.selectFrom('strategies').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst()
+}
+
 export async function listStrategies(
   db: Db,
   userId: number,

@@ -1,0 +1,91 @@
+import type { Db } from '../db/connect.js'
+import { isPositiveDecimal } from '../http/common-schemas.js'
+import { AppError, invalidParameter } from '../http/errors.js'
+import { parseUtcTime } from '../http/time.js'
+import { findStrategyAnyState } from '../strategies/queries.js'
+import type { FeeModel, JobConfig, JobCreate } from './schemas.js'
+
+/** What the job API needs to know of templates (src/templates implements it). */
+export interface TemplateCatalog {
+  /** Resolved params (defaults applied); throws 400 INVALID_PARAMETER naming the field. */
+  resolve(templateId: string, params: Record<string, unknown>): { params: Record<string, unknown>; multiSymbol: boolean; minCapital: number }
+}
+
+const DECIMAL = /^(0|[1-9]\d{0,17})(\.\d{1,18})?$/
+const MAX_SPAN_YEARS = 5
+const DEFAULT_FEE_BPS = '5'
+
+/**
+ * Turns a create request into the job's resolved config: the stored strategy (strategy_id) as base,
+ * request fields over it, defaults, then every check of the spec's 400 and 409 cases.
+ */
+export async function resolveJobConfig(db: Db, userId: number, input: JobCreate, catalog: TemplateCatalog, now: number): Promise<JobConfig> {
+  const base = input.strategy_id !== undefined ? await strategyBase(db, userId, input.strategy_id) : {}
+  const merged = { ...base, ...definedOnly(input) }
+  const templateId = required(merged.template_id, 'template_id')
+  const symbols = required(merged.symbols, 'symbols')
+  const timeframe = required(merged.timeframe, 'timeframe')
+  const capital = required(merged.capital, 'capital')
+  const params = required(merged.params, 'params')
+  const startText = required(merged.start, 'start')
+  const endText = required(merged.end, 'end')
+
+  if (!DECIMAL.test(capital) || !isPositiveDecimal(capital)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0, e.g. "1000"')
+  const template = catalog.resolve(templateId, params)
+  if (symbols.length > 1 && !template.multiSymbol) {
+    throw invalidParameter('symbols', `template ${templateId} trades one symbol; give exactly one`)
+  }
+  if (Number(capital) < template.minCapital) {
+    throw invalidParameter('capital', `template ${templateId} needs a capital of at least ${template.minCapital}`)
+  }
+  const start = parseUtcTime(startText, 'start')
+  const end = parseUtcTime(endText, 'end')
+  if (end <= start) throw invalidParameter('end', 'end must be later than start')
+  const limit = new Date(start)
+  limit.setUTCFullYear(limit.getUTCFullYear() + MAX_SPAN_YEARS)
+  if (end > limit.getTime()) throw invalidParameter('end', `the span from start to end is at most ${MAX_SPAN_YEARS} years`)
+  if (end > now) throw invalidParameter('end', 'end must not be in the future')
+
+  const feeModel: FeeModel = merged.fee_model ?? 'fixed_bps'
+  const feeBps = merged.fee_bps ?? DEFAULT_FEE_BPS
+  if (feeModel === 'fixed_bps' && (!DECIMAL.test(feeBps) || Number(feeBps) > 1000)) {
+    throw invalidParameter('fee_bps', 'fee_bps must be a decimal string from 0 to 1000')
+  }
+  return {
+    template_id: templateId,
+    params: template.params,
+    symbols,
+    timeframe,
+    start: new Date(start).toISOString(),
+    end: new Date(end).toISOString(),
+    capital,
+    leverage: merged.leverage ?? 1,
+    fee_model: feeModel,
+    ...(feeModel === 'fixed_bps' ? { fee_bps: feeBps } : {}),
+    ...(input.strategy_id !== undefined ? { strategy_id: input.strategy_id } : {}),
+  }
+}
+
+async function strategyBase(db: Db, userId: number, id: string): Promise<Partial<JobCreate>> {
+  const row = /^strat_[0-9a-f]{6,8}$/.test(id) ? await findStrategyAnyState(db, userId, id) : undefined
+  if (!row) throw new AppError('NOT_FOUND', `strategy ${id} not found`, { field: 'strategy_id' })
+  if (row.deleted_at !== null) throw new AppError('INVALID_STATE', `strategy ${id} was deleted`, { field: 'strategy_id' })
+  if (row.status === 'error') throw new AppError('INVALID_STATE', `strategy ${id} is in error and cannot be backtested`, { field: 'strategy_id' })
+  return {
+    template_id: row.template_id,
+    params: row.params,
+    symbols: row.symbols,
+    timeframe: row.timeframe as JobCreate['timeframe'],
+    capital: row.capital,
+    leverage: row.leverage,
+  }
+}
+
+function definedOnly(input: JobCreate): Partial<JobCreate> {
+  return Object.fromEntries(Object.entries(input).filter(([key, value]) => value !== undefined && key !== 'strategy_id'))
+}
+
+function required<T>(value: T | undefined, field: string): T {
+  if (value === undefined) throw invalidParameter(field, `${field} is required (in the request or through strategy_id)`)
+  return value
+}

@@ -1,0 +1,104 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { Db } from '../db/connect.js'
+import type { Access } from '../http/access.js'
+import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
+import type { SharedState } from '../http/shared-state.js'
+import type { TemplateCatalog } from './config-resolution.js'
+import { CancelSchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
+import { type BacktestContext, cancelJob, createJob, getJob, pageJobs } from './service.js'
+
+export interface BacktestRoutesOptions {
+  db: Db
+  now: () => number
+  shared: SharedState
+  templates: TemplateCatalog
+  enqueue: BacktestContext['enqueue']
+  /** Markdown describing fills, fees, funding, liquidation and metrics, shown on the job schema. */
+  semantics: string
+}
+
+const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'backtests:read' } })
+const write = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'backtests:write' } })
+const tags = ['backtests']
+const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
+
+/** Asynchronous backtest jobs (spec "Backtest endpoints"). */
+export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (fastify, options) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const context = (request: FastifyRequest): BacktestContext => ({
+    db: options.db,
+    userId: request.principal!.userId,
+    now: new Date(options.now()),
+    templates: options.templates,
+    shared: options.shared,
+    enqueue: options.enqueue,
+  })
+  const job = { ...JobSchema, description: options.semantics }
+
+  app.post(
+    '/v1/backtest/jobs',
+    {
+      config: write(20),
+      schema: {
+        tags,
+        security,
+        summary: 'Submit a backtest (at most 5 queued or running per user)',
+        description: options.semantics,
+        body: JobCreateSchema,
+        response: { 200: job, 409: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request) => createJob(context(request), request.body),
+  )
+
+  app.get(
+    '/v1/backtest/jobs',
+    {
+      config: read(5),
+      schema: {
+        tags,
+        security,
+        summary: "The caller's jobs, newest first; list items carry only metrics",
+        querystring: JobListQuerySchema,
+        response: { 200: JobPageSchema, ...errors },
+      },
+    },
+    async (request) => pageJobs(context(request), request.query),
+  )
+
+  app.get(
+    '/v1/backtest/jobs/:id',
+    {
+      config: read(2),
+      schema: {
+        tags,
+        security,
+        summary: 'One job with its whole equity curve and trades; poll at most once every 5 s',
+        params: JobIdSchema,
+        response: { 200: job, ...errors },
+      },
+    },
+    async (request) => getJob(context(request), request.params.id),
+  )
+
+  app.post(
+    '/v1/backtest/jobs/:id/cancel',
+    {
+      config: write(5),
+      // The body is optional: an absent one reads as {} before validation.
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+      schema: {
+        tags,
+        security,
+        summary: 'Cancel a queued or running job; 409 INVALID_STATE once terminal',
+        params: JobIdSchema,
+        body: CancelSchema,
+        response: { 200: job, 409: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request) => cancelJob(context(request), request.params.id, request.body),
+  )
+}

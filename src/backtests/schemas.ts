@@ -1,0 +1,138 @@
+import { type Static, Type } from 'typebox'
+import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
+import { TIMEFRAMES } from '../strategies/schemas.js'
+
+export const FEE_MODELS = ['none', 'fixed_bps', 'tiered_maker_taker', 'match_exchange'] as const
+export type FeeModel = (typeof FEE_MODELS)[number]
+export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const
+
+const UtcTime = (description: string) => Type.String({ maxLength: 40, description, examples: ['2024-01-01T00:00:00Z'] })
+
+/** Every field optional at the schema level: with strategy_id the stored strategy supplies the rest. */
+export const JobCreateSchema = Type.Object(
+  {
+    template_id: Type.Optional(Type.String({ maxLength: 64, description: 'Strategy template id (GET /v1/templates)' })),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Template parameters; defaults fill the rest' })),
+    symbols: Type.Optional(
+      Type.Array(Type.String({ pattern: '^[A-Z0-9]{2,30}$' }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'Uppercase symbols; several only for multi-symbol templates' }),
+    ),
+    timeframe: Type.Optional(Type.Enum(TIMEFRAMES)),
+    start: Type.Optional(UtcTime('Inclusive lower bound, ISO 8601 UTC')),
+    end: Type.Optional(UtcTime('Inclusive upper bound, ISO 8601 UTC; after start, at most 5 years later, not in the future')),
+    capital: Type.Optional(Type.String({ maxLength: 40, description: 'Starting equity in quote currency, a decimal string' })),
+    leverage: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, description: 'Default 1' })),
+    fee_model: Type.Optional(Type.Enum(FEE_MODELS, { description: 'Default fixed_bps' })),
+    fee_bps: Type.Optional(Type.String({ maxLength: 40, description: 'Per-fill fee in basis points for fixed_bps; default 5' })),
+    strategy_id: Type.Optional(Type.String({ maxLength: 64, description: 'A stored strategy whose fields are the base; request fields override them' })),
+  },
+  { additionalProperties: false },
+)
+export type JobCreate = Static<typeof JobCreateSchema>
+
+export const JobConfigSchema = Type.Object({
+  template_id: Type.String(),
+  params: Type.Record(Type.String(), Type.Unknown()),
+  symbols: Type.Array(Type.String()),
+  timeframe: Type.Enum(TIMEFRAMES),
+  start: IsoTimestamp,
+  end: IsoTimestamp,
+  capital: Type.String(),
+  leverage: Type.Integer(),
+  fee_model: Type.Enum(FEE_MODELS),
+  fee_bps: Type.Optional(Type.String()),
+  strategy_id: Type.Optional(Type.String()),
+})
+export type JobConfig = Static<typeof JobConfigSchema>
+
+const NullableDecimal = (description: string) => Type.Union([Type.String(), Type.Null()], { description })
+
+export const MetricsSchema = Type.Object(
+  {
+    sharpe: NullableDecimal('mean/std (ddof 1) of daily returns × √365; null when undefined'),
+    sortino: NullableDecimal('mean of daily returns / downside deviation over all days × √365'),
+    calmar: NullableDecimal('cagr / |max_drawdown|'),
+    max_drawdown: NullableDecimal('largest peak-to-trough fall of daily equity, a negative fraction'),
+    win_rate: NullableDecimal('winning closed trades / closed trades (net of fees and funding)'),
+    profit_factor: NullableDecimal('gross profit / gross loss of closed trades'),
+    cagr: NullableDecimal('compound annual growth over calendar days (365-day year)'),
+    expected_value: NullableDecimal('mean net pnl per closed trade, quote currency'),
+    total_trades: Type.Integer(),
+    avg_trade_duration_seconds: Type.Union([Type.Integer(), Type.Null()]),
+  },
+  { description: 'Undefined metrics (no trades, no losses, zero variance) are null, never a sentinel number.' },
+)
+
+export const TradeSchema = Type.Object({
+  id: Type.Integer(),
+  side: Type.Enum(['buy', 'sell'], { description: 'buy = long, sell = short' }),
+  symbol: Type.String(),
+  entry_time: IsoTimestamp,
+  entry_price: Type.String(),
+  exit_time: IsoTimestamp,
+  exit_price: Type.String(),
+  qty: Type.String(),
+  pnl: Type.String({ description: 'Net of fees and funding' }),
+  fee: Type.String({ description: 'Entry plus exit fee' }),
+  funding: Type.String({ description: 'Funding paid during the trade (negative when received)' }),
+  exit_reason: Type.Optional(Type.String({ description: 'signal, liquidation' })),
+})
+
+export const GapSchema = Type.Object({ symbol: Type.String(), from: IsoTimestamp, to: IsoTimestamp, missing_bars: Type.Integer() })
+
+export const OpenPositionSchema = Type.Object({
+  symbol: Type.String(),
+  side: Type.Enum(['buy', 'sell']),
+  qty: Type.String(),
+  entry_time: IsoTimestamp,
+  entry_price: Type.String(),
+  mark_price: Type.String({ description: 'The last close, at which the position is marked' }),
+  unrealized_pnl: Type.String(),
+})
+
+export const ResultSchema = Type.Object({
+  metrics: MetricsSchema,
+  equity_curve: Type.Optional(Type.Array(Type.Tuple([IsoTimestamp, Type.String()]), { description: 'One point per simulated UTC day; the first is the capital at start' })),
+  trades: Type.Optional(Type.Array(TradeSchema)),
+  open_positions: Type.Optional(Type.Array(OpenPositionSchema, { description: 'Marked at the last close, not closed' })),
+  gaps: Type.Optional(Type.Array(GapSchema, { description: 'Missing bars in the history, reported and never filled' })),
+  final_equity: Type.Optional(Type.String()),
+  fees_paid: Type.Optional(Type.String()),
+  funding_paid: Type.Optional(Type.String()),
+})
+
+export const JobSchema = Type.Object({
+  id: Type.String({ pattern: '^bt_[0-9a-f]{6,8}$' }),
+  status: Type.Enum(JOB_STATUSES),
+  config: JobConfigSchema,
+  submitted_at: IsoTimestamp,
+  started_at: Type.Union([IsoTimestamp, Type.Null()]),
+  finished_at: Type.Union([IsoTimestamp, Type.Null()]),
+  progress: Type.Number({ minimum: 0, maximum: 1 }),
+  result: Type.Union([ResultSchema, Type.Null()]),
+  error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+})
+export type Job = Static<typeof JobSchema>
+
+export const JobListQuerySchema = Type.Object(
+  {
+    status: Type.Optional(Type.Enum(JOB_STATUSES)),
+    template_id: Type.Optional(Type.String({ maxLength: 64 })),
+    from: Type.Optional(UtcTime('Lower bound of submitted_at, inclusive')),
+    to: Type.Optional(UtcTime('Upper bound of submitted_at, exclusive')),
+    limit: PageLimit(100, 20),
+    cursor: Cursor,
+  },
+  { additionalProperties: false },
+)
+export type JobListQuery = Static<typeof JobListQuerySchema>
+
+export const JobPageSchema = Type.Object({ data: Type.Array(JobSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) })
+
+export const JobIdSchema = Type.Object({ id: Type.String({ maxLength: 64 }) })
+
+/** Optional body: a request without one is treated as {} (see routes.ts). */
+export const CancelSchema = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 200, description: 'At most 200 characters, recorded for audit' })) },
+  { additionalProperties: false },
+)
+export type CancelBody = Static<typeof CancelSchema>
