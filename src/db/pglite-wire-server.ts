@@ -110,8 +110,10 @@ export class PgliteWireServer {
   private async execute({ connection, bytes }: Batch): Promise<void> {
     try {
       await this.db.execProtocolRawStream(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
+        // `data` is a view of PGlite's WASM memory, reused for the next chunk: copy it before the socket
+        // holds on to it, or large results (rows over ~64 kB) arrive overwritten and the client stalls.
         onRawData: (data) => {
-          if (!connection.closed) connection.socket.write(data)
+          if (!connection.closed) connection.socket.write(Buffer.from(data))
         },
       })
     } catch {

@@ -151,6 +151,19 @@ describe('PGlite wire server with several connections', () => {
     fs.rmSync(dataDir, { recursive: true, force: true })
   })
 
+  it('returns large results whole: 40 rows of 160 kB bytea, byte for byte', async () => {
+    // PGlite streams a result in chunks out of reused WASM memory; a chunk not copied before the socket
+    // flushed it arrived overwritten, and the client saw 2 of 5 rows or stalled.
+    await handle.pool.query('CREATE TABLE wire_blobs (id integer PRIMARY KEY, data bytea NOT NULL)')
+    const blobs = Array.from({ length: 40 }, () => crypto.randomBytes(160_000))
+    for (const [id, data] of blobs.entries()) await handle.pool.query('INSERT INTO wire_blobs VALUES ($1, $2)', [id, data])
+    const { rows } = await within(handle.pool.query<{ id: number; data: Buffer }>('SELECT id, data FROM wire_blobs ORDER BY id'), 10_000, 'large select')
+    assert.equal(rows.length, 40)
+    for (const row of rows) assert.ok(row.data.equals(blobs[row.id]!), `row ${row.id} differs`)
+    const after = await within(handle.pool.query('SELECT count(*)::int AS n FROM wire_blobs'), 5000, 'next query')
+    assert.equal(after.rows[0].n, 40)
+  })
+
   it('answers many concurrent parameterised queries from several connections each with its own result', async () => {
     const connections = await Promise.all([client(), client(), client(), client()])
     // Each connection runs its queries one after another (as pg does anyway); the connections and the
