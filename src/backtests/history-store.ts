@@ -1,0 +1,176 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/connect.js'
+import { type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars } from './kline-codec.js'
+
+export interface KlineRow {
+  openTime: number
+  open: number
+  high: number
+  low: number
+  close: number
+  volume: number
+}
+
+export interface FundingRow {
+  fundingTime: number
+  fundingRate: number
+  markPrice: number | null
+}
+
+/** Where history comes from when it is not stored yet: the upstream exchange (market/ implements it). */
+export interface HistorySource {
+  klines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]>
+  fundingRates(symbol: string, startTime: number, endTime: number, limit: number): Promise<FundingRow[]>
+}
+
+export interface FundingColumns {
+  time: Float64Array
+  rate: Float64Array
+  /** NaN where the exchange recorded no mark price. */
+  markPrice: Float64Array
+}
+
+/** Upstream page sizes (the exchange's maxima for these endpoints). */
+const KLINE_PAGE = 1500
+const FUNDING_PAGE = 1000
+/** Bars per stored chunk: a month of 5m bars, a year of 1h bars. */
+const CHUNK_BARS = 8192
+
+/**
+ * Klines for open times in [start, end], from the store; spans never fetched are fetched once from
+ * the source (within its weight budget) and stored, so a second backtest over the same range makes
+ * no upstream call. Bars still open at `now` are neither returned nor stored. Gaps the exchange
+ * has stay gaps: they are covered, so never fetched again.
+ */
+export async function loadBars(
+  db: Db,
+  source: HistorySource,
+  request: { symbol: string; interval: string; intervalMs: number; start: number; end: number; now: number },
+): Promise<BarColumns> {
+  const { symbol, interval, intervalMs } = request
+  const lastComplete = Math.floor(request.now / intervalMs) * intervalMs - intervalMs
+  const end = Math.min(request.end, lastComplete)
+  const dataset = `klines:${interval}`
+  for (const [from, to] of await missingSpans(db, symbol, dataset, request.start, end + 1)) {
+    const rows: KlineRow[] = []
+    for (let cursor = from; cursor < to; ) {
+      const page = await source.klines(symbol, interval, cursor, to - 1, KLINE_PAGE)
+      rows.push(...page.filter((row) => row.openTime >= cursor && row.openTime < to))
+      if (page.length < KLINE_PAGE) break
+      cursor = page[page.length - 1]!.openTime + intervalMs
+    }
+    await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, to])
+  }
+  return readBars(db, symbol, interval, intervalMs, request.start, end)
+}
+
+async function storeBars(db: Db, symbol: string, interval: string, intervalMs: number, bars: BarColumns, span: [number, number]) {
+  const chunkMs = intervalMs * CHUNK_BARS
+  await db.transaction().execute(async (trx) => {
+    // Two jobs may fetch the same span at once; they merge chunks one after the other.
+    await sql`select pg_advisory_xact_lock(hashtext(${`klines:${symbol}:${interval}`}))`.execute(trx)
+    for (let i = 0; i < bars.openTime.length; ) {
+      const chunkStart = Math.floor(bars.openTime[i]! / chunkMs) * chunkMs
+      let j = i
+      while (j < bars.openTime.length && bars.openTime[j]! < chunkStart + chunkMs) j++
+      const fresh = sliceBars(bars, bars.openTime[i]!, bars.openTime[j - 1]!)
+      const existing = await trx
+        .selectFrom('kline_chunks')
+        .select(['bars', 'data'])
+        .where('symbol', '=', symbol)
+        .where('interval', '=', interval)
+        .where('chunk_start', '=', chunkStart as never)
+        .executeTakeFirst()
+      const merged = existing ? mergeBars(decodeBars(existing.data, existing.bars), fresh) : fresh
+      await trx
+        .insertInto('kline_chunks')
+        .values({ symbol, interval, chunk_start: chunkStart, bars: merged.openTime.length, data: encodeBars(merged) })
+        .onConflict((oc) => oc.columns(['symbol', 'interval', 'chunk_start']).doUpdateSet((eb) => ({ bars: eb.ref('excluded.bars'), data: eb.ref('excluded.data') })))
+        .execute()
+      i = j
+    }
+    await trx.insertInto('market_coverage').values({ symbol, dataset: `klines:${interval}`, from_ms: span[0], to_ms: span[1] }).onConflict((oc) => oc.doNothing()).execute()
+  })
+}
+
+async function readBars(db: Db, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<BarColumns> {
+  const chunkMs = intervalMs * CHUNK_BARS
+  const rows = await db
+    .selectFrom('kline_chunks')
+    .select(['bars', 'data'])
+    .where('symbol', '=', symbol)
+    .where('interval', '=', interval)
+    .where('chunk_start', '>=', (Math.floor(start / chunkMs) * chunkMs) as never)
+    .where('chunk_start', '<=', end as never)
+    .orderBy('chunk_start')
+    .execute()
+  return sliceBars(concatBars(rows.map((row) => decodeBars(row.data, row.bars))), start, end)
+}
+
+/** Bars of `a` and `b` by open time, `b` winning where both have one. */
+function mergeBars(a: BarColumns, b: BarColumns): BarColumns {
+  const byTime = new Map<number, number>()
+  const all = concatBars([a, b])
+  for (let i = 0; i < all.openTime.length; i++) byTime.set(all.openTime[i]!, i)
+  const order = [...byTime.entries()].sort((x, y) => x[0] - y[0]).map(([, i]) => i)
+  return barsFromRows(order.map((i) => ({ openTime: all.openTime[i]!, open: all.open[i]!, high: all.high[i]!, low: all.low[i]!, close: all.close[i]!, volume: all.volume[i]! })))
+}
+
+/** Funding events with start ≤ time ≤ end, fetched once per span like klines. */
+export async function loadFunding(db: Db, source: HistorySource, request: { symbol: string; start: number; end: number; now: number }): Promise<FundingColumns> {
+  const { symbol } = request
+  const end = Math.min(request.end, request.now)
+  for (const [from, to] of await missingSpans(db, symbol, 'funding', request.start, end + 1)) {
+    const rows: FundingRow[] = []
+    for (let cursor = from; cursor < to; ) {
+      const page = await source.fundingRates(symbol, cursor, to - 1, FUNDING_PAGE)
+      rows.push(...page.filter((row) => row.fundingTime >= cursor && row.fundingTime < to))
+      if (page.length < FUNDING_PAGE) break
+      cursor = page[page.length - 1]!.fundingTime + 1
+    }
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += 500) {
+        const values = rows.slice(i, i + 500).map((row) => ({ symbol, funding_time: row.fundingTime, rate: row.fundingRate, mark_price: row.markPrice }))
+        await trx.insertInto('funding_events').values(values).onConflict((oc) => oc.doNothing()).execute()
+      }
+      await trx.insertInto('market_coverage').values({ symbol, dataset: 'funding', from_ms: from, to_ms: to }).onConflict((oc) => oc.doNothing()).execute()
+    })
+  }
+  const rows = await db
+    .selectFrom('funding_events')
+    .select(['funding_time', 'rate', 'mark_price'])
+    .where('symbol', '=', symbol)
+    .where('funding_time', '>=', request.start as never)
+    .where('funding_time', '<=', end as never)
+    .orderBy('funding_time')
+    .execute()
+  return {
+    time: Float64Array.from(rows, (row) => Number(row.funding_time)),
+    rate: Float64Array.from(rows, (row) => row.rate),
+    markPrice: Float64Array.from(rows, (row) => row.mark_price ?? Number.NaN),
+  }
+}
+
+/** The parts of [from, to) not covered by stored spans of this dataset. */
+async function missingSpans(db: Db, symbol: string, dataset: string, from: number, to: number): Promise<[number, number][]> {
+  if (to <= from) return []
+  const covered = await db
+    .selectFrom('market_coverage')
+    .select(['from_ms', 'to_ms'])
+    .where('symbol', '=', symbol)
+    .where('dataset', '=', dataset)
+    .where('to_ms', '>', from as never)
+    .where('from_ms', '<', to as never)
+    .orderBy('from_ms')
+    .execute()
+  const missing: [number, number][] = []
+  let cursor = from
+  for (const span of covered) {
+    const [a, b] = [Number(span.from_ms), Number(span.to_ms)]
+    if (a > cursor) missing.push([cursor, Math.min(a, to)])
+    cursor = Math.max(cursor, b)
+    if (cursor >= to) break
+  }
+  if (cursor < to) missing.push([cursor, to])
+  return missing
+}
