@@ -2,17 +2,24 @@ import crypto from 'node:crypto'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { backtestRoutes } from './backtests/routes.js'
+import { BACKTEST_QUEUE } from './backtests/runner.js'
+import { templateCatalog } from './backtests/template-catalog.js'
+import { sendInTransaction } from './db/queue.js'
+import { ENGINE_SEMANTICS } from './engine/index.js'
 import { authenticate } from './http/authenticate.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
 import { chargeWeight } from './http/rate-limit.js'
 import { validatorCompiler } from './http/validator.js'
+import { marketRoutes } from './market/routes.js'
 import { installMetrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import type { Services } from './services.js'
 import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
+import { templateRoutes } from './templates/routes.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -96,6 +103,19 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(opsRoutes, { db: services.database.db, metrics })
   await app.register(publicStrategyRoutes, { db: services.database.db })
   await app.register(strategyRoutes, { db: services.database.db, now: services.now, cache: services.strategyCache })
+  await app.register(templateRoutes)
+  await app.register(backtestRoutes, {
+    db: services.database.db,
+    now: services.now,
+    shared: services.shared,
+    templates: templateCatalog,
+    semantics: ENGINE_SEMANTICS,
+    enqueue: async (trx, jobId) => {
+      if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
+      await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, { jobId })
+    },
+  })
+  await app.register(marketRoutes, { market: services.market, now: services.now })
   return app
 }
 

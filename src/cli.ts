@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { setTimeout as sleep } from 'node:timers/promises'
+import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { controlSocketPath, sendControlCommand } from './control/control-socket.js'
@@ -12,6 +13,8 @@ const USAGE = `usage: perpetua <command>
   serve                                   the HTTP API (what npm start runs)
   migrate                                 apply database migrations and exit
   keys create --email E --scopes a,b      create the user if needed and an API key; prints JSON
+  replay-exchange --port P [--data DIR] [--host H] [--speed S] [--start ISO]
+                                          the recorded-data Binance look-alike alone; prints its URLs as JSON
 
 Configuration comes from environment variables; see the README.`
 
@@ -25,6 +28,8 @@ async function main(argv: string[]): Promise<number> {
     case 'keys':
       if (rest[0] === 'create') return runKeysCreate(loadConfig(), rest.slice(1))
       break
+    case 'replay-exchange':
+      return runReplayExchange(rest)
   }
   process.stderr.write(`${USAGE}\n`)
   return command === undefined || command === '--help' || command === 'help' ? 0 : 2
@@ -101,6 +106,45 @@ async function runHere(config: Config, command: string, args: Record<string, unk
   } finally {
     await storage.close()
   }
+}
+
+/**
+ * The replay exchange alone. It needs no Perpetua configuration, so it does not call loadConfig();
+ * REPLAY_DATA_DIR is its one variable, read here because --data is its primary form.
+ */
+async function runReplayExchange(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, speed: { type: 'string' }, start: { type: 'string' } },
+    strict: true,
+  })
+  const port = values.port === undefined ? 0 : Number(values.port)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535 (got "${values.port}")`)
+  const speed = values.speed === undefined ? undefined : Number(values.speed)
+  if (speed !== undefined && !(speed > 0)) throw new Error(`--speed must be a positive number (got "${values.speed}")`)
+  const replayStart = values.start === undefined ? undefined : Date.parse(values.start)
+  if (replayStart !== undefined && Number.isNaN(replayStart)) throw new Error(`--start must be an ISO 8601 time (got "${values.start}")`)
+  const dataDir = values.data ?? (process.env.REPLAY_DATA_DIR?.trim() || undefined)
+  const { startReplayExchange } = await import('./replay-exchange/index.js')
+  const exchange = await startReplayExchange({
+    ...(dataDir === undefined ? {} : { dataDir: path.resolve(dataDir) }),
+    ...(values.host === undefined ? {} : { host: values.host }),
+    ...(speed === undefined ? {} : { speed }),
+    ...(replayStart === undefined ? {} : { replayStart }),
+    port,
+  })
+  process.stdout.write(`${JSON.stringify({ url: exchange.url, wsUrl: exchange.wsUrl })}\n`)
+  process.stderr.write(`replay exchange listening on ${exchange.url} (data: ${dataDir ?? 'built-in data/'})\n`)
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.stderr.write(`replay exchange: ${signal}, shutting down\n`)
+      resolve()
+    }
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+  })
+  await exchange.close()
+  return 0
 }
 
 main(process.argv.slice(2)).then(

@@ -6,6 +6,7 @@ import type { Config } from './config.js'
 import { controlSocketPath, serveControlSocket } from './control/control-socket.js'
 import { operatorCommands } from './control/commands.js'
 import { socketDirFor } from './db/pglite-host.js'
+import { startBacktestWorkers } from './backtests/runner.js'
 import { startQueue } from './db/queue.js'
 import { createServices } from './services.js'
 import { openStorage } from './storage.js'
@@ -26,9 +27,12 @@ export async function serve(config: Config, logger: FastifyBaseLogger): Promise<
   }
   let url: string
   try {
-    const services = createServices(config, storage.database)
     const boss = await startQueue(storage.database, (error) => logger.error({ err: error }, 'queue error'))
     cleanups.push(() => boss.stop({ graceful: true, timeout: 10_000 }))
+    const services = createServices(await withUpstream(config, logger, cleanups), storage.database, Date.now, boss)
+    cleanups.push(() => services.market.close())
+    const workers = await startBacktestWorkers({ db: storage.database.db, boss, market: services.market, now: services.now, log: logger, workers: config.workers })
+    cleanups.push(() => workers.stop())
     if (storage.database.kind === 'embedded') {
       cleanups.push(await serveControlSocket(controlSocketPath(socketDirFor(config.dataDir)), operatorCommands(services)))
     }
@@ -56,6 +60,19 @@ export async function serve(config: Config, logger: FastifyBaseLogger): Promise<
       return stopping
     },
   }
+}
+
+/**
+ * Without UPSTREAM_URL the market data comes from the built-in replay exchange, started here on a
+ * free loopback port and stopped after the app (DESIGN §2).
+ */
+async function withUpstream(config: Config, logger: FastifyBaseLogger, cleanups: (() => Promise<unknown>)[]): Promise<Config> {
+  if (config.upstreamUrl) return config
+  const { startReplayExchange } = await import('./replay-exchange/index.js')
+  const replay = await startReplayExchange({ host: '127.0.0.1', port: 0 })
+  cleanups.push(() => replay.close())
+  logger.info({ upstream: replay.url }, 'UPSTREAM_URL is not set: market data comes from the built-in replay exchange')
+  return { ...config, upstreamUrl: replay.url, upstreamDataUrl: config.upstreamDataUrl ?? replay.url }
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss'
 import { AppTokens } from './auth/app-token.js'
 import { KeyDirectory } from './auth/key-directory.js'
 import { loadOrCreateKey } from './auth/local-keys.js'
@@ -5,6 +6,7 @@ import { SecretBox } from './auth/secret-box.js'
 import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { ReadCache } from './db/read-cache.js'
+import { createMarketData, type MarketData } from './market/market-data.js'
 import type { StrategyRow } from './strategies/queries.js'
 import { MemorySharedState, PostgresSharedState, type SharedState } from './http/shared-state.js'
 
@@ -18,10 +20,14 @@ export interface Services {
   shared: SharedState
   /** Strategy reads, cached in embedded mode only (see strategies/service.ts). */
   strategyCache: ReadCache<StrategyRow | undefined> | undefined
+  /** The upstream exchange behind its cache (Redis when REDIS_URL is set); close() it on shutdown. */
+  market: MarketData
+  /** The job queue; absent in one-off CLI commands, which enqueue nothing. */
+  boss: PgBoss | undefined
   now: () => number
 }
 
-export function createServices(config: Config, database: DatabaseHandle, now: () => number = Date.now): Services {
+export function createServices(config: Config, database: DatabaseHandle, now: () => number = Date.now, boss?: PgBoss): Services {
   const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))
   const tokens = new AppTokens(loadOrCreateKey(config.appJwtSecret, config.dataDir, 'app-jwt.key'), config.appJwtTtlSeconds)
   const embedded = database.kind === 'embedded'
@@ -33,6 +39,8 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     keys: new KeyDirectory(database.db, secrets, embedded ? new ReadCache(5_000) : undefined),
     shared: embedded ? new MemorySharedState() : new PostgresSharedState(database.db),
     strategyCache: embedded ? new ReadCache(5_000) : undefined,
+    market: createMarketData(config, now),
+    boss,
     now,
   }
 }

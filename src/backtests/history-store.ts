@@ -59,7 +59,8 @@ export async function loadBars(
       if (page.length < KLINE_PAGE) break
       cursor = page[page.length - 1]!.openTime + intervalMs
     }
-    await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, to])
+    const lastOpen = rows.length > 0 ? rows[rows.length - 1]!.openTime : undefined
+    await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, coveredUntil(from, to, lastOpen === undefined ? undefined : lastOpen + intervalMs, request.now)])
   }
   return readBars(db, symbol, interval, intervalMs, request.start, end)
 }
@@ -89,7 +90,9 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
         .execute()
       i = j
     }
-    await trx.insertInto('market_coverage').values({ symbol, dataset: `klines:${interval}`, from_ms: span[0], to_ms: span[1] }).onConflict((oc) => oc.doNothing()).execute()
+    if (span[1] > span[0]) {
+      await trx.insertInto('market_coverage').values({ symbol, dataset: `klines:${interval}`, from_ms: span[0], to_ms: span[1] }).onConflict((oc) => oc.doNothing()).execute()
+    }
   })
 }
 
@@ -133,7 +136,9 @@ export async function loadFunding(db: Db, source: HistorySource, request: { symb
         const values = rows.slice(i, i + 500).map((row) => ({ symbol, funding_time: row.fundingTime, rate: row.fundingRate, mark_price: row.markPrice }))
         await trx.insertInto('funding_events').values(values).onConflict((oc) => oc.doNothing()).execute()
       }
-      await trx.insertInto('market_coverage').values({ symbol, dataset: 'funding', from_ms: from, to_ms: to }).onConflict((oc) => oc.doNothing()).execute()
+      const last = rows.length > 0 ? rows[rows.length - 1]!.fundingTime + 1 : undefined
+      const until = coveredUntil(from, to, last, request.now)
+      if (until > from) await trx.insertInto('market_coverage').values({ symbol, dataset: 'funding', from_ms: from, to_ms: until }).onConflict((oc) => oc.doNothing()).execute()
     })
   }
   const rows = await db
@@ -149,6 +154,18 @@ export async function loadFunding(db: Db, source: HistorySource, request: { symb
     rate: Float64Array.from(rows, (row) => row.rate),
     markPrice: Float64Array.from(rows, (row) => row.mark_price ?? Number.NaN),
   }
+}
+
+/**
+ * How far a fetched span counts as known. History older than a week is final: missing bars there are
+ * the exchange's gaps. Near now, the exchange may simply not have the bars yet (a replay exchange's
+ * clock can also trail ours), so only what was received counts, and the rest is asked again next time.
+ */
+const SETTLED_MS = 7 * 86_400_000
+
+function coveredUntil(from: number, to: number, afterLastReceived: number | undefined, now: number): number {
+  if (to <= now - SETTLED_MS) return to
+  return afterLastReceived === undefined ? from : Math.min(to, afterLastReceived)
 }
 
 /** The parts of [from, to) not covered by stored spans of this dataset. */

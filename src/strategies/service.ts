@@ -5,6 +5,7 @@ import { isPositiveDecimal } from '../http/common-schemas.js'
 import { decodeCursor, encodeCursor } from '../http/cursor.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import { newId } from '../http/ids.js'
+import { validateParams, validateSymbols } from '../templates/validate.js'
 import { findStrategy, insertStrategy, listStrategies, markStrategyDeleted, type StrategyRow, updateStrategy } from './queries.js'
 import type { Strategy, StrategyCreate, StrategyListQuery, StrategyPatch } from './schemas.js'
 
@@ -24,6 +25,9 @@ const cacheKey = (userId: number, id: string): string => `${userId}/${id}`
 
 export async function createStrategy({ db, userId, now, cache }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
   assertPositiveCapital(input.capital)
+  // Stored with defaults applied, so a strategy's params say exactly what it runs with.
+  const params = validateParams(input.template_id, input.params ?? {})
+  validateSymbols(input.template_id, input.symbols)
   for (let attempt = 0; ; attempt++) {
     try {
       const row = await insertStrategy(db, {
@@ -31,7 +35,7 @@ export async function createStrategy({ db, userId, now, cache }: StrategyContext
         user_id: userId,
         name: input.name,
         template_id: input.template_id,
-        params: input.params ?? {},
+        params,
         symbols: input.symbols,
         timeframe: input.timeframe,
         capital: input.capital,
@@ -78,7 +82,7 @@ export async function patchStrategy(context: StrategyContext, id: string, patch:
       const current = await findOwnStrategy(trx, userId, id, true)
       if (!current) throw notFound(`strategy ${id}`)
       assertNotDeployed(current, 'changed')
-      return toStrategy(await updateStrategy(trx, userId, id, { ...patch, updated_at: now }))
+      return toStrategy(await updateStrategy(trx, userId, id, { ...patch, ...templateChanges(current, patch), updated_at: now }))
     }),
   )
 }
@@ -111,6 +115,15 @@ const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
 
 function findOwnStrategy(db: Db, userId: number, id: string, forUpdate = false): Promise<StrategyRow | undefined> {
   return STRATEGY_ID.test(id) ? findStrategy(db, userId, id, forUpdate) : Promise.resolve(undefined)
+}
+
+/** A patch touching the template, its params or the symbols is checked against the template the strategy ends up with. */
+function templateChanges(current: StrategyRow, patch: StrategyPatch): { params?: Record<string, unknown> } {
+  if (patch.template_id === undefined && patch.params === undefined && patch.symbols === undefined) return {}
+  const templateId = patch.template_id ?? current.template_id
+  validateSymbols(templateId, patch.symbols ?? current.symbols)
+  if (patch.template_id === undefined && patch.params === undefined) return {}
+  return { params: validateParams(templateId, patch.params ?? current.params) }
 }
 
 function assertNotDeployed(row: StrategyRow, verb: string): void {

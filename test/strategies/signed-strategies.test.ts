@@ -24,7 +24,7 @@ for (const backend of backends()) {
       assert.equal(s.status, 'draft')
       assert.equal(s.capital, '1000.50')
       assert.equal(s.leverage, 3)
-      assert.deepEqual(s.params, base.params)
+      assert.deepEqual(s.params, { ...base.params, allow_short: false }, 'params are stored with the template defaults applied')
       assert.deepEqual(s.symbols, ['BTCUSDT'])
       assert.equal(s.deployed_at, null)
       assert.equal(s.created_at, new Date(t.clock.now()).toISOString())
@@ -33,11 +33,67 @@ for (const backend of backends()) {
       assert.deepEqual(read.json(), s)
     })
 
-    it('defaults leverage to 1 and params to {}', async () => {
+    it("defaults leverage to 1 and params to the template's defaults", async () => {
       const { params: _, ...withoutParams } = base
       const s = (await t.signed(key, 'POST', '/v1/strategies', withoutParams)).json()
       assert.equal(s.leverage, 1)
-      assert.deepEqual(s.params, {})
+      assert.deepEqual(s.params, { fast: 10, slow: 30, allow_short: false })
+    })
+
+    it('validates template_id, params and the symbol count against the template, creating nothing', async () => {
+      const cases: [Record<string, unknown>, string, RegExp][] = [
+        [{ ...base, template_id: 'no_such_template' }, 'template_id', /unknown template_id "no_such_template"/],
+        [{ ...base, params: { fast: 1, slow: 30 } }, 'params.fast', /params\.fast must be an integer between 2 and 999/],
+        [{ ...base, params: { fast: 10.5 } }, 'params.fast', /integer/],
+        [{ ...base, params: { fast: '10' } }, 'params.fast', /integer/],
+        [{ ...base, params: { fast: 30, slow: 10 } }, 'params.fast', /less than params\.slow/],
+        [{ ...base, params: { fats: 10 } }, 'params.fats', /not a parameter of sma_cross/],
+        [{ ...base, params: { allow_short: 'yes' } }, 'params.allow_short', /true or false/],
+        [{ ...base, symbols: ['BTCUSDT', 'ETHUSDT'] }, 'symbols', /exactly 1/],
+        [{ ...base, template_id: 'cross_sectional_momentum', params: {} }, 'symbols', /at least 2/],
+      ]
+      const before = (await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data.length
+      for (const [body, field, message] of cases) {
+        const res = await t.signed(key, 'POST', '/v1/strategies', body)
+        assert.equal(res.statusCode, 400, `${field}: ${res.body}`)
+        assert.equal(res.json().error.code, 'INVALID_PARAMETER')
+        assert.equal(res.json().error.field, field, res.body)
+        assert.match(res.json().error.message, message)
+      }
+      assert.equal((await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data.length, before)
+      const multi = await t.signed(key, 'POST', '/v1/strategies', {
+        ...base,
+        template_id: 'cross_sectional_momentum',
+        params: { lookback: 30 },
+        symbols: ['BTCUSDT', 'ETHUSDT', 'XRPUSDT'],
+        timeframe: '1d',
+      })
+      assert.equal(multi.statusCode, 200, multi.body)
+      assert.deepEqual(multi.json().params, { lookback: 30, rebalance_every: 5, long_count: 1, short_count: 0 })
+    })
+
+    it('PATCH validates params against the resulting template and keeps the record on refusal', async () => {
+      const created = (await t.signed(key, 'POST', '/v1/strategies', base)).json()
+      const bad = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { params: { fast: 40, slow: 30 } })
+      assert.equal(bad.statusCode, 400, bad.body)
+      assert.equal(bad.json().error.field, 'params.fast')
+      const unknown = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { template_id: 'nope' })
+      assert.equal(unknown.json().error.field, 'template_id')
+      // The stored {fast, slow, allow_short} are valid ema_cross params too; ema_cross keeps them.
+      const switched = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { template_id: 'ema_cross' })
+      assert.equal(switched.statusCode, 200, switched.body)
+      assert.deepEqual(switched.json().params, { fast: 10, slow: 30, allow_short: false })
+      const toRsi = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { template_id: 'rsi_reversion' })
+      assert.equal(toRsi.statusCode, 400, toRsi.body)
+      assert.equal(toRsi.json().error.field, 'params.fast')
+      const withParams = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { template_id: 'rsi_reversion', params: { period: 7 } })
+      assert.equal(withParams.statusCode, 200, withParams.body)
+      assert.deepEqual(withParams.json().params, { period: 7, oversold: 30, overbought: 70, exit: 50, allow_short: false })
+      const symbols = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { symbols: ['BTCUSDT', 'ETHUSDT'] })
+      assert.equal(symbols.json().error.field, 'symbols')
+      const read = (await t.signed(key, 'GET', `/v1/strategies/${created.id}`)).json()
+      assert.equal(read.template_id, 'rsi_reversion')
+      assert.deepEqual(read.symbols, ['BTCUSDT'])
     })
 
     it('refuses invalid fields with 400 INVALID_PARAMETER naming the field, creating nothing', async () => {
@@ -106,7 +162,7 @@ for (const backend of backends()) {
       assert.equal(res.statusCode, 200, res.body)
       const s = res.json()
       assert.equal(s.leverage, 5)
-      assert.deepEqual(s.params, { fast: 5, slow: 20 })
+      assert.deepEqual(s.params, { fast: 5, slow: 20, allow_short: false })
       assert.equal(s.name, base.name)
       assert.equal(s.created_at, created.created_at)
       assert.equal(s.updated_at, new Date(t.clock.now()).toISOString())

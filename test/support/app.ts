@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app.js'
 import { issueApiKey } from '../../src/auth/api-keys.js'
 import type { Scope } from '../../src/auth/scopes.js'
 import { loadConfig } from '../../src/config.js'
+import type { startReplayExchange } from '../../src/replay-exchange/index.js'
 import { createServices, type Services } from '../../src/services.js'
 import { type Backend, openTestDatabase, type TestDatabase } from './database.js'
 import { type KeyPair, signedHeaders } from './signing.js'
@@ -16,11 +17,20 @@ export class TestClock {
   }
 }
 
+export type ReplayExchange = Awaited<ReturnType<typeof startReplayExchange>>
+
+export interface TestAppOptions {
+  /** Start a replay exchange on a free port (with these options) and use it as UPSTREAM_URL. */
+  replay?: Parameters<typeof startReplayExchange>[0] | true
+}
+
 export interface TestApp {
   app: FastifyInstance
   services: Services
   database: TestDatabase
   clock: TestClock
+  /** The replay exchange started for this app (option `replay`). */
+  replay: ReplayExchange | undefined
   /** Creates a user (by email) and an API key with these scopes. */
   createKey(scopes: Scope[], email?: string): Promise<KeyPair>
   /** Sends a signed request through app.inject; `body` is sent as the exact JSON text given. */
@@ -30,10 +40,18 @@ export interface TestApp {
 
 let emails = 0
 
+/** A replay exchange on a free loopback port; imported on demand so apps without one do not load it. */
+export async function startReplay(options: Parameters<typeof startReplayExchange>[0] = {}): Promise<ReplayExchange> {
+  const { startReplayExchange } = await import('../../src/replay-exchange/index.js')
+  return startReplayExchange({ host: '127.0.0.1', port: 0, ...options })
+}
+
 /** The whole app over a fresh database of the given backend; env overrides go through loadConfig. */
-export async function startTestApp(backend: Backend, env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(backend: Backend, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const replay = options.replay ? await startReplay(options.replay === true ? {} : options.replay) : undefined
   const database = await openTestDatabase(backend)
-  const config = loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...env })
+  const upstream = replay ? { UPSTREAM_URL: replay.url } : {}
+  const config = loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...upstream, ...env })
   const clock = new TestClock()
   const services = createServices(config, database.handle, clock.now)
   const app = await buildApp(services)
@@ -43,6 +61,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
     services,
     database,
     clock,
+    replay,
     createKey: (scopes, email = `user${++emails}-${process.pid}@example.test`) =>
       issueApiKey(database.handle.db, services.secrets, { email, scopes }),
     signed(key, method, url, body, extraHeaders = {}) {
@@ -61,6 +80,8 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
     },
     async close() {
       await app.close()
+      await services.market.close()
+      await replay?.close()
       await database.close()
     },
   }

@@ -1,0 +1,95 @@
+import type { Worker } from 'node:worker_threads'
+import type { BacktestResult } from '../engine/index.js'
+import { startWorker } from '../worker-thread.js'
+import type { EngineMessage, EngineRequest } from './engine-thread.js'
+
+export class EngineFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+export class EngineCancelled extends Error {}
+
+interface Task {
+  request: EngineRequest
+  onProgress: (fraction: number) => void
+  resolve: (result: BacktestResult) => void
+  reject: (error: Error) => void
+}
+
+/** A fixed set of engine threads (WORKERS), each running one backtest at a time; CPU work never blocks HTTP. */
+export class EnginePool {
+  private readonly idle: Worker[] = []
+  private readonly waiting: Task[] = []
+  private readonly all = new Set<Worker>()
+  private closed = false
+
+  constructor(private readonly size: number) {}
+
+  /** Runs one backtest; `cancel` set to true stops it at the engine's next progress point (within ~65k bars). */
+  run(input: EngineRequest['input'], onProgress: (fraction: number) => void): { result: Promise<BacktestResult>; cancel: () => void } {
+    const cancel = new SharedArrayBuffer(4)
+    const result = new Promise<BacktestResult>((resolve, reject) => {
+      this.waiting.push({ request: { input, cancel }, onProgress, resolve, reject })
+      this.dispatch()
+    })
+    return { result, cancel: () => Atomics.store(new Int32Array(cancel), 0, 1) }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    for (const task of this.waiting.splice(0)) task.reject(new EngineCancelled('the engine pool closed'))
+    await Promise.all([...this.all].map((worker) => worker.terminate()))
+  }
+
+  private dispatch(): void {
+    while (this.waiting.length > 0 && !this.closed) {
+      const worker = this.idle.pop() ?? (this.all.size < this.size ? this.spawn() : undefined)
+      if (!worker) return
+      this.execute(worker, this.waiting.shift()!)
+    }
+  }
+
+  private spawn(): Worker {
+    const worker = startWorker(new URL('./engine-thread.js', import.meta.url), undefined)
+    this.all.add(worker)
+    return worker
+  }
+
+  private execute(worker: Worker, task: Task): void {
+    const settle = (then: () => void) => {
+      worker.off('message', onMessage)
+      worker.off('error', onError)
+      worker.off('exit', onExit)
+      then()
+    }
+    const onMessage = (message: EngineMessage) => {
+      if (message.type === 'progress') return task.onProgress(message.fraction)
+      settle(() => {
+        this.idle.push(worker)
+        if (message.type === 'done') task.resolve(message.result)
+        else if (message.type === 'cancelled') task.reject(new EngineCancelled('cancelled'))
+        else task.reject(new EngineFailure(message.code, message.message))
+        this.dispatch()
+      })
+    }
+    // A crashed thread fails its task and is replaced by a fresh one on the next dispatch.
+    const onError = (error: Error) => settle(() => this.drop(worker, task, error.message))
+    const onExit = (code: number) => settle(() => this.drop(worker, task, `engine thread exited with code ${code}`))
+    worker.on('message', onMessage)
+    worker.on('error', onError)
+    worker.on('exit', onExit)
+    worker.postMessage(task.request)
+  }
+
+  private drop(worker: Worker, task: Task, message: string): void {
+    this.all.delete(worker)
+    void worker.terminate()
+    task.reject(new EngineFailure('ENGINE_ERROR', message))
+    this.dispatch()
+  }
+}

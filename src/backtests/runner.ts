@@ -1,0 +1,144 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { PgBoss } from 'pg-boss'
+import type { Db } from '../db/connect.js'
+import { feeRates } from '../engine/index.js'
+import { recordEvent } from '../events/outbox.js'
+import { AppError } from '../http/errors.js'
+import type { MarketData } from '../market/market-data.js'
+import { EngineCancelled, EngineFailure, EnginePool } from './engine-pool.js'
+import { loadBars, loadFunding } from './history-store.js'
+import { claimJob, failLostJobs, finishJob, type JobRow, recordProgress } from './queries.js'
+import { formatMetrics, formatResult } from './result-format.js'
+import type { JobConfig } from './schemas.js'
+import { symbolRules, UpstreamHistory } from './upstream-history.js'
+
+export const BACKTEST_QUEUE = 'backtest-run'
+/** How often a running job writes progress and checks for a cancel: a cancel takes effect within this. */
+const BEAT_MS = 500
+/** A running job without a heartbeat for this long lost its worker. */
+const LOST_AFTER_MS = 30_000
+const SWEEP_MS = 10_000
+/** Share of progress given to loading history before the engine starts. */
+const LOADING_SHARE = 0.1
+
+const INTERVAL_MS: Record<JobConfig['timeframe'], number> = {
+  '1m': 60_000,
+  '5m': 300_000,
+  '15m': 900_000,
+  '1h': 3_600_000,
+  '4h': 14_400_000,
+  '1d': 86_400_000,
+}
+
+/** The queue jobs are sent to; pg-boss needs it to exist before the first send. */
+export async function ensureBacktestQueue(boss: PgBoss): Promise<void> {
+  // No pg-boss retries: a job whose worker died is failed as WORKER_LOST by the sweep instead of
+  // running twice; the user resubmits.
+  await boss.createQueue(BACKTEST_QUEUE, { retryLimit: 0, expireInSeconds: 3600 })
+}
+
+export interface BacktestWorkerDeps {
+  db: Db
+  boss: PgBoss
+  market: MarketData
+  now: () => number
+  log: FastifyBaseLogger
+  /** Engine threads, and so jobs run at once on this node. */
+  workers: number
+}
+
+/** Runs backtest jobs from the queue on this node, and fails jobs whose worker was lost. */
+export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ stop(): Promise<void> }> {
+  const pool = new EnginePool(deps.workers)
+  await ensureBacktestQueue(deps.boss)
+  const workerId = await deps.boss.work<{ jobId: string }>(
+    BACKTEST_QUEUE,
+    { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: 0.5 },
+    async (jobs) => {
+      for (const job of jobs) await runJob(deps, pool, job.data.jobId)
+    },
+  )
+  const sweep = async () => {
+    const now = deps.now()
+    const lost = await failLostJobs(deps.db, new Date(now - LOST_AFTER_MS), new Date(now)).catch((error: unknown) => {
+      deps.log.warn({ err: error }, 'worker-lost sweep failed')
+      return []
+    })
+    if (lost.length > 0) deps.log.warn({ jobs: lost }, 'failed backtests whose worker was lost')
+  }
+  await sweep()
+  const sweeper = setInterval(() => void sweep(), SWEEP_MS)
+  sweeper.unref()
+  return {
+    async stop() {
+      clearInterval(sweeper)
+      await deps.boss.offWork(BACKTEST_QUEUE, { id: workerId }).catch(() => undefined)
+      await pool.close()
+    },
+  }
+}
+
+async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, jobId: string): Promise<void> {
+  const { db, now } = deps
+  const job = await claimJob(db, jobId, new Date(now()))
+  if (!job) return // cancelled before a worker took it
+  let progress = 0
+  let cancelled = false
+  let stopEngine = () => undefined as void
+  const beat = setInterval(() => {
+    void recordProgress(db, jobId, progress, new Date(now())).then((status) => {
+      if (status !== 'running') {
+        cancelled = true
+        stopEngine()
+      }
+    }, () => undefined)
+  }, BEAT_MS)
+  try {
+    const input = await engineInput(deps, job, () => cancelled, (fraction) => (progress = LOADING_SHARE * fraction))
+    if (cancelled) return
+    const run = pool.run(input, (fraction) => (progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction))
+    stopEngine = run.cancel
+    const result = await run.result
+    const config = job.config as JobConfig
+    await db.transaction().execute(async (trx) => {
+      const at = new Date(now())
+      const metrics = formatMetrics(result.metrics)
+      const done = await finishJob(trx, jobId, { status: 'done', metrics, result: formatResult(result, INTERVAL_MS[config.timeframe]) }, at)
+      if (done) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data: { job_id: jobId, status: 'done', template_id: config.template_id, metrics }, at })
+    })
+  } catch (error) {
+    if (error instanceof EngineCancelled || cancelled) return
+    const failure = describeFailure(error)
+    if (failure.code === 'ENGINE_ERROR' || failure.code === 'INTERNAL') deps.log.error({ err: error, job: jobId }, 'backtest failed')
+    await finishJob(db, jobId, { status: 'failed', error: failure }, new Date(now())).catch(() => undefined)
+  } finally {
+    clearInterval(beat)
+  }
+}
+
+async function engineInput(deps: BacktestWorkerDeps, job: JobRow, isCancelled: () => boolean, onLoad: (fraction: number) => void) {
+  const config = job.config as JobConfig
+  const intervalMs = INTERVAL_MS[config.timeframe]
+  const start = Date.parse(config.start)
+  const end = Date.parse(config.end)
+  const history = new UpstreamHistory(deps.market, isCancelled)
+  const bars = []
+  const funding = []
+  const rules = []
+  for (const [i, symbol] of config.symbols.entries()) {
+    rules.push(await symbolRules(deps.market, symbol))
+    const columns = await loadBars(deps.db, history, { symbol, interval: config.timeframe, intervalMs, start, end, now: deps.now() })
+    bars.push({ symbol, intervalMs, ...columns })
+    // Funding a bar settles lies up to one interval past `end`.
+    funding.push(await loadFunding(deps.db, history, { symbol, start, end: end + intervalMs, now: deps.now() }))
+    onLoad((i + 1) / config.symbols.length)
+  }
+  const fees = feeRates(config.fee_model, config.fee_bps === undefined ? undefined : Number(config.fee_bps))
+  return { templateId: config.template_id, params: config.params, bars, funding, rules, capital: Number(config.capital), leverage: config.leverage, fees, start, end }
+}
+
+function describeFailure(error: unknown): { code: string; message: string } {
+  if (error instanceof EngineFailure) return { code: error.code, message: error.message }
+  if (error instanceof AppError) return { code: error.code === 'UPSTREAM_UNAVAILABLE' ? 'UPSTREAM_UNAVAILABLE' : error.code, message: error.message }
+  return { code: 'INTERNAL', message: 'the backtest failed unexpectedly' }
+}

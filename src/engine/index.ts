@@ -1,0 +1,25 @@
+/**
+ * The backtest engine: pure and synchronous. Typed arrays of bars, funding events and symbol rules in,
+ * a result out; no I/O, no clock, no randomness. The job layer (src/backtests/) fetches data, converts
+ * decimal strings at its edges and calls runBacktest in a worker thread.
+ */
+export { runBacktest, type BacktestInput } from './run-backtest.js'
+export { BacktestCancelledError } from './simulate.js'
+export { ENGINE_SEMANTICS } from './semantics.js'
+export { BINANCE_USDM_FEE_TIERS, DEFAULT_FEE_BPS, FEE_MODELS, type FeeModel, feeRates } from './fees.js'
+export { BINANCE_BTCUSDT_BRACKETS, bracketFor, liquidationPrice, maintenanceMargin } from './margin.js'
+export { computeMetrics, PERIODS_PER_YEAR } from './metrics.js'
+export { DAY_MS } from './daily-curve.js'
+export type {
+  BacktestResult,
+  BarGap,
+  BarSeries,
+  EquityPoint,
+  FeeRates,
+  FundingSeries,
+  MaintenanceBracket,
+  Metrics,
+  OpenPosition,
+  SymbolRules,
+  Trade,
+} from './types.js'

@@ -1,0 +1,274 @@
+import { liquidationPrice } from './margin.js'
+import { ceilToStep, floorToStep, roundTo, stepDecimals } from './steps.js'
+import type { OpenPosition, SymbolRules, Trade } from './types.js'
+
+/**
+ * The account of one backtest: cash (the wallet balance: capital + realized PnL − fees − funding) and
+ * one isolated position per symbol. Every change of cash or position goes through here, so the
+ * accounting identity holds at every step:
+ *
+ *   equity = cash + Σ qty × (mark − entryPrice),
+ *
+ * and a fill at price p changes equity marked at p by exactly −fee; a funding payment by exactly −payment.
+ * The bar loop (simulate.ts) decides when; this class decides how much.
+ */
+export class Ledger {
+  cash: number
+  feesPaid = 0
+  fundingPaid = 0
+  readonly trades: Trade[] = []
+  /** Signed position quantity per symbol (> 0 long, < 0 short). */
+  readonly qty: Float64Array
+  /** Average entry price of the open quantity. */
+  readonly entryPrice: Float64Array
+  /** Isolated wallet balance of the position: entry notional / leverage, less funding paid since. */
+  readonly margin: Float64Array
+  /** Liquidation price; a long is liquidated when low ≤ liq (0 = unreachable), a short when high ≥ liq. */
+  readonly liq: Float64Array
+
+  // The open round trip per symbol, for its Trade record.
+  private readonly tripEntryTime: Float64Array
+  private readonly tripEntryQty: Float64Array
+  private readonly tripEntryNotional: Float64Array
+  private readonly tripExitQty: Float64Array
+  private readonly tripExitNotional: Float64Array
+  /** Fills on each side of the trip and the price of the last one: a single fill reports its price exactly. */
+  private readonly tripEntryFills: Float64Array
+  private readonly tripEntryLast: Float64Array
+  private readonly tripExitFills: Float64Array
+  private readonly tripExitLast: Float64Array
+  private readonly tripRealized: Float64Array
+  private readonly tripFee: Float64Array
+  private readonly tripFunding: Float64Array
+  private readonly stepDecimals: number[]
+  private readonly tickDecimals: number[]
+  /** Largest notional Binance lets a position reach at this leverage (the cap of the last tier allowing it). */
+  private readonly maxNotional: number[]
+
+  constructor(
+    readonly symbols: readonly string[],
+    readonly rules: readonly SymbolRules[],
+    capital: number,
+    readonly leverage: number,
+    readonly takerRate: number,
+  ) {
+    const n = symbols.length
+    this.cash = capital
+    this.qty = new Float64Array(n)
+    this.entryPrice = new Float64Array(n)
+    this.margin = new Float64Array(n)
+    this.liq = new Float64Array(n)
+    this.tripEntryTime = new Float64Array(n)
+    this.tripEntryQty = new Float64Array(n)
+    this.tripEntryNotional = new Float64Array(n)
+    this.tripExitQty = new Float64Array(n)
+    this.tripExitNotional = new Float64Array(n)
+    this.tripEntryFills = new Float64Array(n)
+    this.tripEntryLast = new Float64Array(n)
+    this.tripExitFills = new Float64Array(n)
+    this.tripExitLast = new Float64Array(n)
+    this.tripRealized = new Float64Array(n)
+    this.tripFee = new Float64Array(n)
+    this.tripFunding = new Float64Array(n)
+    this.stepDecimals = rules.map((r) => stepDecimals(r.stepSize))
+    this.tickDecimals = rules.map((r) => stepDecimals(r.tickSize))
+    this.maxNotional = rules.map((r) => {
+      let cap = 0
+      for (const b of r.brackets) if ((b.initialLeverage ?? Infinity) >= leverage) cap = Math.max(cap, b.notionalCap)
+      return cap
+    })
+  }
+
+  /** Cash plus the unrealized PnL of symbol s's position at `price` (other symbols are added by the caller). */
+  unrealized(s: number, price: number): number {
+    const q = this.qty[s]!
+    return q === 0 ? 0 : q * (price - this.entryPrice[s]!)
+  }
+
+  /**
+   * The signed quantity that puts `fraction` of `equity` to work at `price`:
+   * floor to stepSize of equity × leverage × |fraction| / (price × (1 + taker rate)), capped by the
+   * leverage tiers' largest notional.
+   */
+  targetQty(s: number, fraction: number, equity: number, price: number): number {
+    if (fraction === 0 || !(equity > 0)) return 0
+    const rules = this.rules[s]!
+    let notional = (equity * this.leverage * Math.abs(fraction)) / (1 + this.takerRate)
+    if (notional > this.maxNotional[s]!) notional = this.maxNotional[s]!
+    const qty = floorToStep(notional / price, rules.stepSize, this.stepDecimals[s]!)
+    return fraction < 0 ? -qty : qty
+  }
+
+  /** Settles one funding event on symbol s: cash −= qty × mark × rate, charged to the position's margin. */
+  settleFunding(s: number, rate: number, mark: number): void {
+    const q = this.qty[s]!
+    if (q === 0) return
+    const payment = q * mark * rate
+    this.cash -= payment
+    this.fundingPaid += payment
+    this.tripFunding[s]! += payment
+    this.margin[s]! -= payment
+    this.updateLiquidationPrice(s)
+  }
+
+  /**
+   * Moves symbol s to the signed quantity `target` with a market order at `price`: closes, reverses,
+   * opens, adds or reduces. Opening and resizing legs below minQty or minNotional are skipped (the
+   * exchange would reject them); closing a whole position is always allowed, as a reduce-only order is.
+   */
+  moveTo(s: number, target: number, price: number, time: number): void {
+    const current = this.qty[s]!
+    if (target === current) return
+    if (current !== 0 && (target === 0 || target > 0 !== current > 0)) {
+      this.close(s, price, time, 'signal')
+      if (target !== 0 && this.tradable(s, Math.abs(target), price)) this.open(s, target, price, time)
+    } else if (current === 0) {
+      if (this.tradable(s, Math.abs(target), price)) this.open(s, target, price, time)
+    } else {
+      const delta = Math.abs(target) - Math.abs(current)
+      const size = roundTo(Math.abs(delta), this.stepDecimals[s]!)
+      if (!this.tradable(s, size, price)) return
+      if (delta > 0) this.add(s, size, price)
+      else this.reduce(s, size, price)
+    }
+  }
+
+  /** Closes symbol s's position at its liquidation price, as a trade with exitReason liquidation. */
+  liquidate(s: number, time: number): void {
+    this.close(s, this.liq[s]!, time, 'liquidation')
+  }
+
+  /** Positions still open, marked at `marks[s]`. */
+  openPositions(marks: ArrayLike<number>): OpenPosition[] {
+    const open: OpenPosition[] = []
+    for (let s = 0; s < this.symbols.length; s++) {
+      const q = this.qty[s]!
+      if (q === 0) continue
+      const mark = marks[s]!
+      open.push({
+        symbol: this.symbols[s]!,
+        side: q > 0 ? 'buy' : 'sell',
+        entryTime: this.tripEntryTime[s]!,
+        entryPrice: this.entryPrice[s]!,
+        qty: Math.abs(q),
+        markPrice: mark,
+        unrealizedPnl: q * (mark - this.entryPrice[s]!),
+        realizedPnl: this.tripRealized[s]!,
+        fee: this.tripFee[s]!,
+        funding: this.tripFunding[s]!,
+        liquidationPrice: this.liq[s]! > 0 ? this.liq[s]! : null,
+      })
+    }
+    return open
+  }
+
+  private tradable(s: number, size: number, price: number): boolean {
+    const rules = this.rules[s]!
+    return size > 0 && size >= rules.minQty && size * price >= rules.minNotional
+  }
+
+  private charge(s: number, size: number, price: number): number {
+    const fee = size * price * this.takerRate
+    this.cash -= fee
+    this.feesPaid += fee
+    this.tripFee[s]! += fee
+    return fee
+  }
+
+  private open(s: number, target: number, price: number, time: number): void {
+    const size = Math.abs(target)
+    this.tripEntryTime[s] = time
+    this.tripEntryQty[s] = 0
+    this.tripEntryNotional[s] = 0
+    this.tripExitQty[s] = 0
+    this.tripExitNotional[s] = 0
+    this.tripEntryFills[s] = 0
+    this.tripExitFills[s] = 0
+    this.tripRealized[s] = 0
+    this.tripFee[s] = 0
+    this.tripFunding[s] = 0
+    this.qty[s] = 0
+    this.margin[s] = 0
+    this.add(s, size, price, target > 0 ? 1 : -1)
+  }
+
+  private add(s: number, size: number, price: number, side: number = Math.sign(this.qty[s]!)): void {
+    this.charge(s, size, price)
+    const held = Math.abs(this.qty[s]!)
+    this.entryPrice[s] = held === 0 ? price : (held * this.entryPrice[s]! + size * price) / (held + size)
+    this.qty[s] = side * roundTo(held + size, this.stepDecimals[s]!)
+    this.margin[s]! += (size * price) / this.leverage
+    this.tripEntryQty[s]! += size
+    this.tripEntryNotional[s]! += size * price
+    this.tripEntryFills[s]!++
+    this.tripEntryLast[s] = price
+    this.updateLiquidationPrice(s)
+  }
+
+  private reduce(s: number, size: number, price: number): void {
+    const q = this.qty[s]!
+    const held = Math.abs(q)
+    const realized = Math.sign(q) * size * (price - this.entryPrice[s]!)
+    this.cash += realized
+    this.tripRealized[s]! += realized
+    this.charge(s, size, price)
+    this.margin[s]! *= (held - size) / held
+    this.qty[s] = Math.sign(q) * roundTo(held - size, this.stepDecimals[s]!)
+    this.recordExit(s, size, price)
+    this.updateLiquidationPrice(s)
+  }
+
+  private close(s: number, price: number, time: number, reason: Trade['exitReason']): void {
+    const q = this.qty[s]!
+    const size = Math.abs(q)
+    const realized = Math.sign(q) * size * (price - this.entryPrice[s]!)
+    this.cash += realized
+    this.tripRealized[s]! += realized
+    this.charge(s, size, price)
+    this.recordExit(s, size, price)
+    const fee = this.tripFee[s]!
+    const funding = this.tripFunding[s]!
+    this.trades.push({
+      id: this.trades.length + 1,
+      symbol: this.symbols[s]!,
+      side: q > 0 ? 'buy' : 'sell',
+      entryTime: this.tripEntryTime[s]!,
+      entryPrice: this.tripEntryFills[s] === 1 ? this.tripEntryLast[s]! : this.tripEntryNotional[s]! / this.tripEntryQty[s]!,
+      exitTime: time,
+      exitPrice: this.tripExitFills[s] === 1 ? this.tripExitLast[s]! : this.tripExitNotional[s]! / this.tripExitQty[s]!,
+      qty: roundTo(this.tripEntryQty[s]!, this.stepDecimals[s]!),
+      fee,
+      funding,
+      pnl: this.tripRealized[s]! - fee - funding,
+      exitReason: reason,
+    })
+    this.qty[s] = 0
+    this.entryPrice[s] = 0
+    this.margin[s] = 0
+    this.liq[s] = 0
+  }
+
+  private recordExit(s: number, size: number, price: number): void {
+    this.tripExitQty[s]! += size
+    this.tripExitNotional[s]! += size * price
+    this.tripExitFills[s]!++
+    this.tripExitLast[s] = price
+  }
+
+  /** Rounded to the tick on the trader's unfavourable side, so the trigger is never later than the exact price. */
+  private updateLiquidationPrice(s: number): void {
+    const q = this.qty[s]!
+    if (q === 0) {
+      this.liq[s] = 0
+      return
+    }
+    const rules = this.rules[s]!
+    const exact = liquidationPrice(q > 0 ? 1 : -1, Math.abs(q), this.entryPrice[s]!, this.margin[s]!, rules.brackets)
+    if (exact <= 0) {
+      this.liq[s] = 0
+      return
+    }
+    const decimals = this.tickDecimals[s]!
+    this.liq[s] = q > 0 ? ceilToStep(exact, rules.tickSize, decimals) : floorToStep(exact, rules.tickSize, decimals)
+  }
+}

@@ -1,0 +1,191 @@
+import type { MultiSymbolSignal, SingleSymbolSignal } from '../templates/types.js'
+import { DailyCurve } from './daily-curve.js'
+import { Ledger } from './ledger.js'
+import type { BarSeries, FeeRates, FundingSeries, SymbolRules } from './types.js'
+
+/** Thrown out of a run when onProgress answers false. */
+export class BacktestCancelledError extends Error {
+  constructor(readonly progress: number) {
+    super('backtest cancelled')
+    this.name = 'BacktestCancelledError'
+  }
+}
+
+export interface SimulationSetup {
+  /** Bars inside [start, end] only, one series per symbol, all of one interval. */
+  bars: readonly BarSeries[]
+  /** One per symbol (empty arrays when a symbol has no funding history). */
+  funding: readonly FundingSeries[]
+  rules: readonly SymbolRules[]
+  capital: number
+  leverage: number
+  fees: FeeRates
+  start: number
+  /** Called every PROGRESS_EVERY bars with the fraction done; answering false cancels the run. */
+  onProgress?: ((fraction: number) => boolean) | undefined
+}
+
+export interface Simulation {
+  ledger: Ledger
+  curve: DailyCurve
+  /** The last close seen per symbol (NaN for a symbol without bars): open positions are marked there. */
+  lastClose: Float64Array
+}
+
+// 2^16 bars between progress calls: ~3 ms of work at 20 M bars/s, so a cancel lands well within a second.
+const PROGRESS_MASK = 0xffff
+
+/**
+ * The bar loop for one symbol: at each bar's open, settle the funding events due (open_time ≤ T <
+ * open_time + interval; an event inside a gap settles at the first bar after it), liquidate a carried
+ * position the open already crossed, fill the pending order, then check the bar's low/high against the
+ * liquidation price; at its close, ask the template for a new target, filled at the next bar's open.
+ * Kept separate from the many-symbol loop because it is the hot path: nothing allocates per bar.
+ */
+export function simulateSingle(setup: SimulationSetup, signal: SingleSymbolSignal): Simulation {
+  const series = setup.bars[0]!
+  const funding = setup.funding[0]!
+  const ledger = new Ledger([series.symbol], setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
+  const curve = new DailyCurve(setup.start, setup.capital)
+  const { openTime, open, high, low, close } = series
+  const interval = series.intervalMs
+  const n = openTime.length
+  const fundingTime = funding.time
+  const fundingCount = fundingTime.length
+  const qty = ledger.qty
+  const liq = ledger.liq
+  const onProgress = setup.onProgress
+  let nextFunding = fundingCount > 0 ? fundingTime[0]! : Infinity
+  let f = 0
+  let pending = Number.NaN
+
+  for (let i = 0; i < n; i++) {
+    const t = openTime[i]!
+    if (t >= curve.nextDay) curve.reach(t, i === 0 ? ledger.cash : ledger.cash + ledger.unrealized(0, close[i - 1]!))
+    const price = open[i]!
+    while (nextFunding < t + interval) {
+      const mark = funding.markPrice[f]!
+      ledger.settleFunding(0, funding.rate[f]!, mark > 0 ? mark : price)
+      f++
+      nextFunding = f < fundingCount ? fundingTime[f]! : Infinity
+    }
+    let q = qty[0]!
+    if (q !== 0 && (q > 0 ? price <= liq[0]! : price >= liq[0]!)) {
+      ledger.liquidate(0, t)
+      q = 0
+    }
+    if (pending === pending) {
+      const equity = ledger.cash + ledger.unrealized(0, price)
+      ledger.moveTo(0, ledger.targetQty(0, pending, equity, price), price, t)
+      pending = Number.NaN
+      q = qty[0]!
+    }
+    if (q !== 0 && (q > 0 ? low[i]! <= liq[0]! : high[i]! >= liq[0]!)) ledger.liquidate(0, t + interval - 1)
+    const target = signal.onBar(i)
+    if (target === target) pending = clampFraction(target)
+    if ((i & PROGRESS_MASK) === PROGRESS_MASK && onProgress && onProgress((i + 1) / n) === false) {
+      throw new BacktestCancelledError((i + 1) / n)
+    }
+  }
+
+  const lastClose = new Float64Array([n > 0 ? close[n - 1]! : Number.NaN])
+  if (n > 0) curve.finish(openTime[n - 1]! + interval, ledger.cash + ledger.unrealized(0, lastClose[0]!))
+  return { ledger, curve, lastClose }
+}
+
+/**
+ * The bar loop for several symbols, over the union of their open times. Each symbol follows the same
+ * order as in simulateSingle at its own bars; orders for a symbol without a bar at a step wait for its
+ * next bar. Sizing uses the account's equity: cash + every position marked at this step's opens (last
+ * closes for symbols without a bar now).
+ */
+export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal): Simulation {
+  const symbols = setup.bars.map((b) => b.symbol)
+  const count = symbols.length
+  const ledger = new Ledger(symbols, setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
+  const curve = new DailyCurve(setup.start, setup.capital)
+  const timeline = mergeOpenTimes(setup.bars)
+  const interval = setup.bars[0]?.intervalMs ?? 0
+  const cursor = new Int32Array(count)
+  const fundingCursor = new Int32Array(count)
+  const at = new Int32Array(count)
+  const targets = new Float64Array(count)
+  const pending = new Float64Array(count).fill(Number.NaN)
+  const mark = new Float64Array(count).fill(Number.NaN)
+  const lastClose = new Float64Array(count).fill(Number.NaN)
+  const qty = ledger.qty
+  const liq = ledger.liq
+  const equityAt = (prices: Float64Array) => {
+    let equity = ledger.cash
+    for (let s = 0; s < count; s++) if (qty[s] !== 0) equity += ledger.unrealized(s, prices[s]!)
+    return equity
+  }
+
+  for (let step = 0; step < timeline.length; step++) {
+    const t = timeline[step]!
+    if (t >= curve.nextDay) curve.reach(t, equityAt(lastClose))
+    let anyPending = false
+    for (let s = 0; s < count; s++) {
+      const series = setup.bars[s]!
+      const i = cursor[s]!
+      const has = i < series.openTime.length && series.openTime[i] === t
+      at[s] = has ? i : -1
+      mark[s] = has ? series.open[i]! : lastClose[s]!
+      if (!has) continue
+      cursor[s] = i + 1
+      const price = series.open[i]!
+      const funding = setup.funding[s]!
+      let f = fundingCursor[s]!
+      while (f < funding.time.length && funding.time[f]! < t + interval) {
+        const recorded = funding.markPrice[f]!
+        ledger.settleFunding(s, funding.rate[f]!, recorded > 0 ? recorded : price)
+        f++
+      }
+      fundingCursor[s] = f
+      const q = qty[s]!
+      if (q !== 0 && (q > 0 ? price <= liq[s]! : price >= liq[s]!)) ledger.liquidate(s, t)
+      if (pending[s] === pending[s]) anyPending = true
+    }
+    if (anyPending) {
+      const equity = equityAt(mark)
+      for (let s = 0; s < count; s++) {
+        if (at[s]! < 0 || pending[s] !== pending[s]) continue
+        const price = mark[s]!
+        ledger.moveTo(s, ledger.targetQty(s, pending[s]!, equity, price), price, t)
+        pending[s] = Number.NaN
+      }
+    }
+    for (let s = 0; s < count; s++) {
+      const i = at[s]!
+      if (i < 0) continue
+      const series = setup.bars[s]!
+      const q = qty[s]!
+      if (q !== 0 && (q > 0 ? series.low[i]! <= liq[s]! : series.high[i]! >= liq[s]!)) ledger.liquidate(s, t + interval - 1)
+      lastClose[s] = series.close[i]!
+    }
+    targets.fill(Number.NaN)
+    if (signal.onStep(at, targets)) {
+      let gross = 0
+      for (let s = 0; s < count; s++) if (targets[s] === targets[s]) gross += Math.abs(clampFraction(targets[s]!))
+      const scale = gross > 1 ? 1 / gross : 1
+      for (let s = 0; s < count; s++) if (targets[s] === targets[s]) pending[s] = clampFraction(targets[s]!) * scale
+    }
+    if ((step & PROGRESS_MASK) === PROGRESS_MASK && setup.onProgress && setup.onProgress((step + 1) / timeline.length) === false) {
+      throw new BacktestCancelledError((step + 1) / timeline.length)
+    }
+  }
+
+  if (timeline.length > 0) curve.finish(timeline[timeline.length - 1]! + interval, equityAt(lastClose))
+  return { ledger, curve, lastClose }
+}
+
+function clampFraction(x: number): number {
+  return x > 1 ? 1 : x < -1 ? -1 : x
+}
+
+/** Sorted union of the series' open times. */
+function mergeOpenTimes(bars: readonly BarSeries[]): Float64Array {
+  const all = new Set<number>()
+  for (const series of bars) for (const t of series.openTime) all.add(t)
+  return Float64Array.from(all).sort()
+}

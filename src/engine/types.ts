@@ -1,0 +1,143 @@
+/**
+ * The engine's data model. Everything is float64 inside (typed arrays for series); decimal strings are
+ * made at the API edge. Times are Unix epoch milliseconds, UTC.
+ */
+
+/** One symbol's klines, ascending by open time, no duplicates (gaps allowed: they are reported, never filled). */
+export interface BarSeries {
+  symbol: string
+  /** The timeframe in milliseconds (60_000 for 1m … 86_400_000 for 1d). */
+  intervalMs: number
+  openTime: Float64Array
+  open: Float64Array
+  high: Float64Array
+  low: Float64Array
+  close: Float64Array
+  volume: Float64Array
+}
+
+/** One symbol's funding history (GET /fapi/v1/fundingRate rows), ascending by time. */
+export interface FundingSeries {
+  time: Float64Array
+  rate: Float64Array
+  /** The mark price Binance recorded with the event; NaN where it recorded none (before 2023-10-31 for BTCUSDT). */
+  markPrice: Float64Array
+}
+
+/**
+ * One tier of Binance's leverage & margin table (GET /fapi/v1/leverageBracket): positions with
+ * notionalFloor < notional ≤ notionalCap need maintenance margin notional × maintMarginRatio − cum.
+ */
+export interface MaintenanceBracket {
+  notionalFloor: number
+  notionalCap: number
+  maintMarginRatio: number
+  /** Binance's "maintenance amount" (cum): keeps the maintenance margin continuous across tiers. */
+  cum: number
+  /** The highest leverage the tier allows; informational (the engine checks leverage 1..20 only). */
+  initialLeverage?: number
+}
+
+/** The exchange filters of one symbol that the engine applies (MARKET_LOT_SIZE, MIN_NOTIONAL, PRICE_FILTER, brackets). */
+export interface SymbolRules {
+  stepSize: number
+  minQty: number
+  minNotional: number
+  tickSize: number
+  /** Ascending by notionalFloor; the last tier's cap bounds the position size the engine will open. */
+  brackets: readonly MaintenanceBracket[]
+}
+
+/** The fee rates the engine charges; every fill is a market (taker) order, so only takerRate is used today. */
+export interface FeeRates {
+  makerRate: number
+  takerRate: number
+}
+
+/** A closed round trip, flat to flat (a reversal closes one trade and opens the next). */
+export interface Trade {
+  /** 1, 2, 3 … in order of exit. */
+  id: number
+  symbol: string
+  /** buy = long, sell = short. */
+  side: 'buy' | 'sell'
+  /** Open time of the bar whose open filled the entry. */
+  entryTime: number
+  /** Volume-weighted average of the entry fills. */
+  entryPrice: number
+  /** Open time of the filling bar; for a liquidation, that bar's close time (open + interval − 1 ms). */
+  exitTime: number
+  /** Volume-weighted average of the exit fills (the liquidation price for a liquidation). */
+  exitPrice: number
+  /** Total quantity entered (= total quantity exited). */
+  qty: number
+  /** Fees of every fill of the trade, entry and exit. */
+  fee: number
+  /** Funding paid while the trade was open (negative = received). */
+  funding: number
+  /** Net of fees and funding: side × qty × (exitPrice − entryPrice) − fee − funding. */
+  pnl: number
+  exitReason: 'signal' | 'liquidation'
+}
+
+/** A position still open at the end: marked at the last close, not closed, not in trades. */
+export interface OpenPosition {
+  symbol: string
+  side: 'buy' | 'sell'
+  entryTime: number
+  /** Average entry price of the quantity held. */
+  entryPrice: number
+  qty: number
+  markPrice: number
+  /** side × qty × (markPrice − entryPrice). */
+  unrealizedPnl: number
+  /** PnL already realized by reducing the position (many-symbol rebalances), before fees and funding. */
+  realizedPnl: number
+  /** Fees paid so far (entry fills). */
+  fee: number
+  funding: number
+  liquidationPrice: number | null
+}
+
+/** Metrics per DESIGN §5; null where a metric is undefined (no trades, no losses, zero deviation), never a sentinel. */
+export interface Metrics {
+  sharpe: number | null
+  sortino: number | null
+  calmar: number | null
+  /** A fraction ≤ 0 (−0.25 = a 25 % fall from a peak); 0 for a curve that never fell. */
+  maxDrawdown: number
+  winRate: number | null
+  profitFactor: number | null
+  cagr: number | null
+  expectedValue: number | null
+  totalTrades: number
+  avgTradeDurationSeconds: number | null
+}
+
+/** Missing klines: the open times of the first and last missing bar (both inclusive). */
+export interface BarGap {
+  symbol: string
+  from: number
+  to: number
+}
+
+/** A daily point of the equity curve: [time ms, equity]. */
+export type EquityPoint = [number, number]
+
+export interface BacktestResult {
+  trades: Trade[]
+  openPositions: OpenPosition[]
+  /** Daily UTC: the first point is (start, capital), then one point per UTC midnight, then the end of the last bar. */
+  equityCurve: EquityPoint[]
+  metrics: Metrics
+  /** Cash plus open positions marked at the last close. */
+  finalEquity: number
+  feesPaid: number
+  /** Funding paid in total (negative = received). */
+  fundingPaid: number
+  gaps: BarGap[]
+  /** Bars inside [start, end] over all symbols. */
+  barsProcessed: number
+  /** The template's params with defaults applied. */
+  params: Record<string, unknown>
+}

@@ -1,0 +1,231 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Pool } from 'undici'
+import { AppError } from '../http/errors.js'
+import { RequestWindow, WeightBudget } from './upstream-budget.js'
+
+/** `api` is UPSTREAM_URL (/fapi/...), `data` is UPSTREAM_DATA_URL (/futures/data/...). */
+export type UpstreamHost = 'api' | 'data'
+
+export interface UpstreamCall {
+  host: UpstreamHost
+  path: string
+  /** Canonical query string without `?` (see canonicalQuery). */
+  query: string
+  /** The exchange's request weight for this call. */
+  weight: number
+}
+
+export interface UpstreamResponse {
+  status: number
+  body: string
+}
+
+export interface UpstreamClientOptions {
+  apiUrl: string | undefined
+  dataUrl: string | undefined
+  now: () => number
+  /** The exchange's weight limit per minute (Binance USD-M: 2400). */
+  weightLimit?: number
+  /** The exchange's request limit on /futures/data per 5 minutes (Binance: 1000). */
+  dataRequestLimit?: number
+  /** Share of each limit kept unused (default 0.1). */
+  margin?: number
+  connectTimeoutMs?: number
+  /** Per attempt: time to the response headers, and between body chunks. */
+  responseTimeoutMs?: number
+}
+
+/** Retry-After when a 429 or 418 comes without one (Binance always sends it; a look-alike may not). */
+const DEFAULT_BACKOFF_S = { 429: 60, 418: 300 } as const
+const RETRY_DELAYS_MS = [50, 150]
+/** Node and undici codes that mean the request never got an answer: safe to send a GET again. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'])
+
+/** One origin (scheme://host:port) and its budget; api and data share one when their URLs share an origin. */
+interface Origin {
+  pool: Pool
+  weight: WeightBudget
+  dataRequests: RequestWindow
+  /** Clock time before which nothing is sent (Retry-After of a 429 or 418). */
+  blockedUntil: number
+}
+
+/** Where one host's calls go: its origin's pool and budget, and a path prefix of its own. */
+interface Target {
+  origin: Origin
+  prefix: string
+  base: string
+}
+
+/** The exchange over HTTP: timeouts, retries of connection failures, and the exchange's rate limits kept. */
+export class UpstreamClient {
+  private readonly origins = new Map<string, Origin>()
+  private readonly byHost: Record<UpstreamHost, Target | undefined>
+  private readonly now: () => number
+
+  constructor(options: UpstreamClientOptions) {
+    this.now = options.now
+    const dataUrl = options.dataUrl ?? options.apiUrl
+    this.byHost = { api: this.targetFor(options.apiUrl, options), data: this.targetFor(dataUrl, options) }
+  }
+
+  /** The base URL a host's calls go to (part of every cache key: two upstreams never share entries). */
+  baseUrl(host: UpstreamHost): string | undefined {
+    return this.byHost[host]?.base
+  }
+
+  /**
+   * Sends one GET, retrying only when the connection failed before an answer, and answers with any
+   * status below 500 other than 429, 418 and 403. Everything else is an AppError UPSTREAM_UNAVAILABLE
+   * (502): 5xx, timeouts, rate limits and bans (with Retry-After), our own budget being spent.
+   * `deadline` is a performance.now() time by which the call has given up.
+   */
+  async get(call: UpstreamCall, deadline: number): Promise<UpstreamResponse> {
+    const target = this.byHost[call.host]
+    if (!target) throw unavailable('no upstream exchange is configured')
+    const { origin } = target
+    const now = this.now()
+    if (now < origin.blockedUntil) {
+      const seconds = Math.ceil((origin.blockedUntil - now) / 1000)
+      throw unavailable(`the upstream exchange asked us to back off; retry in ${seconds} s`, seconds)
+    }
+    if (!origin.weight.tryReserve(call.weight, now)) {
+      throw unavailable('the upstream request-weight budget for this minute is spent', secondsToNextMinute(now))
+    }
+    if (call.host === 'data' && !origin.dataRequests.tryTake(now)) {
+      origin.weight.settle(call.weight, { answered: false }, now)
+      throw unavailable('the upstream request budget of the futures-data endpoints is spent', 60)
+    }
+    let response
+    try {
+      response = await this.send(origin, `${target.prefix}${call.path}${call.query ? `?${call.query}` : ''}`, deadline)
+    } catch (error) {
+      origin.weight.settle(call.weight, { answered: false }, this.now())
+      throw error
+    }
+    origin.weight.settle(call.weight, { answered: true, reported: response.usedWeight }, this.now())
+    return this.judge(origin, response)
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.origins.values()].map((origin) => origin.pool.close()))
+  }
+
+  private async send(origin: Origin, path: string, deadline: number): Promise<UpstreamResponse & { usedWeight: number | undefined; retryAfter: string | undefined }> {
+    for (let attempt = 0; ; attempt++) {
+      const remaining = deadline - performance.now()
+      if (remaining <= 0) throw unavailable('the upstream exchange did not answer in time')
+      try {
+        const response = await origin.pool.request({
+          method: 'GET',
+          path,
+          headers: { accept: 'application/json' },
+          signal: AbortSignal.timeout(Math.ceil(remaining)),
+        })
+        const body = await response.body.text()
+        const usedWeight = Number(header(response.headers['x-mbx-used-weight-1m']))
+        return {
+          status: response.statusCode,
+          body,
+          usedWeight: Number.isFinite(usedWeight) && usedWeight >= 0 ? usedWeight : undefined,
+          retryAfter: header(response.headers['retry-after']),
+        }
+      } catch (error) {
+        const code = (error as { code?: unknown }).code
+        const delay = RETRY_DELAYS_MS[attempt]
+        if (typeof code === 'string' && CONNECTION_ERRORS.has(code) && delay !== undefined && performance.now() + delay < deadline) {
+          await sleep(delay)
+          continue
+        }
+        if (!isTransportError(error)) throw error
+        throw unavailable(describeFailure(error), undefined, error)
+      }
+    }
+  }
+
+  private judge(origin: Origin, response: UpstreamResponse & { retryAfter: string | undefined }): UpstreamResponse {
+    const { status } = response
+    if (status === 429 || status === 418) {
+      const parsed = Number(response.retryAfter)
+      const seconds = Number.isFinite(parsed) && parsed > 0 ? Math.ceil(parsed) : DEFAULT_BACKOFF_S[status]
+      origin.blockedUntil = Math.max(origin.blockedUntil, this.now() + seconds * 1000)
+      throw unavailable(`the upstream exchange is rate limiting us (${status}); retry in ${seconds} s`, seconds)
+    }
+    // 403 is Binance's WAF refusing the IP, not an answer about the request.
+    if (status >= 500 || status === 403) throw unavailable(`the upstream exchange answered ${status}`)
+    return { status, body: response.body }
+  }
+
+  private targetFor(url: string | undefined, options: UpstreamClientOptions): Target | undefined {
+    if (url === undefined) return undefined
+    const parsed = new URL(url)
+    const prefix = parsed.pathname.replace(/\/+$/, '')
+    return { origin: this.originFor(parsed, options), prefix, base: `${parsed.origin}${prefix}` }
+  }
+
+  private originFor(parsed: URL, options: UpstreamClientOptions): Origin {
+    const key = parsed.origin
+    let origin = this.origins.get(key)
+    if (!origin) {
+      origin = {
+        pool: new Pool(parsed.origin, {
+          connections: 32,
+          connectTimeout: options.connectTimeoutMs ?? 1000,
+          headersTimeout: options.responseTimeoutMs ?? 2000,
+          bodyTimeout: options.responseTimeoutMs ?? 2000,
+          keepAliveTimeout: 10_000,
+          maxResponseSize: 64 * 1024 * 1024,
+        }),
+        weight: new WeightBudget(options.weightLimit ?? 2400, options.margin ?? 0.1),
+        dataRequests: new RequestWindow(options.dataRequestLimit ?? 1000, options.margin ?? 0.1, 5 * 60_000),
+        blockedUntil: 0,
+      }
+      this.origins.set(key, origin)
+    }
+    return origin
+  }
+}
+
+/** The query string of `params` in the order given, skipping undefined values. */
+export function canonicalQuery(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams()
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.append(name, String(value))
+  return search.toString()
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+function secondsToNextMinute(now: number): number {
+  return Math.max(1, Math.ceil((60_000 - (now % 60_000)) / 1000))
+}
+
+/** Errors of the network or of undici, as opposed to a bug of ours (which must stay a 500). */
+function isTransportError(error: unknown): boolean {
+  const { code, name } = error as { code?: unknown; name?: unknown }
+  return (typeof code === 'string' && (code.startsWith('E') || code.startsWith('UND_ERR'))) || name === 'TimeoutError' || name === 'AbortError'
+}
+
+function describeFailure(error: unknown): string {
+  const code = (error as { code?: unknown; name?: unknown }).code
+  const name = (error as { name?: unknown }).name
+  if (name === 'TimeoutError' || name === 'AbortError' || code === 'UND_ERR_ABORTED' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return 'the upstream exchange did not answer in time'
+  }
+  if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND') {
+    return 'the upstream exchange cannot be reached'
+  }
+  return 'the connection to the upstream exchange failed'
+}
+
+/** The 502 of market endpoints; Retry-After when we know when calling again makes sense. */
+export function unavailable(message: string, retryAfterSeconds?: number, cause?: unknown): AppError {
+  const error = new AppError('UPSTREAM_UNAVAILABLE', message, retryAfterSeconds ? { headers: { 'retry-after': String(retryAfterSeconds) } } : {})
+  if (cause !== undefined) error.cause = cause
+  return error
+}
+
+export function isUpstreamUnavailable(error: unknown): error is AppError {
+  return error instanceof AppError && error.code === 'UPSTREAM_UNAVAILABLE'
+}

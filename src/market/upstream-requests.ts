@@ -1,0 +1,81 @@
+import type { UpstreamRequest } from './market-data.js'
+
+/**
+ * Every upstream call the gateway makes, with Binance's weight and the cache TTL that fits its data
+ * (the table is in docs/decisions.md, "Market data"). Stale answers are kept `staleMs` past the TTL to
+ * serve while the upstream is unavailable or our weight budget is spent.
+ */
+
+export const PERIODS = ['5m', '15m', '30m', '1h', '2h', '4h', '6h', '12h', '1d'] as const
+export type Period = (typeof PERIODS)[number]
+
+const MINUTE = 60_000
+const PERIOD_MS: Record<Period, number> = {
+  '5m': 5 * MINUTE,
+  '15m': 15 * MINUTE,
+  '30m': 30 * MINUTE,
+  '1h': 60 * MINUTE,
+  '2h': 120 * MINUTE,
+  '4h': 240 * MINUTE,
+  '6h': 360 * MINUTE,
+  '12h': 720 * MINUTE,
+  '1d': 1440 * MINUTE,
+}
+
+export function periodMs(period: Period): number {
+  return PERIOD_MS[period]
+}
+
+/**
+ * A ratio series gains one point per period, published after the period closes. A tenth of the
+ * period (30 s for 5m, capped at 5 min) bounds how late a new point shows while keeping the
+ * /futures/data budget (1000 requests per 5 min per IP) far away.
+ */
+export function ratioTtlMs(period: Period): number {
+  return Math.min(5 * MINUTE, Math.max(30_000, PERIOD_MS[period] / 10))
+}
+
+const STALE_MS = 10 * MINUTE
+
+export type RatioSeries = 'topLongShortPositionRatio' | 'topLongShortAccountRatio' | 'globalLongShortAccountRatio' | 'takerlongshortRatio' | 'openInterestHist'
+
+export const upstream = {
+  /** Mark price, index price and the current funding rate of every symbol. */
+  premiumIndex: (): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/premiumIndex', query: {}, weight: 10, ttlMs: 5_000, staleMs: STALE_MS }),
+
+  /** 24h statistics of every symbol. */
+  tickers: (): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/ticker/24hr', query: {}, weight: 40, ttlMs: 1_000, staleMs: STALE_MS }),
+
+  /** Symbols, statuses and filters: they change a few times a day. */
+  exchangeInfo: (): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/exchangeInfo', query: {}, weight: 1, ttlMs: 60_000, staleMs: 60 * MINUTE }),
+
+  /** Funding history; Binance counts it against a separate 500 per 5 min budget, which weight 1 stands for. */
+  fundingHistory: (query: { symbol?: string; startTime?: number; endTime?: number; limit?: number }): UpstreamRequest => ({
+    host: 'api',
+    path: '/fapi/v1/fundingRate',
+    query: { symbol: query.symbol, startTime: query.startTime, endTime: query.endTime, limit: query.limit },
+    weight: 1,
+    ttlMs: 5_000,
+    staleMs: STALE_MS,
+  }),
+
+  /** Recent trades, oldest first. */
+  trades: (symbol: string, limit: number, ttlMs = 1_000): UpstreamRequest => ({
+    host: 'api',
+    path: '/fapi/v1/trades',
+    query: { symbol, limit },
+    weight: 5,
+    ttlMs,
+    staleMs: STALE_MS,
+  }),
+
+  /** One of the /futures/data series (weight 0; their own request budget). */
+  series: (series: RatioSeries, symbol: string, period: Period, limit: number): UpstreamRequest => ({
+    host: 'data',
+    path: `/futures/data/${series}`,
+    query: { symbol, period, limit },
+    weight: 0,
+    ttlMs: ratioTtlMs(period),
+    staleMs: STALE_MS,
+  }),
+}

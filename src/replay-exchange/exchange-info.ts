@@ -1,0 +1,115 @@
+import { loadJson } from './recorded.js'
+
+/** The parts of an exchangeInfo symbol the replay needs for formatting and derivation. */
+export interface SymbolInfo {
+  symbol: string
+  status: string
+  contractType: string
+  baseAsset: string
+  quoteAsset: string
+  pricePrecision: number
+  quantityPrecision: number
+  tickSize: number
+  stepSize: number
+  onboardDate: number
+}
+
+export interface ExchangeInfoSnapshot {
+  symbols: Map<string, SymbolInfo>
+  serverTime: number
+  /** The snapshot as served, with serverTime set per response. */
+  render(serverTime: number): string
+}
+
+/** Binance's USD-M limit, which the replay enforces (the 2025-12 snapshot lists 6000). */
+export const WEIGHT_LIMIT_PER_MINUTE = 2400
+
+interface RawFilter {
+  filterType: string
+  tickSize?: string
+  stepSize?: string
+}
+interface RawSymbol {
+  symbol: string
+  status: string
+  contractType: string
+  baseAsset: string
+  quoteAsset: string
+  pricePrecision: number
+  quantityPrecision: number
+  onboardDate: number
+  filters: RawFilter[]
+}
+interface RawExchangeInfo {
+  serverTime: number
+  rateLimits: { rateLimitType: string; interval: string; intervalNum: number; limit: number }[]
+  symbols: RawSymbol[]
+}
+
+export function loadExchangeInfo(file: string): ExchangeInfoSnapshot {
+  const raw = loadJson(file) as RawExchangeInfo
+  if (!Array.isArray(raw.symbols) || typeof raw.serverTime !== 'number') throw new Error(`${file}: not an exchangeInfo response`)
+  const symbols = new Map<string, SymbolInfo>()
+  for (const s of raw.symbols) {
+    const filter = (type: string) => s.filters.find((f) => f.filterType === type)
+    let tickSize = Number(filter('PRICE_FILTER')?.tickSize)
+    let stepSize = Number(filter('LOT_SIZE')?.stepSize)
+    if (!(tickSize > 0) || !(stepSize > 0)) {
+      // Pre-market listings carry tickSize "0"; only trading symbols get market data, and need both.
+      if (s.status === 'TRADING') throw new Error(`${file}: ${s.symbol} lacks PRICE_FILTER.tickSize or LOT_SIZE.stepSize`)
+      tickSize = tickSize > 0 ? tickSize : 10 ** -s.pricePrecision
+      stepSize = stepSize > 0 ? stepSize : 10 ** -s.quantityPrecision
+    }
+    symbols.set(s.symbol, {
+      symbol: s.symbol,
+      status: s.status,
+      contractType: s.contractType,
+      baseAsset: s.baseAsset,
+      quoteAsset: s.quoteAsset,
+      pricePrecision: s.pricePrecision,
+      quantityPrecision: s.quantityPrecision,
+      tickSize,
+      stepSize,
+      onboardDate: s.onboardDate,
+    })
+  }
+  for (const limit of raw.rateLimits) {
+    if (limit.rateLimitType === 'REQUEST_WEIGHT' && limit.interval === 'MINUTE' && limit.intervalNum === 1) limit.limit = WEIGHT_LIMIT_PER_MINUTE
+  }
+  // Serialised once (1.7 MB of JSON takes ~10 ms to stringify); only serverTime changes per response.
+  const marker = -424242424242
+  const [head, tail] = JSON.stringify({ ...raw, serverTime: marker }).split(String(marker)) as [string, string]
+  return { symbols, serverTime: raw.serverTime, render: (serverTime) => `${head}${serverTime}${tail}` }
+}
+
+export interface PremiumSnapshotEntry {
+  markPrice: number
+  interestRate: string
+  lastFundingRate: number
+  nextFundingTime: number
+}
+
+export interface PremiumSnapshot {
+  time: number
+  entries: Map<string, PremiumSnapshotEntry>
+}
+
+/** A recorded all-symbol /fapi/v1/premiumIndex response: anchors prices and one funding period of unrecorded symbols. */
+export function loadPremiumSnapshot(file: string): PremiumSnapshot {
+  const raw = loadJson(file) as { symbol: string; markPrice: string; interestRate: string; lastFundingRate: string; nextFundingTime: number; time: number }[]
+  if (!Array.isArray(raw) || raw.length === 0) throw new Error(`${file}: not a premiumIndex response`)
+  const entries = new Map<string, PremiumSnapshotEntry>()
+  let time = 0
+  for (const e of raw) {
+    time = Math.max(time, e.time)
+    const markPrice = Number(e.markPrice)
+    if (!(markPrice > 0)) continue
+    entries.set(e.symbol, {
+      markPrice,
+      interestRate: e.interestRate,
+      lastFundingRate: Number(e.lastFundingRate),
+      nextFundingTime: e.nextFundingTime,
+    })
+  }
+  return { time, entries }
+}

@@ -1,0 +1,90 @@
+import websocket from '@fastify/websocket'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { defaultReplayStart, recordingSpan, ReplayClock } from './clock.js'
+import { controlRoutes } from './control-routes.js'
+import { defaultDataDir, scanDataDir } from './data-files.js'
+import { BinanceError } from './errors.js'
+import { loadExchangeInfo, loadPremiumSnapshot } from './exchange-info.js'
+import { type FaultInjector, Faults } from './faults.js'
+import { Market } from './market.js'
+import { WeightLimiter } from './rate-limit.js'
+import { installRequestHooks, RequestStats } from './request-hooks.js'
+import { restRoutes } from './rest-routes.js'
+import { StreamHub } from './streams.js'
+
+export type { FaultInjector, FaultSpec } from './faults.js'
+
+export interface ReplayExchangeOptions {
+  /** Default: the project's data/ folder. */
+  dataDir?: string
+  /** Default 127.0.0.1. */
+  host?: string
+  /** Default 0 (a free port). */
+  port?: number
+  /** Wall clock, injectable for tests; default Date.now. */
+  now?: () => number
+  /** Unix ms of recorded time that "now" maps to at start (default: see README "Time"). */
+  replayStart?: number
+  /** Recorded ms per wall ms, default 1. */
+  speed?: number
+}
+
+export interface ReplayExchange {
+  /** http://127.0.0.1:PORT (REST: /fapi/... and /futures/data/...) */
+  url: string
+  /** ws://127.0.0.1:PORT (streams: /ws/<stream> and /stream?streams=a/b) */
+  wsUrl: string
+  faults: FaultInjector
+  /** Upstream call counts (REST requests under /fapi and /futures/data), for tests and benchmarks. */
+  stats(): { requests: number; byPath: Record<string, number> }
+  resetStats(): void
+  close(): Promise<void>
+}
+
+/** Starts a Binance USD-M futures look-alike over recorded data, listening on host:port. */
+export async function startReplayExchange(options: ReplayExchangeOptions = {}): Promise<ReplayExchange> {
+  const files = scanDataDir(options.dataDir ?? defaultDataDir())
+  const exchangeInfo = loadExchangeInfo(files.exchangeInfo)
+  const premium = files.premiumIndex ? loadPremiumSnapshot(files.premiumIndex) : undefined
+  const market = new Market(files, exchangeInfo, premium)
+  const wallNow = options.now ?? Date.now
+  const speed = options.speed ?? 1
+  if (!(speed > 0)) throw new Error('replay exchange: speed must be positive')
+  const span = recordingSpan(files.klines)
+  const clock = new ReplayClock(wallNow, options.replayStart ?? defaultReplayStart(premium?.time, span), speed, span.end)
+  const faults = new Faults()
+  const stats = new RequestStats()
+  const hub = new StreamHub(market, clock)
+
+  const app: FastifyInstance = Fastify({ logger: false, forceCloseConnections: true })
+  await app.register(websocket)
+  installRequestHooks(app, faults, stats)
+  app.setErrorHandler((error, _request, reply) => {
+    if (error instanceof BinanceError) return reply.code(error.status).headers(error.headers).send({ code: error.code, msg: error.message })
+    // No logger is injected here (the options are the contract); a 500 is a bug, so say it loudly.
+    process.stderr.write(`replay exchange: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    return reply.code(500).send({ code: -1000, msg: 'An unknown error occurred while processing the request.' })
+  })
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ code: -1000, msg: `Unknown path ${request.url.split('?')[0]}` }))
+  restRoutes(app, { market, exchangeInfo, clock, limiter: new WeightLimiter(wallNow) })
+  hub.routes(app)
+  controlRoutes(app, faults, stats, clock)
+
+  const address = new URL(await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 }))
+  return {
+    url: `http://${address.host}`,
+    wsUrl: `ws://${address.host}`,
+    faults: {
+      add: (fault) => faults.add(fault),
+      clear: () => faults.clear(),
+      active: () => faults.active(),
+      disconnectStreams: () => hub.disconnectAll(),
+    },
+    stats: () => stats.snapshot(),
+    resetStats: () => stats.reset(),
+    async close() {
+      hub.close()
+      await app.close()
+    },
+  }
+}

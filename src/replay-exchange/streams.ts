@@ -1,0 +1,218 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { WebSocket } from 'ws'
+import type { ReplayClock } from './clock.js'
+import { bucketStart, type Interval, isInterval, nextBucket } from './intervals.js'
+import { type KlineRow, klines } from './klines.js'
+import type { Market, MarketSymbol } from './market.js'
+import { markPrice } from './premium.js'
+import { tradesBefore } from './trades.js'
+
+/**
+ * Binance market streams over the replay: `<symbol>@kline_<interval>`, `<symbol>@markPrice`,
+ * `<symbol>@markPrice@1s` and `!markPrice@arr[@1s]`, raw on /ws/<stream>[/<stream>…] or wrapped as
+ * {"stream","data"} on /stream?streams=a/b, plus the SUBSCRIBE / UNSUBSCRIBE / LIST_SUBSCRIPTIONS
+ * requests. Updates go out once a wall second as replay time passes: the open kline every second
+ * (after the bars that closed meanwhile, with x: true), mark prices every 3 s or every second.
+ */
+
+const TICK_MS = 1000
+/** Closed bars sent at most per tick for one stream (a fast replay skips the rest, as a reconnecting client would). */
+const MAX_CLOSED_PER_TICK = 60
+
+type Stream =
+  | { kind: 'kline'; name: string; symbol: MarketSymbol; interval: Interval; lastOpen: number | undefined }
+  | { kind: 'markPrice'; name: string; symbol: MarketSymbol | undefined; everySecond: boolean; phase: number }
+
+interface Connection {
+  socket: WebSocket
+  combined: boolean
+  streams: Map<string, Stream>
+}
+
+export class StreamHub {
+  private readonly connections = new Set<Connection>()
+  private ticks = 0
+  private timer: NodeJS.Timeout | undefined
+
+  constructor(
+    private readonly market: Market,
+    private readonly clock: ReplayClock,
+  ) {}
+
+  routes(app: FastifyInstance): void {
+    const open = (combined: boolean, names: string[]) => (socket: WebSocket) => this.accept(socket, combined, names)
+    app.get('/ws', { websocket: true }, (socket) => open(false, [])(socket))
+    app.get('/ws/*', { websocket: true }, (socket, request: FastifyRequest) => {
+      const names = ((request.params as Record<string, string>)['*'] ?? '').split('/').filter(Boolean)
+      open(false, names)(socket)
+    })
+    app.get('/stream', { websocket: true }, (socket, request: FastifyRequest) => {
+      const streams = (request.query as Record<string, unknown>).streams
+      open(true, typeof streams === 'string' ? streams.split('/').filter(Boolean) : [])(socket)
+    })
+  }
+
+  disconnectAll(): number {
+    const count = this.connections.size
+    for (const connection of this.connections) connection.socket.terminate()
+    this.connections.clear()
+    return count
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+    this.disconnectAll()
+  }
+
+  private accept(socket: WebSocket, combined: boolean, names: string[]): void {
+    const connection: Connection = { socket, combined, streams: new Map() }
+    for (const name of names) {
+      const stream = this.parse(name)
+      if (!stream) {
+        socket.close(1008, `Invalid stream name: ${name}`.slice(0, 120))
+        return
+      }
+      connection.streams.set(stream.name, stream)
+    }
+    this.connections.add(connection)
+    socket.on('close', () => this.connections.delete(connection))
+    socket.on('error', () => this.connections.delete(connection))
+    socket.on('message', (data) => this.request(connection, String(data)))
+    this.timer ??= setInterval(() => this.tick(), TICK_MS).unref()
+    for (const stream of connection.streams.values()) this.emit(connection, stream, true)
+  }
+
+  /** A stream by its name, matched case-insensitively and echoed as the client wrote it (Binance writes `markPrice`). */
+  private parse(name: string): Stream | undefined {
+    const lower = name.toLowerCase()
+    const arr = /^!markprice@arr(@1s)?$/.exec(lower)
+    if (arr) return { kind: 'markPrice', name, symbol: undefined, everySecond: arr[1] !== undefined, phase: this.ticks }
+    // The interval stays case-sensitive: 1m is a minute, 1M a month.
+    const kline = /^([a-zA-Z0-9_]+)@kline_(\w+)$/.exec(name)
+    if (kline && isInterval(kline[2]!)) {
+      const symbol = this.market.get(kline[1]!.toUpperCase())
+      return symbol && { kind: 'kline', name, symbol, interval: kline[2], lastOpen: undefined }
+    }
+    const mark = /^([a-z0-9_]+)@markprice(@1s)?$/.exec(lower)
+    if (mark) {
+      const symbol = this.market.get(mark[1]!.toUpperCase())
+      return symbol && { kind: 'markPrice', name, symbol, everySecond: mark[2] !== undefined, phase: this.ticks }
+    }
+    return undefined
+  }
+
+  /** Binance's live subscription requests: {"method": "SUBSCRIBE", "params": [...], "id": 1}. */
+  private request(connection: Connection, text: string): void {
+    let message: { method?: unknown; params?: unknown; id?: unknown }
+    try {
+      message = JSON.parse(text) as typeof message
+    } catch {
+      return this.send(connection, { error: { code: 3, msg: 'Invalid JSON' } })
+    }
+    const id = message.id ?? null
+    const params = Array.isArray(message.params) ? message.params.filter((p): p is string => typeof p === 'string') : []
+    if (message.method === 'LIST_SUBSCRIPTIONS') return this.send(connection, { result: [...connection.streams.keys()], id })
+    if (message.method === 'SUBSCRIBE') {
+      const streams = params.map((p) => this.parse(p))
+      const bad = params.find((_, i) => !streams[i])
+      if (bad !== undefined) return this.send(connection, { error: { code: 2, msg: `Invalid request: unknown stream ${bad}` }, id })
+      this.send(connection, { result: null, id })
+      for (const stream of streams) {
+        connection.streams.set(stream!.name, stream!)
+        this.emit(connection, stream!, true)
+      }
+      return
+    }
+    if (message.method === 'UNSUBSCRIBE') {
+      for (const p of params) connection.streams.delete(p)
+      return this.send(connection, { result: null, id })
+    }
+    this.send(connection, { error: { code: 2, msg: 'Invalid request: method must be SUBSCRIBE, UNSUBSCRIBE or LIST_SUBSCRIPTIONS' }, id })
+  }
+
+  private tick(): void {
+    this.ticks++
+    for (const connection of this.connections) {
+      for (const stream of connection.streams.values()) this.emit(connection, stream, false)
+    }
+    if (this.connections.size === 0 && this.timer) {
+      clearInterval(this.timer)
+      this.timer = undefined
+    }
+  }
+
+  private emit(connection: Connection, stream: Stream, first: boolean): void {
+    const now = this.clock.now()
+    if (stream.kind === 'markPrice') {
+      if (!first && !stream.everySecond && (this.ticks - stream.phase) % 3 !== 0) return
+      const symbols = stream.symbol ? [stream.symbol] : this.market.all()
+      const updates = symbols.flatMap((symbol) => markPriceUpdate(symbol, now) ?? [])
+      if (stream.symbol && updates[0]) this.publish(connection, stream.name, updates[0])
+      else if (!stream.symbol) this.publish(connection, stream.name, updates)
+      return
+    }
+    const { symbol, interval } = stream
+    const openStart = bucketStart(interval, now)
+    if (stream.lastOpen !== undefined && stream.lastOpen < openStart) {
+      const closed = klines(symbol, { interval, startTime: stream.lastOpen, endTime: openStart - 1, limit: MAX_CLOSED_PER_TICK }, now)
+      for (const row of closed) this.publish(connection, stream.name, klineEvent(symbol, interval, row, now, true))
+    }
+    stream.lastOpen = openStart
+    const [open] = klines(symbol, { interval, startTime: openStart, endTime: openStart, limit: 1 }, now)
+    if (open) this.publish(connection, stream.name, klineEvent(symbol, interval, open, now, false))
+  }
+
+  private publish(connection: Connection, stream: string, data: unknown): void {
+    this.send(connection, connection.combined ? { stream, data } : data)
+  }
+
+  private send(connection: Connection, message: unknown): void {
+    if (connection.socket.readyState === connection.socket.OPEN) connection.socket.send(JSON.stringify(message))
+  }
+}
+
+function klineEvent(symbol: MarketSymbol, interval: Interval, row: KlineRow, now: number, closed: boolean) {
+  const [start, o, h, l, c, v, closeTime, q, n, takerBase, takerQuote] = row
+  const end = nextBucket(interval, start)
+  const first = tradesBefore(symbol, start) + 1
+  return {
+    e: 'kline',
+    E: now,
+    s: symbol.info.symbol,
+    k: {
+      t: start,
+      T: closeTime,
+      s: symbol.info.symbol,
+      i: interval,
+      f: n > 0 ? first : -1,
+      L: n > 0 ? tradesBefore(symbol, Math.min(end, now + 1)) : -1,
+      o,
+      c,
+      h,
+      l,
+      v,
+      n,
+      x: closed,
+      q,
+      V: takerBase,
+      Q: takerQuote,
+      B: '0',
+    },
+  }
+}
+
+function markPriceUpdate(symbol: MarketSymbol, now: number) {
+  const m = markPrice(symbol, now)
+  if (!m) return undefined
+  return {
+    e: 'markPriceUpdate',
+    E: now,
+    s: symbol.info.symbol,
+    p: m.mark.toFixed(8),
+    i: m.index.toFixed(8),
+    P: m.estimatedSettle.toFixed(8),
+    r: m.fundingRate.toFixed(8),
+    T: m.nextFundingTime,
+  }
+}

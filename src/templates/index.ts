@@ -1,0 +1,16 @@
+/**
+ * Strategy templates: params schemas and signal logic, shared by the backtest engine and the live runner.
+ * Pure: no I/O, no clock, no randomness.
+ */
+export { TEMPLATES, defaultsOf, findTemplate, listTemplates } from './registry.js'
+export { TemplateListSchema, TemplateSchema, type TemplateInfo } from './schemas.js'
+export { getTemplate, validateParams, validateSymbols } from './validate.js'
+export type {
+  MultiSymbolSignal,
+  MultiSymbolTemplate,
+  ParamProblem,
+  SingleSymbolSignal,
+  SingleSymbolTemplate,
+  Template,
+  TemplateContext,
+} from './types.js'

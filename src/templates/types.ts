@@ -1,0 +1,63 @@
+import type { Static, TObject } from 'typebox'
+import type { BarSeries, FundingSeries, SymbolRules } from '../engine/types.js'
+
+/**
+ * What a template sees: the bars of its symbols (only bars inside the backtest's [start, end], or the
+ * live runner's history), their funding events and exchange filters. The live runner may swap a
+ * series' arrays as it grows them, so signals read through the BarSeries object on every call.
+ */
+export interface TemplateContext {
+  bars: readonly BarSeries[]
+  funding: readonly FundingSeries[]
+  rules: readonly SymbolRules[]
+}
+
+/**
+ * A one-symbol decision maker, fed bar by bar in order. `onBar(i)` runs once bar i has closed and may
+ * read bars 0..i only; it returns the new target position as a signed fraction of equity in [−1, 1]
+ * (1 = all in long, −1 = all in short, 0 = flat), or NaN to keep the current target.
+ */
+export interface SingleSymbolSignal {
+  onBar(i: number): number
+}
+
+/**
+ * A many-symbol decision maker, fed once per time step. `at[s]` is the index of symbol s's bar that
+ * closed at this step, or −1 when symbol s has no bar then (a gap or not yet listed). It writes new
+ * targets into `targets[s]` (left NaN = keep) and returns true when it wrote any. Σ|targets| should not
+ * exceed 1; the engine scales them down when it does.
+ */
+export interface MultiSymbolSignal {
+  onStep(at: Int32Array, targets: Float64Array): boolean
+}
+
+/** A cross-field rule the schema cannot state, e.g. fast < slow. */
+export interface ParamProblem {
+  field: string
+  message: string
+}
+
+interface TemplateBase<S extends TObject> {
+  id: string
+  description: string
+  /** TypeBox schema of params: every property has a default and bounds; additionalProperties false. */
+  schema: S
+  /** Smallest capital (quote currency) a strategy of this template may be deployed or backtested with. */
+  minCapital: number
+  /** Rules across fields, checked after the schema; returns the first problem. */
+  refine?(params: Static<S>): ParamProblem | undefined
+}
+
+export interface SingleSymbolTemplate<S extends TObject = TObject> extends TemplateBase<S> {
+  multiSymbol: false
+  create(context: TemplateContext, params: Static<S>): SingleSymbolSignal
+}
+
+export interface MultiSymbolTemplate<S extends TObject = TObject> extends TemplateBase<S> {
+  multiSymbol: true
+  /** Fewest symbols the template needs. */
+  minSymbols: number
+  create(context: TemplateContext, params: Static<S>): MultiSymbolSignal
+}
+
+export type Template = SingleSymbolTemplate | MultiSymbolTemplate

@@ -1,0 +1,138 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
+import type { BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
+
+export const HOUR = 3_600_000
+export const DAY = 86_400_000
+
+/** BTCUSDT's filters in the 2025-12-24 exchangeInfo snapshot (MARKET_LOT_SIZE, MIN_NOTIONAL, PRICE_FILTER). */
+export const BTCUSDT_RULES: SymbolRules = { stepSize: 0.001, minQty: 0.001, minNotional: 100, tickSize: 0.1, brackets: BINANCE_BTCUSDT_BRACKETS }
+
+/** Rules that never skip an order, for hand-computed cases. */
+export const LOOSE_RULES: SymbolRules = { stepSize: 0.001, minQty: 0.001, minNotional: 0, tickSize: 0.1, brackets: BINANCE_BTCUSDT_BRACKETS }
+
+export const NO_FUNDING: FundingSeries = { time: new Float64Array(0), rate: new Float64Array(0), markPrice: new Float64Array(0) }
+
+/** A series from rows of [open, high, low, close], one bar per interval from `start`. */
+export function barsFromRows(symbol: string, start: number, interval: number, rows: readonly (readonly number[])[]): BarSeries {
+  const column = (k: number) => Float64Array.from(rows, (row) => row[k]!)
+  return {
+    symbol,
+    intervalMs: interval,
+    openTime: Float64Array.from(rows, (_, i) => start + i * interval),
+    open: column(0),
+    high: column(1),
+    low: column(2),
+    close: column(3),
+    volume: Float64Array.from(rows, () => 1),
+  }
+}
+
+/** A series whose bars open and close at the given closes (open = previous close), high/low around them. */
+export function barsFromCloses(symbol: string, start: number, interval: number, closes: readonly number[]): BarSeries {
+  return barsFromRows(
+    symbol,
+    start,
+    interval,
+    closes.map((c, i) => {
+      const o = i === 0 ? c : closes[i - 1]!
+      return [o, Math.max(o, c), Math.min(o, c), c]
+    }),
+  )
+}
+
+export function funding(events: readonly { time: number; rate: number; mark?: number }[]): FundingSeries {
+  return {
+    time: Float64Array.from(events, (e) => e.time),
+    rate: Float64Array.from(events, (e) => e.rate),
+    markPrice: Float64Array.from(events, (e) => e.mark ?? Number.NaN),
+  }
+}
+
+/** Deterministic PRNG (mulberry32) for property tests. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** A random walk of n bars with prices on a 0.1 tick, starting at `price`. */
+export function randomBars(symbol: string, seed: number, n: number, start = Date.UTC(2024, 0, 1), interval = HOUR, price = 30_000): BarSeries {
+  const next = random(seed)
+  const tick = (x: number) => Math.max(0.1, Math.round(x * 10) / 10)
+  const rows: number[][] = []
+  let close = price
+  for (let i = 0; i < n; i++) {
+    const open = close
+    close = tick(open * (1 + (next() - 0.5) * 0.02))
+    const high = tick(Math.max(open, close) * (1 + next() * 0.01))
+    const low = tick(Math.min(open, close) * (1 - next() * 0.01))
+    rows.push([open, high, low, close])
+  }
+  return barsFromRows(symbol, start, interval, rows)
+}
+
+/**
+ * A data file by name: the project's data/ subset when present, else the shared data set
+ * (../shared/data, described in its SOURCES.md). Only tests read files; the engine never does.
+ */
+export function dataFile(name: string): string {
+  const candidates = [path.resolve('data/binance-um-futures', name), path.resolve('../shared/data/binance-um-futures', name)]
+  const found = candidates.find((file) => fs.existsSync(file))
+  if (!found) throw new Error(`data file ${name} not found in ${candidates.join(' or ')}`)
+  return found
+}
+
+function readCsv(file: string): string[][] {
+  const raw = fs.readFileSync(file)
+  const text = file.endsWith('.gz') ? zlib.gunzipSync(raw).toString('utf8') : raw.toString('utf8')
+  return text
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split(','))
+}
+
+/** A kline CSV (open_time,open,high,low,close,volume) as a series. */
+export function loadKlines(symbol: string, name: string, interval: number): BarSeries {
+  const rows = readCsv(dataFile(name))
+  const column = (k: number) => Float64Array.from(rows, (row) => Number(row[k]))
+  return { symbol, intervalMs: interval, openTime: column(0), open: column(1), high: column(2), low: column(3), close: column(4), volume: column(5) }
+}
+
+/** A funding CSV (symbol,fundingTime,fundingRate,markPrice; markPrice may be empty). */
+export function loadFunding(name: string): FundingSeries {
+  const rows = readCsv(dataFile(name))
+  return {
+    time: Float64Array.from(rows, (row) => Number(row[1])),
+    rate: Float64Array.from(rows, (row) => Number(row[2])),
+    markPrice: Float64Array.from(rows, (row) => (row[3] === undefined || row[3].trim() === '' ? Number.NaN : Number(row[3]))),
+  }
+}
+
+/** A test strategy that states given targets at given bar indices (NaN elsewhere), and records what it was asked. */
+export class ScheduleSignal {
+  readonly calls: number[] = []
+  constructor(private readonly schedule: ReadonlyMap<number, number>) {}
+  onBar(i: number): number {
+    this.calls.push(i)
+    return this.schedule.get(i) ?? Number.NaN
+  }
+}
+
+/** Daily klines of several symbols from multi-symbol-1d.csv.gz (symbol,open_time,open,high,low,close,volume). */
+export function loadMultiDaily(symbols: readonly string[]): BarSeries[] {
+  const rows = readCsv(dataFile('multi-symbol-1d.csv.gz'))
+  return symbols.map((symbol) => {
+    const mine = rows.filter((row) => row[0] === symbol)
+    const column = (k: number) => Float64Array.from(mine, (row) => Number(row[k]))
+    return { symbol, intervalMs: DAY, openTime: column(1), open: column(2), high: column(3), low: column(4), close: column(5), volume: column(6) }
+  })
+}

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ResponseCache } from '../../src/market/response-cache.js'
+import { unavailable } from '../../src/market/upstream-client.js'
+import { TestClock } from '../support/app.js'
+
+const policy = { ttlMs: 1000, staleMs: 5000 }
+const deadline = () => performance.now() + 2000
+
+/** A load whose answers the test releases, counting how often it was called. */
+function gatedLoad() {
+  let calls = 0
+  let release: (() => void) | undefined
+  const load = async () => {
+    calls++
+    await new Promise<void>((resolve) => {
+      release = resolve
+    })
+    return { status: 200, body: `[${calls}]` }
+  }
+  return { load, calls: () => calls, release: () => release?.() }
+}
+
+describe('ResponseCache (memory)', () => {
+  it('coalesces concurrent requests for one key into one load', async () => {
+    const clock = new TestClock()
+    const cache = new ResponseCache(clock.now, undefined)
+    const gate = gatedLoad()
+    const waiting = Array.from({ length: 50 }, () => cache.get('k', policy, gate.load, deadline()))
+    await new Promise((resolve) => setImmediate(resolve))
+    gate.release()
+    const answers = await Promise.all(waiting)
+    assert.equal(gate.calls(), 1)
+    assert.ok(answers.every((answer) => answer === answers[0]))
+    assert.equal(answers[0]!.body, '[1]')
+  })
+
+  it('serves a fresh answer without loading, and loads again once the TTL has passed', async () => {
+    const clock = new TestClock()
+    const cache = new ResponseCache(clock.now, undefined)
+    let calls = 0
+    const load = async () => ({ status: 200, body: String(++calls) })
+    assert.equal((await cache.get('k', policy, load, deadline())).body, '1')
+    clock.advance(999)
+    assert.equal((await cache.get('k', policy, load, deadline())).body, '1')
+    clock.advance(1)
+    assert.equal((await cache.get('k', policy, load, deadline())).body, '2')
+    assert.equal((await cache.get('other', policy, load, deadline())).body, '3')
+  })
+
+  it('serves the stale answer while the upstream is unavailable, until it is too old', async () => {
+    const clock = new TestClock()
+    const cache = new ResponseCache(clock.now, undefined)
+    await cache.get('k', policy, async () => ({ status: 200, body: 'good' }), deadline())
+    const failing = async (): Promise<never> => {
+      throw unavailable('down')
+    }
+    clock.advance(policy.ttlMs + policy.staleMs - 1)
+    assert.equal((await cache.get('k', policy, failing, deadline())).body, 'good')
+    clock.advance(1)
+    await assert.rejects(cache.get('k', policy, failing, deadline()), { code: 'UPSTREAM_UNAVAILABLE' })
+  })
+
+  it('does not hide other errors behind a stale answer', async () => {
+    const clock = new TestClock()
+    const cache = new ResponseCache(clock.now, undefined)
+    await cache.get('k', policy, async () => ({ status: 200, body: 'good' }), deadline())
+    clock.advance(policy.ttlMs)
+    await assert.rejects(
+      cache.get('k', policy, async () => {
+        throw new Error('bug')
+      }, deadline()),
+      /bug/,
+    )
+  })
+
+  it('derives a view once per answer', async () => {
+    const cache = new ResponseCache(new TestClock().now, undefined)
+    const entry = await cache.get('k', policy, async () => ({ status: 200, body: '[1,2]' }), deadline())
+    let computed = 0
+    const view = () => entry.derive('sum', () => (++computed, (JSON.parse(entry.body) as number[]).length))
+    assert.equal(view(), 2)
+    assert.equal(view(), 2)
+    assert.equal(computed, 1)
+  })
+})
