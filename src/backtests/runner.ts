@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
 import type { Db } from '../db/connect.js'
@@ -35,6 +36,11 @@ export async function ensureBacktestQueue(boss: PgBoss): Promise<void> {
   // No pg-boss retries: a job whose worker died is failed as WORKER_LOST by the sweep instead of
   // running twice; the user resubmits.
   await boss.createQueue(BACKTEST_QUEUE, { retryLimit: 0, expireInSeconds: 3600 })
+  // createQueue drops the queue from pg-boss's metadata cache, and a send that misses the cache reads
+  // it through pg-boss's own connection: inside our creating transaction that waits for the
+  // transaction's own connection (PGlite is one session; tests use one connection) and deadlocks.
+  // Any lookup of the queue refills the cache; pg-boss then refreshes it on its own every minute.
+  await boss.getJobById(BACKTEST_QUEUE, crypto.randomUUID())
 }
 
 export interface BacktestWorkerDeps {

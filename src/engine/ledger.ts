@@ -79,7 +79,7 @@ export class Ledger {
     })
   }
 
-  /** Cash plus the unrealized PnL of symbol s's position at `price` (other symbols are added by the caller). */
+  /** The unrealized PnL of symbol s's position at `price`; equity is cash plus this over every symbol. */
   unrealized(s: number, price: number): number {
     const q = this.qty[s]!
     return q === 0 ? 0 : q * (price - this.entryPrice[s]!)
@@ -109,6 +109,18 @@ export class Ledger {
     this.tripFunding[s]! += payment
     this.margin[s]! -= payment
     this.updateLiquidationPrice(s)
+  }
+
+  /**
+   * Moves a one-symbol account to `fraction` of its equity at `price`. A close or reversal closes the
+   * position first, so a new leg is sized on the cash that leaves (the wallet balance, after funding);
+   * a resize in the same direction counts the position's unrealized PnL at `price` as equity too.
+   */
+  applyTarget(s: number, fraction: number, price: number, time: number): void {
+    const current = this.qty[s]!
+    if (current !== 0 && (fraction === 0 || fraction > 0 !== current > 0)) this.close(s, price, time, 'signal')
+    const equity = this.cash + this.unrealized(s, price)
+    this.moveTo(s, this.targetQty(s, fraction, equity, price), price, time)
   }
 
   /**

@@ -63,6 +63,8 @@ export function simulateSingle(setup: SimulationSetup, signal: SingleSymbolSigna
     const t = openTime[i]!
     if (t >= curve.nextDay) curve.reach(t, i === 0 ? ledger.cash : ledger.cash + ledger.unrealized(0, close[i - 1]!))
     const price = open[i]!
+    // Fail fast on corrupt data; both values are read anyway (the fill and the template), so this is free.
+    if (!(price > 0 && close[i]! > 0)) throw corruptBar(series, i)
     while (nextFunding < t + interval) {
       const mark = funding.markPrice[f]!
       ledger.settleFunding(0, funding.rate[f]!, mark > 0 ? mark : price)
@@ -75,8 +77,7 @@ export function simulateSingle(setup: SimulationSetup, signal: SingleSymbolSigna
       q = 0
     }
     if (pending === pending) {
-      const equity = ledger.cash + ledger.unrealized(0, price)
-      ledger.moveTo(0, ledger.targetQty(0, pending, equity, price), price, t)
+      ledger.applyTarget(0, pending, price, t)
       pending = Number.NaN
       q = qty[0]!
     }
@@ -134,6 +135,7 @@ export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal)
       if (!has) continue
       cursor[s] = i + 1
       const price = series.open[i]!
+      if (!(price > 0 && series.close[i]! > 0)) throw corruptBar(series, i)
       const funding = setup.funding[s]!
       let f = fundingCursor[s]!
       while (f < funding.time.length && funding.time[f]! < t + interval) {
@@ -177,6 +179,10 @@ export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal)
 
   if (timeline.length > 0) curve.finish(timeline[timeline.length - 1]! + interval, equityAt(lastClose))
   return { ledger, curve, lastClose }
+}
+
+function corruptBar(series: BarSeries, i: number): RangeError {
+  return new RangeError(`${series.symbol}: the bar at ${series.openTime[i]} has a missing or non-positive open or close`)
 }
 
 function clampFraction(x: number): number {

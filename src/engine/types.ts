@@ -65,7 +65,7 @@ export interface Trade {
   entryTime: number
   /** Volume-weighted average of the entry fills. */
   entryPrice: number
-  /** Open time of the filling bar; for a liquidation, that bar's close time (open + interval − 1 ms). */
+  /** Open time of the filling bar; for a liquidation inside a bar, that bar's close time (open + interval − 1 ms). */
   exitTime: number
   /** Volume-weighted average of the exit fills (the liquidation price for a liquidation). */
   exitPrice: number
@@ -93,7 +93,7 @@ export interface OpenPosition {
   unrealizedPnl: number
   /** PnL already realized by reducing the position (many-symbol rebalances), before fees and funding. */
   realizedPnl: number
-  /** Fees paid so far (entry fills). */
+  /** Fees paid so far by this position's fills. */
   fee: number
   funding: number
   liquidationPrice: number | null

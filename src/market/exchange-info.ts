@@ -64,8 +64,9 @@ function buildDirectory(entry: CachedResponse): SymbolDirectory {
   if (!payload || !Array.isArray(payload.symbols)) throw unavailable('the upstream exchange sent an unexpected exchange info payload')
   const symbols = new Map<string, ExchangeSymbol>()
   const rendered = new Map<string, string>()
-  for (const raw of payload.symbols as Record<string, unknown>[]) {
-    const record = toExchangeSymbol(raw)
+  for (const raw of payload.symbols as unknown[]) {
+    if (typeof raw !== 'object' || raw === null) throw unavailable('the upstream exchange sent an unexpected exchange info payload')
+    const record = toExchangeSymbol(raw as Record<string, unknown>)
     symbols.set(record.symbol, record)
     rendered.set(record.symbol, JSON.stringify(record))
   }
@@ -75,7 +76,7 @@ function buildDirectory(entry: CachedResponse): SymbolDirectory {
 const WHAT = 'exchange info'
 
 function toExchangeSymbol(raw: Record<string, unknown>): ExchangeSymbol {
-  const filters = Array.isArray(raw.filters) ? (raw.filters as Record<string, unknown>[]) : []
+  const filters = Array.isArray(raw.filters) ? (raw.filters as unknown[]).filter((f): f is Record<string, unknown> => typeof f === 'object' && f !== null) : []
   const byType = new Map(filters.map((filter) => [filter.filterType, filter]))
   const mapped: Filter[] = []
   const price = byType.get('PRICE_FILTER')

@@ -2,13 +2,16 @@ import { AppError } from '../http/errors.js'
 import { assertKnownSymbol } from './exchange-info.js'
 import type { MarketSession } from './market-data.js'
 import type { FundingHistoryQuery, FundingHistoryRow, FundingRate } from './schemas.js'
-import { parseFundingHistory, parseFundingRates, unknownSymbol } from './upstream-payloads.js'
+import { parseFundingHistory, parseFundingRates } from './upstream-payloads.js'
 import { upstream } from './upstream-requests.js'
 
-/** GET /funding/rates as JSON text: rendered once per upstream answer, the hot path of the gateway. */
-export async function fundingRatesJson(market: MarketSession): Promise<string> {
+/**
+ * GET /funding/rates as encoded JSON: rendered once per upstream answer, the hot path of the gateway.
+ * A Buffer rather than a string: encoding the 80 KB answer on every response cost a third of its throughput.
+ */
+export async function fundingRatesJson(market: MarketSession): Promise<Buffer> {
   const entry = await market.fetch(upstream.premiumIndex())
-  return entry.derive('fundingRatesJson', () => JSON.stringify(parseFundingRates(entry)))
+  return entry.derive('fundingRatesJson', () => Buffer.from(JSON.stringify(parseFundingRates(entry))))
 }
 
 /** GET /funding/rates/{symbol}: the symbol's row of the same all-symbols answer (one upstream call serves every symbol). */
@@ -16,8 +19,9 @@ export async function fundingRate(market: MarketSession, symbol: string): Promis
   const entry = await market.fetch(upstream.premiumIndex())
   const bySymbol = entry.derive('fundingRatesBySymbol', () => new Map(parseFundingRates(entry).map((row) => [row.symbol, row])))
   const row = bySymbol.get(symbol)
-  if (!row) throw unknownSymbol(symbol)
-  return row
+  if (row) return row
+  await assertKnownSymbol(market, symbol)
+  throw new AppError('NOT_FOUND', `${symbol} has no funding rate (not a perpetual contract)`)
 }
 
 /** GET /funding/rates/{symbol}/history: the exchange's funding history, oldest first. */

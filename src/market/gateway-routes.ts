@@ -30,7 +30,7 @@ import {
   WhaleBoardQuerySchema,
   WhaleBoardSchema,
 } from './smart-money-schemas.js'
-import { activeTickers } from './tickers.js'
+import { activeTickersJson } from './tickers.js'
 import { whaleBoard } from './whale-board.js'
 
 export interface MarketRoutesOptions {
@@ -67,10 +67,10 @@ export const gatewayRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (fas
       config,
       schema: {
         tags,
-        summary: 'The current funding rate of one symbol; 400 for a symbol without funding',
+        summary: 'The current funding rate of one symbol; 400 for an unknown symbol, 404 for one without funding (delivery contracts)',
         params: SymbolPathSchema,
         querystring: NoQuerySchema,
-        response: { 200: FundingRateSchema, ...symbolErrors },
+        response: { 200: FundingRateSchema, 404: DetailSchema, ...symbolErrors },
       },
     },
     async (request) => fundingRate(market.session(), symbolOf(request.params.symbol)),
@@ -102,7 +102,7 @@ export const gatewayRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (fas
         response: { 200: Type.Array(TickerRowSchema), ...errors },
       },
     },
-    async (request) => activeTickers(market.session(), request.query.min_quote_volume ?? 100_000_000),
+    async (request, reply) => sendJsonText(reply, await activeTickersJson(market.session(), request.query.min_quote_volume ?? 100_000_000)),
   )
 
   app.get(

@@ -42,7 +42,7 @@ export class MarketSession {
     const { client, cache } = this.market
     const call: UpstreamCall = { host: request.host, path: request.path, query: canonicalQuery(request.query), weight: request.weight }
     const key = `${client.baseUrl(call.host) ?? 'none'}${call.path}?${call.query}`
-    return cache.get(key, request, () => client.get(call, this.deadline), this.deadline)
+    return cache.get(key, request, (refresh) => client.get(call, this.deadline, refresh), this.deadline)
   }
 }
 

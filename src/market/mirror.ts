@@ -3,7 +3,8 @@ import { type Period, upstream } from './upstream-requests.js'
 
 export interface Forwarded {
   status: number
-  body: string
+  /** Encoded once per upstream answer (the all-symbols ticker is 160 KB). */
+  body: Buffer
 }
 
 /**
@@ -12,7 +13,7 @@ export interface Forwarded {
  */
 export async function forward(market: MarketSession, request: UpstreamRequest): Promise<Forwarded> {
   const entry = await market.fetch(request)
-  return { status: entry.status, body: entry.body }
+  return { status: entry.status, body: entry.derive('bodyBytes', () => Buffer.from(entry.body)) }
 }
 
 export const mirrorRequests = {

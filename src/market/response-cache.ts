@@ -17,7 +17,8 @@ export class CachedResponse implements StoredResponse {
     this.views ??= new Map()
     if (this.views.has(name)) return this.views.get(name) as T
     const value = compute()
-    this.views.set(name, value)
+    // Names may come from request parameters (a volume filter): past this many views, compute without keeping.
+    if (this.views.size < MAX_VIEWS) this.views.set(name, value)
     return value
   }
 }
@@ -29,7 +30,11 @@ export interface CachePolicy {
   staleMs: number
 }
 
+/** Fetches an answer; `refresh` is true when an older answer is held to fall back on. */
+export type Load = (refresh: boolean) => Promise<Pick<StoredResponse, 'status' | 'body'>>
+
 const POLL_MS = 20
+const MAX_VIEWS = 64
 
 /**
  * Upstream answers by key, with request coalescing: while one load of a key is in flight, every other
@@ -51,7 +56,7 @@ export class ResponseCache {
    * The fresh answer for `key`, loading it with `load` when there is none. `deadline` (a
    * performance.now() time) bounds the wait for another node's answer.
    */
-  get(key: string, policy: CachePolicy, load: () => Promise<Pick<StoredResponse, 'status' | 'body'>>, deadline: number): Promise<CachedResponse> {
+  get(key: string, policy: CachePolicy, load: Load, deadline: number): Promise<CachedResponse> {
     const held = this.entries.get(key)
     if (held && this.isFresh(held, policy)) return Promise.resolve(held)
     let flight = this.flights.get(key)
@@ -66,7 +71,7 @@ export class ResponseCache {
     await this.shared?.close()
   }
 
-  private async refresh(key: string, policy: CachePolicy, load: () => Promise<Pick<StoredResponse, 'status' | 'body'>>, deadline: number): Promise<CachedResponse> {
+  private async refresh(key: string, policy: CachePolicy, load: Load, deadline: number): Promise<CachedResponse> {
     let stale = this.entries.get(key)
     let locked = false
     if (this.shared) {
@@ -81,7 +86,7 @@ export class ResponseCache {
       }
     }
     try {
-      const loaded = await load()
+      const loaded = await load(stale !== undefined && this.now() < stale.storedAt + policy.ttlMs + policy.staleMs)
       const entry = new CachedResponse(loaded.status, loaded.body, this.now())
       this.remember(key, entry)
       await this.shared?.set(key, entry, policy.ttlMs + policy.staleMs)

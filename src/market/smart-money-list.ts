@@ -1,7 +1,7 @@
 import { AppError } from '../http/errors.js'
 import type { MarketSession } from './market-data.js'
 import { fixed, lastN, ratio, sum } from './numbers.js'
-import { FIVE_MINUTE_POINTS, netOf, optional } from './smart-money.js'
+import { FIVE_MINUTE_POINTS, netOf, optional } from './top-traders.js'
 import { type SmartMoneyList, type SmartMoneyRow, TIME_RANGES, type TimeRange } from './smart-money-schemas.js'
 import { usdtSymbolsByVolume } from './tickers.js'
 import { parseOpenInterest, parsePositionRatios, parseTakerVolumes } from './upstream-payloads.js'

@@ -12,10 +12,9 @@ import {
   parseTakerVolumes,
   parseTradesNewestFirst,
 } from './upstream-payloads.js'
+import { FIVE_MINUTE_POINTS, netOf, optional } from './top-traders.js'
 import { upstream } from './upstream-requests.js'
 
-/** Every 5m series is fetched with this many points (the last hour and the point before it), so all users of a series share one cache entry. */
-export const FIVE_MINUTE_POINTS = 13
 /** The overview reads trades at most this old: counting whales needs no second-fresh trades, and 1000 trades weigh 5. */
 const OVERVIEW_TRADES_TTL_MS = 10_000
 
@@ -79,11 +78,6 @@ export async function smartMoneyOverview(market: MarketSession, symbol: string):
   }
 }
 
-/** longPosition − shortPosition of one top-trader point. */
-export function netOf(point: { longPosition: string; shortPosition: string }): number {
-  return Number(point.longPosition) - Number(point.shortPosition)
-}
-
 function whaleTrades(trades: { price: string; qty: string; quoteQty: string; isBuyerMaker: boolean }[]) {
   const whales = trades.filter((trade) => Number(trade.quoteQty) >= WHALE_TRADE_THRESHOLD)
   const quantity = sum(whales.map((trade) => Number(trade.qty)))
@@ -102,16 +96,4 @@ function signalOf(netShare: number, netChange: number | undefined, takerRatio: n
   if (netShare >= 0.1 && change >= 0 && flow >= 1) return 'bullish'
   if (netShare <= -0.1 && change <= 0 && flow <= 1) return 'bearish'
   return 'neutral'
-}
-
-/**
- * A supporting series the exchange refused (no data for the symbol) is left out rather than failing
- * the whole answer; a series that could not be fetched at all has already failed it (502).
- */
-export function optional<T>(read: () => T): T | undefined {
-  try {
-    return read()
-  } catch {
-    return undefined
-  }
 }

@@ -1,4 +1,5 @@
 import type { MarketSession } from './market-data.js'
+import type { CachedResponse } from './response-cache.js'
 import type { TickerRow } from './schemas.js'
 import { parseTickers } from './upstream-payloads.js'
 import { upstream } from './upstream-requests.js'
@@ -8,7 +9,10 @@ const USDC_QUOTED = /USDC(_\d+)?$/
 
 /** The all-symbols tickers with quoteVolume as a number, largest first: shared by the active list and the boards. */
 export async function tickersByVolume(market: MarketSession): Promise<{ row: TickerRow; quoteVolume: number }[]> {
-  const entry = await market.fetch(upstream.tickers())
+  return byVolume(await market.fetch(upstream.tickers()))
+}
+
+function byVolume(entry: CachedResponse): { row: TickerRow; quoteVolume: number }[] {
   return entry.derive('tickersByVolume', () =>
     parseTickers(entry)
       .map((row) => ({ row, quoteVolume: Number(row.quoteVolume) }))
@@ -17,10 +21,19 @@ export async function tickersByVolume(market: MarketSession): Promise<{ row: Tic
   )
 }
 
-/** GET /ticker/24hr/active: quoteVolume >= the minimum, largest first, USDC-quoted symbols excluded. */
-export async function activeTickers(market: MarketSession, minQuoteVolume: number): Promise<TickerRow[]> {
-  const tickers = await tickersByVolume(market)
-  return tickers.filter((ticker) => ticker.quoteVolume >= minQuoteVolume && !USDC_QUOTED.test(ticker.row.symbol)).map((ticker) => ticker.row)
+/**
+ * GET /ticker/24hr/active as encoded JSON: quoteVolume >= the minimum, largest first, USDC-quoted
+ * symbols excluded. Rendered once per upstream answer and minimum: 1000 clients polling it cost one
+ * upstream call and one rendering per second.
+ */
+export async function activeTickersJson(market: MarketSession, minQuoteVolume: number): Promise<Buffer> {
+  const entry = await market.fetch(upstream.tickers())
+  const tickers = byVolume(entry)
+  return entry.derive(`active:${minQuoteVolume}`, () =>
+    Buffer.from(
+      JSON.stringify(tickers.filter((ticker) => ticker.quoteVolume >= minQuoteVolume && !USDC_QUOTED.test(ticker.row.symbol)).map((ticker) => ticker.row)),
+    ),
+  )
 }
 
 /** USDT-quoted perpetual symbols by 24h quote volume, largest first (the universe of the smart-money boards). */

@@ -30,9 +30,12 @@ export class WeightBudget {
     return (this.windowOf(now) === this.windowId ? this.used : 0) + this.reserved
   }
 
-  /** Reserves `weight` for a call about to start; false when it would cross the ceiling. */
-  tryReserve(weight: number, now: number): boolean {
-    if (weight > 0 && this.usedAt(now) + weight > this.ceiling) return false
+  /**
+   * Reserves `weight` for a call about to start; false when it would cross the ceiling, lowered by
+   * `keep` (a share of the limit) for calls that can do without.
+   */
+  tryReserve(weight: number, now: number, keep = 0): boolean {
+    if (weight > 0 && this.usedAt(now) + weight > this.ceiling - Math.floor(this.limit * keep)) return false
     this.reserved += weight
     return true
   }
@@ -73,10 +76,10 @@ export class RequestWindow {
     return Math.floor(this.limit * (1 - this.margin))
   }
 
-  /** Counts one request at `now`; false (and nothing counted) when the window is full. */
-  tryTake(now: number): boolean {
+  /** Counts one request at `now`; false (and nothing counted) when the window is full, less `keep` (a share of the limit). */
+  tryTake(now: number, keep = 0): boolean {
     while (this.times.length > 0 && this.times[0]! <= now - this.windowMs) this.times.shift()
-    if (this.times.length >= this.ceiling) return false
+    if (this.times.length >= this.ceiling - Math.floor(this.limit * keep)) return false
     this.times.push(now)
     return true
   }

@@ -38,6 +38,12 @@ export interface UpstreamClientOptions {
 /** Retry-After when a 429 or 418 comes without one (Binance always sends it; a look-alike may not). */
 const DEFAULT_BACKOFF_S = { 429: 60, 418: 300 } as const
 const RETRY_DELAYS_MS = [50, 150]
+/**
+ * The share of each budget only calls without a fallback may use: refreshing an answer we still hold
+ * stops at 75% of the limit (1800 of 2400), so a request for data we have never fetched still finds
+ * room after a minute of heavy polling.
+ */
+const REFRESH_KEEP = 0.15
 /** Node and undici codes that mean the request never got an answer: safe to send a GET again. */
 const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'])
 
@@ -78,9 +84,11 @@ export class UpstreamClient {
    * Sends one GET, retrying only when the connection failed before an answer, and answers with any
    * status below 500 other than 429, 418 and 403. Everything else is an AppError UPSTREAM_UNAVAILABLE
    * (502): 5xx, timeouts, rate limits and bans (with Retry-After), our own budget being spent.
-   * `deadline` is a performance.now() time by which the call has given up.
+   * `deadline` is a performance.now() time by which the call has given up. `refresh` marks a call
+   * whose caller still holds an older answer to fall back on: it leaves the last part of the budget
+   * to calls that have none.
    */
-  async get(call: UpstreamCall, deadline: number): Promise<UpstreamResponse> {
+  async get(call: UpstreamCall, deadline: number, refresh = false): Promise<UpstreamResponse> {
     const target = this.byHost[call.host]
     if (!target) throw unavailable('no upstream exchange is configured')
     const { origin } = target
@@ -89,10 +97,11 @@ export class UpstreamClient {
       const seconds = Math.ceil((origin.blockedUntil - now) / 1000)
       throw unavailable(`the upstream exchange asked us to back off; retry in ${seconds} s`, seconds)
     }
-    if (!origin.weight.tryReserve(call.weight, now)) {
+    const keep = refresh ? REFRESH_KEEP : 0
+    if (!origin.weight.tryReserve(call.weight, now, keep)) {
       throw unavailable('the upstream request-weight budget for this minute is spent', secondsToNextMinute(now))
     }
-    if (call.host === 'data' && !origin.dataRequests.tryTake(now)) {
+    if (call.host === 'data' && !origin.dataRequests.tryTake(now, keep)) {
       origin.weight.settle(call.weight, { answered: false }, now)
       throw unavailable('the upstream request budget of the futures-data endpoints is spent', 60)
     }

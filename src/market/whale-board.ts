@@ -1,5 +1,5 @@
 import type { MarketSession } from './market-data.js'
-import { FIVE_MINUTE_POINTS, optional } from './smart-money.js'
+import { FIVE_MINUTE_POINTS, optional } from './top-traders.js'
 import type { WhaleBoard } from './smart-money-schemas.js'
 import { usdtSymbolsByVolume } from './tickers.js'
 import { parsePositionRatios } from './upstream-payloads.js'

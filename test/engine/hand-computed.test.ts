@@ -100,22 +100,22 @@ describe('a hand-computed sma_cross 2/3 run (10 bps per fill, funding at bars 2,
   it('allow_short: reverses at bar 7 and reports the short as open, marked at the last close', () => {
     const result = run(true)
     assert.equal(result.trades.length, 1)
-    // Sizing equity at bar 7 open = cash 999.10120462 + unrealized 9.794 × (99.5 − 102) = 974.61620462 (before fills).
-    // qty = floor_0.001(974.61620462 / (99.5 × 1.001)) = floor(9.78535…) = 9.785; entry fee 9.785 × 99.5 × 0.001 = 0.9736075.
-    // Cash after the long's exit 973.64170162 − 0.9736075 = 972.66809412; short marked at 99.2: +9.785 × 0.3 = 2.9355.
+    // The long closes first (cash 973.64170162, as above); the short is sized on that cash:
+    // qty = floor_0.001(973.64170162 / (99.5 × 1.001)) = floor(9.77557…) = 9.775; entry fee 9.775 × 99.5 × 0.001 = 0.9726125.
+    // Cash 973.64170162 − 0.9726125 = 972.66908912; the short marked at 99.2: +9.775 × 0.3 = 2.9325.
     const [position] = result.openPositions
     assert.ok(position)
     assert.equal(position.side, 'sell')
-    assert.equal(position.qty, 9.785)
+    assert.equal(position.qty, 9.775)
     assert.equal(position.entryPrice, 99.5)
     assert.equal(position.entryTime, START + 7 * HOUR)
     assert.equal(position.markPrice, 99.2)
-    close(position.unrealizedPnl, 2.9355, 'unrealized')
-    close(position.fee, 0.9736075, 'open fee')
+    close(position.unrealizedPnl, 2.9325, 'unrealized')
+    close(position.fee, 0.9726125, 'open fee')
     assert.equal(position.funding, 0)
-    // Isolated short at 1×: LP = (973.6075 + 0 + 9.785 × 99.5) / (9.785 × 0.004 + 9.785) = 198.2072… → 198.2 (floored).
+    // Isolated short at 1×: LP = (972.6125 + 0 + 9.775 × 99.5) / (9.775 × 0.004 + 9.775) = 198.2072… → 198.2 (floored).
     assert.equal(position.liquidationPrice, 198.2)
-    close(result.finalEquity, 972.66809412 + 2.9355, 'final equity')
+    close(result.finalEquity, 972.66908912 + 2.9325, 'final equity')
     // Open positions are not trades: metrics count the one closed long.
     assert.equal(result.metrics.totalTrades, 1)
   })

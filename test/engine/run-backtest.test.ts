@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { BacktestCancelledError, ENGINE_SEMANTICS, feeRates, runBacktest, type BacktestInput } from '../../src/engine/index.js'
 import { BINANCE_USDM_FEE_TIERS } from '../../src/engine/fees.js'
-import { simulateMulti } from '../../src/engine/simulate.js'
+import { simulateMulti, simulateSingle } from '../../src/engine/simulate.js'
 import type { BarSeries } from '../../src/engine/types.js'
 import { AppError } from '../../src/http/errors.js'
 import type { MultiSymbolSignal } from '../../src/templates/types.js'
-import { BTCUSDT_RULES, DAY, HOUR, NO_FUNDING, barsFromCloses, barsFromRows, loadMultiDaily, randomBars } from './helpers.js'
+import { BTCUSDT_RULES, DAY, HOUR, NO_FUNDING, ScheduleSignal, barsFromCloses, barsFromRows, loadMultiDaily, randomBars } from './helpers.js'
 
 const START = Date.UTC(2024, 0, 1)
 
@@ -88,6 +88,9 @@ describe('runBacktest', () => {
     assert.throws(() => runBacktest(input({ capital: 0 })), RangeError)
     assert.throws(() => runBacktest(input({ rules: [] })), RangeError)
     assert.throws(() => runBacktest(input({ start: START + DAY, end: START })), RangeError)
+    const corrupt = randomBars('BTCUSDT', 3, 100, START, HOUR)
+    corrupt.close[50] = Number.NaN
+    assert.throws(() => runBacktest(input({ bars: [corrupt] })), /BTCUSDT: the bar at \d+ has a missing or non-positive open or close/)
   })
 
   it('an empty range gives the capital back with undefined metrics', () => {
@@ -108,6 +111,28 @@ describe('runBacktest', () => {
     assert.ok(position)
     assert.ok(position.qty * position.entryPrice <= 20_000_000, `${position.qty} × ${position.entryPrice}`)
     assert.ok(position.qty * position.entryPrice > 19_900_000)
+  })
+
+  it('skips orders below minNotional or minQty, and still closes whole positions', () => {
+    const bars = barsFromCloses('BTCUSDT', START, HOUR, [30_000, 30_000, 30_000, 30_000, 30_000])
+    const setup = (capital: number) => ({
+      bars: [bars],
+      funding: [NO_FUNDING],
+      rules: [BTCUSDT_RULES],
+      capital,
+      leverage: 1,
+      fees: feeRates('fixed_bps', 5),
+      start: START,
+    })
+    // 90 USDT buys floor(90 / 30015 / 0.001) × 0.001 = 0.002 BTC = 60 USDT < minNotional 100: skipped.
+    assert.equal(simulateSingle(setup(90), new ScheduleSignal(new Map([[0, 1], [2, 0]]))).ledger.trades.length, 0)
+    // 20 USDT buys 0.000 BTC (< minQty 0.001): skipped.
+    assert.equal(simulateSingle(setup(20), new ScheduleSignal(new Map([[0, 1]]))).ledger.qty[0], 0)
+    // 200 USDT buys 0.006 BTC (180 USDT); halving it would sell 0.003 (90 USDT < 100): skipped, but the close goes through.
+    const { ledger } = simulateSingle(setup(200), new ScheduleSignal(new Map([[0, 1], [1, 0.5], [2, 0]])))
+    assert.equal(ledger.trades.length, 1)
+    assert.equal(ledger.trades[0]!.qty, 0.006)
+    assert.equal(ledger.trades[0]!.exitTime, START + 3 * HOUR)
   })
 
   it('documents its semantics for the API', () => {

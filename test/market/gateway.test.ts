@@ -46,6 +46,12 @@ describe('public gateway endpoints against the replay exchange', () => {
       const unknown = await get('/funding/rates/NOSUCHUSDT')
       assert.equal(unknown.statusCode, 400)
       assert.deepEqual(unknown.json(), { detail: 'unknown symbol NOSUCHUSDT' })
+      const info = await upstreamJson<{ symbols: Row[] }>(t, '/fapi/v1/exchangeInfo')
+      const delivery = info.symbols.find((symbol) => symbol.contractType !== 'PERPETUAL' && !list.some((row) => row.symbol === symbol.symbol))
+      assert.ok(delivery, 'the exchange lists a contract without funding')
+      const none = await get(`/funding/rates/${String(delivery.symbol)}`)
+      assert.equal(none.statusCode, 404)
+      assert.match(none.json().detail, /has no funding rate/)
     })
 
     it('refuses query parameters it does not take, in FastAPI shape', async () => {

@@ -53,7 +53,7 @@ describe('mirror endpoints forward the exchange unchanged', () => {
     }
   })
 
-  it('GET /fapi/v1/ticker/24hr: every symbol’s row, with one upstream call per second at most', async () => {
+  it('GET /fapi/v1/ticker/24hr: every symbol’s row, the repeat served from the cache', async () => {
     const before = callsTo(t, '/fapi/v1/ticker/24hr')
     const res = await get('/fapi/v1/ticker/24hr')
     assert.equal(res.statusCode, 200)

@@ -61,6 +61,19 @@ describe('ResponseCache (memory)', () => {
     await assert.rejects(cache.get('k', policy, failing, deadline()), { code: 'UPSTREAM_UNAVAILABLE' })
   })
 
+  it('tells the load whether an older answer is held to fall back on', async () => {
+    const clock = new TestClock()
+    const cache = new ResponseCache(clock.now, undefined)
+    const seen: boolean[] = []
+    const load = async (refresh: boolean) => (seen.push(refresh), { status: 200, body: 'x' })
+    await cache.get('k', policy, load, deadline())
+    clock.advance(policy.ttlMs)
+    await cache.get('k', policy, load, deadline())
+    clock.advance(policy.ttlMs + policy.staleMs)
+    await cache.get('k', policy, load, deadline())
+    assert.deepEqual(seen, [false, true, false])
+  })
+
   it('does not hide other errors behind a stale answer', async () => {
     const clock = new TestClock()
     const cache = new ResponseCache(clock.now, undefined)

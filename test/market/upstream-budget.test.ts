@@ -37,6 +37,14 @@ describe('WeightBudget', () => {
     assert.equal(budget.usedAt(0), 40)
   })
 
+  it('keeps a share of the limit from calls that can do without', () => {
+    const budget = new WeightBudget(2400, 0.1)
+    budget.settle(0, { answered: true, reported: 1790 }, 0)
+    assert.equal(budget.tryReserve(10, 0, 0.15), true, '1800 is the refresh ceiling')
+    assert.equal(budget.tryReserve(10, 0, 0.15), false)
+    assert.equal(budget.tryReserve(10, 0), true, 'a call without a fallback may go on to 2160')
+  })
+
   it('always lets weight-0 calls through', () => {
     const budget = new WeightBudget(10, 0)
     budget.settle(0, { answered: true, reported: 50 }, 0)
@@ -52,5 +60,12 @@ describe('RequestWindow', () => {
     assert.equal(window.countAt(100), 8)
     assert.equal(window.tryTake(1000), true, 'the first request left the window')
     assert.equal(window.tryTake(1000), false)
+  })
+
+  it('keeps a share of the window from calls that can do without', () => {
+    const window = new RequestWindow(10, 0, 1000)
+    for (let i = 0; i < 7; i++) assert.ok(window.tryTake(0, 0.3))
+    assert.equal(window.tryTake(0, 0.3), false)
+    assert.equal(window.tryTake(0), true)
   })
 })

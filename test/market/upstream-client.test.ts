@@ -48,6 +48,19 @@ describe('UpstreamClient against the replay exchange', () => {
     }
   })
 
+  it('refreshes an answer held only while 15% of the limit stays free for calls without one', async () => {
+    const { client, close } = await pair({ weightLimit: 100 })
+    try {
+      const premium = { host: 'api' as const, path: '/fapi/v1/premiumIndex', query: '', weight: 10 }
+      assert.equal((await client.get(tickers, soon(), true)).status, 200)
+      assert.equal((await client.get(tickers, soon(), true)).status, 200) // 80 used
+      await assert.rejects(client.get(premium, soon(), true), /budget/, '90 is past the refresh ceiling of 85')
+      assert.equal((await client.get(premium, soon(), false)).status, 200, 'but not past 100')
+    } finally {
+      await close()
+    }
+  })
+
   it('keeps the default 10% margin below 2400', async () => {
     const { client, close } = await pair({ margin: undefined })
     try {

@@ -1,5 +1,8 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { pino } from 'pino'
 import { buildApp } from '../../src/app.js'
+import { ensureBacktestQueue, startBacktestWorkers } from '../../src/backtests/runner.js'
+import { startQueue } from '../../src/db/queue.js'
 import { issueApiKey } from '../../src/auth/api-keys.js'
 import type { Scope } from '../../src/auth/scopes.js'
 import { loadConfig } from '../../src/config.js'
@@ -22,6 +25,8 @@ export type ReplayExchange = Awaited<ReturnType<typeof startReplayExchange>>
 export interface TestAppOptions {
   /** Start a replay exchange on a free port (with these options) and use it as UPSTREAM_URL. */
   replay?: Parameters<typeof startReplayExchange>[0] | true
+  /** Start pg-boss on the test database (jobs can be created), and optionally the backtest workers. */
+  queue?: 'queue' | 'workers'
 }
 
 export interface TestApp {
@@ -39,6 +44,7 @@ export interface TestApp {
 }
 
 let emails = 0
+const silentLogger = pino({ level: 'silent' })
 
 /** A replay exchange on a free loopback port; imported on demand so apps without one do not load it. */
 export async function startReplay(options: Parameters<typeof startReplayExchange>[0] = {}): Promise<ReplayExchange> {
@@ -53,7 +59,13 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const upstream = replay ? { UPSTREAM_URL: replay.url } : {}
   const config = loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...upstream, ...env })
   const clock = new TestClock()
-  const services = createServices(config, database.handle, clock.now)
+  const boss = options.queue ? await startQueue(database.handle, () => undefined) : undefined
+  if (boss) await ensureBacktestQueue(boss)
+  const services = createServices(config, database.handle, clock.now, boss)
+  const workers =
+    boss && options.queue === 'workers'
+      ? await startBacktestWorkers({ db: database.handle.db, boss, market: services.market, now: clock.now, log: silentLogger, workers: 1 })
+      : undefined
   const app = await buildApp(services)
   await app.ready()
   return {
@@ -80,6 +92,8 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
     },
     async close() {
       await app.close()
+      await workers?.stop()
+      await boss?.stop({ graceful: false, timeout: 2000 })
       await services.market.close()
       await replay?.close()
       await database.close()

@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { startTestApp, type TestApp } from '../support/app.js'
+import { backends } from '../support/database.js'
+import type { KeyPair } from '../support/signing.js'
+
+const job = {
+  template_id: 'sma_cross',
+  params: { fast: 10, slow: 30 },
+  symbols: ['BTCUSDT'],
+  timeframe: '1h',
+  start: '2023-01-01T00:00:00Z',
+  end: '2023-03-31T23:00:00Z',
+  capital: '10000',
+}
+const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write'] as const
+
+/** Polls a job the way a client must: at most once per 5 s of (test) clock time, until `done` says stop. */
+async function pollUntil(t: TestApp, key: KeyPair, id: string, done: (job: { status: string }) => boolean) {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    t.clock.advance(5000)
+    const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
+    assert.equal(res.statusCode, 200, res.body)
+    const body = res.json()
+    if (done(body)) return body
+    if (Date.now() > deadline) assert.fail(`job ${id} still ${body.status}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+for (const backend of backends()) {
+  describe(`backtest jobs with workers (${backend})`, () => {
+    let t: TestApp
+    let key: KeyPair
+    before(async () => {
+      t = await startTestApp(backend, {}, { replay: true, queue: 'workers' })
+      key = await t.createKey([...SCOPES])
+    })
+    after(() => t.close())
+
+    it('runs a job to done on recorded data, emits backtest.job_done, and stores history for the next run', async () => {
+      const created = await t.signed(key, 'POST', '/v1/backtest/jobs', job)
+      assert.equal(created.statusCode, 200, created.body)
+      const queued = created.json()
+      assert.match(queued.id, /^bt_[0-9a-f]{8}$/)
+      assert.equal(queued.status, 'queued')
+      assert.deepEqual([queued.progress, queued.result, queued.error, queued.started_at, queued.finished_at], [0, null, null, null, null])
+      assert.deepEqual(queued.config.params, { fast: 10, slow: 30, allow_short: false })
+      assert.equal(queued.config.fee_model, 'fixed_bps')
+      assert.equal(queued.config.fee_bps, '5')
+
+      const done = await pollUntil(t, key, queued.id, (j) => j.status !== 'queued' && j.status !== 'running')
+      assert.equal(done.status, 'done', JSON.stringify(done.error))
+      assert.equal(done.progress, 1)
+      assert.ok(done.started_at && done.finished_at)
+      const { metrics, equity_curve: curve, trades } = done.result
+      assert.equal(curve[0][0], '2023-01-01T00:00:00.000Z')
+      assert.equal(curve[0][1], '10000')
+      assert.ok(curve.length >= 90, `one point per day: ${curve.length}`)
+      assert.ok(trades.length > 0)
+      assert.equal(metrics.total_trades, trades.length)
+      for (const trade of trades) assert.ok(trade.entry_time < trade.exit_time)
+
+      const events = await t.database.handle.db.selectFrom('events').selectAll().where('type', '=', 'backtest.job_done').execute()
+      assert.equal(events.length, 1)
+      assert.equal((events[0]!.data as { job_id: string }).job_id, queued.id)
+
+      const list = (await t.signed(key, 'GET', '/v1/backtest/jobs')).json()
+      assert.deepEqual(Object.keys(list.data[0].result), ['metrics'])
+
+      // The same range again: served from the store, not the exchange.
+      const klineCalls = () => t.replay!.stats().byPath['/fapi/v1/klines'] ?? 0
+      const before = klineCalls()
+      assert.ok(before > 0)
+      const again = (await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json()
+      const second = await pollUntil(t, key, again.id, (j) => j.status === 'done' || j.status === 'failed')
+      assert.equal(second.status, 'done')
+      assert.equal(klineCalls(), before)
+      assert.deepEqual(second.result.metrics, metrics)
+    })
+
+    it('fails a job whose worker stopped beating with WORKER_LOST', async () => {
+      const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, symbols: ['NOSUCHUSDT'] })).json()
+      // A worker that took the job and died: running, heartbeat long ago.
+      const stale = new Date(t.clock.now() - 120_000)
+      await t.database.handle.db.updateTable('backtest_jobs').set({ status: 'running', started_at: stale, heartbeat_at: stale }).where('id', '=', created.id).execute()
+      // The sweep runs at worker start and every 10 s; a fresh worker set sweeps at once.
+      const { startBacktestWorkers } = await import('../../src/backtests/runner.js')
+      const { pino } = await import('pino')
+      const sweeper = await startBacktestWorkers({ db: t.database.handle.db, boss: t.services.boss!, market: t.services.market, now: t.clock.now, log: pino({ level: 'silent' }), workers: 1 })
+      await sweeper.stop()
+      const lost = await pollUntil(t, key, created.id, (j) => j.status !== 'running')
+      assert.equal(lost.status, 'failed')
+      assert.equal(lost.error.code, 'WORKER_LOST')
+      assert.equal(lost.result, null)
+    })
+
+    it('fails a job on a symbol the exchange does not list, naming it', async () => {
+      const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, symbols: ['ZZZUSDT'] })).json()
+      const failed = await pollUntil(t, key, created.id, (j) => j.status === 'failed' || j.status === 'done')
+      assert.equal(failed.status, 'failed')
+      assert.match(failed.error.message, /ZZZUSDT/)
+    })
+  })
+
+  describe(`backtest job API without workers (${backend})`, () => {
+    let t: TestApp
+    before(async () => {
+      t = await startTestApp(backend, {}, { replay: true, queue: 'queue' })
+    })
+    after(() => t.close())
+
+    it('accepts exactly 5 of 20 concurrent submissions from one user', async () => {
+      const key = await t.createKey([...SCOPES])
+      const answers = await Promise.all(Array.from({ length: 20 }, () => t.signed(key, 'POST', '/v1/backtest/jobs', job)))
+      const statuses = answers.map((a) => a.statusCode).sort()
+      assert.deepEqual(statuses, [...Array(5).fill(200), ...Array(15).fill(429)])
+      for (const refused of answers.filter((a) => a.statusCode === 429)) assert.equal(refused.json().error.code, 'RATE_LIMITED')
+      const other = await t.createKey([...SCOPES])
+      assert.equal((await t.signed(other, 'POST', '/v1/backtest/jobs', job)).statusCode, 200)
+    })
+
+    it('refuses bad submissions with 400 INVALID_PARAMETER naming the field', async () => {
+      const key = await t.createKey([...SCOPES])
+      const future = new Date(t.clock.now() + 86_400_000).toISOString()
+      const cases: [Record<string, unknown>, string][] = [
+        [{ ...job, template_id: undefined }, 'template_id'],
+        [{ ...job, template_id: 'nope' }, 'template_id'],
+        [{ ...job, params: { fast: 'x' } }, 'params.fast'],
+        [{ ...job, params: { fats: 10 } }, 'params.fats'],
+        [{ ...job, start: undefined }, 'start'],
+        [{ ...job, start: 'yesterday' }, 'start'],
+        [{ ...job, end: '2022-12-31T00:00:00Z' }, 'end'],
+        [{ ...job, start: '2017-01-01T00:00:00Z', end: '2023-01-02T00:00:00Z' }, 'end'],
+        [{ ...job, end: future }, 'end'],
+        [{ ...job, timeframe: '2h' }, 'timeframe'],
+        [{ ...job, capital: 'lots' }, 'capital'],
+        [{ ...job, capital: '0' }, 'capital'],
+        [{ ...job, symbols: ['BTCUSDT', 'ETHUSDT'] }, 'symbols'],
+        [{ ...job, fee_bps: 'x' }, 'fee_bps'],
+        [{ ...job, leverage: 21 }, 'leverage'],
+      ]
+      for (const [body, field] of cases) {
+        const res = await t.signed(key, 'POST', '/v1/backtest/jobs', JSON.stringify(body))
+        assert.equal(res.statusCode, 400, `${field}: ${res.body}`)
+        assert.equal(res.json().error.code, 'INVALID_PARAMETER')
+        assert.equal(res.json().error.field, field, res.body)
+      }
+      assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/jobs')).json().data, [])
+    })
+
+    it("merges a stored strategy under the request; 409 for a deleted one, 404 for another user's", async () => {
+      const key = await t.createKey([...SCOPES])
+      const strategy = { name: 's', template_id: 'ema_cross', params: {}, symbols: ['ETHUSDT'], timeframe: '4h', capital: '5000', leverage: 2 }
+      const id = (await t.signed(key, 'POST', '/v1/strategies', strategy)).json().id
+      const res = await t.signed(key, 'POST', '/v1/backtest/jobs', { strategy_id: id, start: job.start, end: job.end, capital: '7000' })
+      assert.equal(res.statusCode, 200, res.body)
+      const config = res.json().config
+      assert.deepEqual([config.template_id, config.symbols, config.timeframe, config.capital, config.leverage, config.strategy_id], ['ema_cross', ['ETHUSDT'], '4h', '7000', 2, id])
+      const other = await t.createKey([...SCOPES])
+      assert.equal((await t.signed(other, 'POST', '/v1/backtest/jobs', { strategy_id: id, start: job.start, end: job.end })).statusCode, 404)
+      assert.equal((await t.signed(key, 'DELETE', `/v1/strategies/${id}`)).statusCode, 204)
+      const deleted = await t.signed(key, 'POST', '/v1/backtest/jobs', { strategy_id: id, start: job.start, end: job.end })
+      assert.equal(deleted.statusCode, 409)
+      assert.equal(deleted.json().error.code, 'INVALID_STATE')
+    })
+
+    it('limits polling one job to once per 5 s with Retry-After', async () => {
+      const key = await t.createKey([...SCOPES])
+      const id = (await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json().id
+      assert.equal((await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)).statusCode, 200)
+      const fast = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
+      assert.equal(fast.statusCode, 429)
+      assert.equal(fast.json().error.code, 'RATE_LIMITED')
+      assert.equal(fast.headers['retry-after'], '5')
+      t.clock.advance(5000)
+      assert.equal((await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)).statusCode, 200)
+    })
+
+    it('cancels a queued job keeping its progress; 409 once terminal; 404 for another user; reason ≤ 200', async () => {
+      const key = await t.createKey([...SCOPES])
+      const id = (await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json().id
+      const other = await t.createKey([...SCOPES])
+      assert.equal((await t.signed(other, 'POST', `/v1/backtest/jobs/${id}/cancel`)).statusCode, 404)
+      assert.equal((await t.signed(key, 'POST', `/v1/backtest/jobs/${id}/cancel`, { reason: 'x'.repeat(201) })).statusCode, 400)
+      const res = await t.signed(key, 'POST', `/v1/backtest/jobs/${id}/cancel`, { reason: 'changed my mind' })
+      assert.equal(res.statusCode, 200, res.body)
+      const cancelled = res.json()
+      assert.equal(cancelled.status, 'cancelled')
+      assert.equal(cancelled.finished_at, new Date(t.clock.now()).toISOString())
+      assert.deepEqual([cancelled.result, cancelled.error, cancelled.progress, cancelled.started_at], [null, null, 0, null])
+      const again = await t.signed(key, 'POST', `/v1/backtest/jobs/${id}/cancel`)
+      assert.equal(again.statusCode, 409)
+      assert.equal(again.json().error.code, 'INVALID_STATE')
+      const noBody = await t.signed(key, 'POST', `/v1/backtest/jobs/${(await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json().id}/cancel`)
+      assert.equal(noBody.statusCode, 200, noBody.body)
+    })
+
+    it('lists newest first with status, template and time filters and a cursor', async () => {
+      const key = await t.createKey([...SCOPES])
+      const ids: string[] = []
+      for (let i = 0; i < 3; i++) {
+        t.clock.advance(1000)
+        ids.push((await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json().id)
+      }
+      await t.signed(key, 'POST', `/v1/backtest/jobs/${ids[0]}/cancel`)
+      const page1 = (await t.signed(key, 'GET', '/v1/backtest/jobs?limit=2')).json()
+      assert.deepEqual(page1.data.map((j: { id: string }) => j.id), [ids[2], ids[1]])
+      const page2 = (await t.signed(key, 'GET', `/v1/backtest/jobs?limit=2&cursor=${page1.next_cursor}`)).json()
+      assert.deepEqual(page2.data.map((j: { id: string }) => j.id), [ids[0]])
+      assert.equal(page2.next_cursor, null)
+      const cancelled = (await t.signed(key, 'GET', '/v1/backtest/jobs?status=cancelled')).json().data
+      assert.deepEqual(cancelled.map((j: { id: string }) => j.id), [ids[0]])
+      assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/jobs?template_id=macd')).json().data, [])
+      const [newest, middle] = page1.data as { submitted_at: string }[]
+      const from = (await t.signed(key, 'GET', `/v1/backtest/jobs?from=${newest!.submitted_at}`)).json().data
+      assert.deepEqual(from.map((j: { id: string }) => j.id), [ids[2]], 'from is inclusive')
+      const to = (await t.signed(key, 'GET', `/v1/backtest/jobs?to=${newest!.submitted_at}&from=${middle!.submitted_at}`)).json().data
+      assert.deepEqual(to.map((j: { id: string }) => j.id), [ids[1]], 'to is exclusive')
+      for (const bad of ['status=nope', 'limit=0', 'limit=101', 'from=yesterday', 'cursor=***']) {
+        assert.equal((await t.signed(key, 'GET', `/v1/backtest/jobs?${bad}`)).statusCode, 400, bad)
+      }
+    })
+  })
+}
