@@ -108,10 +108,7 @@ async function runHere(config: Config, command: string, args: Record<string, unk
   }
 }
 
-/**
- * The replay exchange alone. It needs no Perpetua configuration, so it does not call loadConfig();
- * REPLAY_DATA_DIR is its one variable, read here because --data is its primary form.
- */
+/** The replay exchange alone; --data wins over REPLAY_DATA_DIR (config.ts reads it, like every variable). */
 async function runReplayExchange(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -124,7 +121,7 @@ async function runReplayExchange(args: string[]): Promise<number> {
   if (speed !== undefined && !(speed > 0)) throw new Error(`--speed must be a positive number (got "${values.speed}")`)
   const replayStart = values.start === undefined ? undefined : Date.parse(values.start)
   if (replayStart !== undefined && Number.isNaN(replayStart)) throw new Error(`--start must be an ISO 8601 time (got "${values.start}")`)
-  const dataDir = values.data ?? (process.env.REPLAY_DATA_DIR?.trim() || undefined)
+  const dataDir = values.data ?? loadConfig().replayDataDir
   const { startReplayExchange } = await import('./replay-exchange/index.js')
   const exchange = await startReplayExchange({
     ...(dataDir === undefined ? {} : { dataDir: path.resolve(dataDir) }),

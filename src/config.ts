@@ -11,6 +11,8 @@ export interface Config {
   upstreamUrl: string | undefined
   /** The `/futures/data` host; UPSTREAM_URL when not set (both unset: the built-in replay exchange). */
   upstreamDataUrl: string | undefined
+  /** Recorded data for the built-in replay exchange (unset = the project's data/ folder). */
+  replayDataDir: string | undefined
   masterKey: Buffer | undefined
   appJwtSecret: Buffer | undefined
   appJwtTtlSeconds: number
@@ -58,6 +60,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     upstreamUrl,
     upstreamDataUrl: read.url('UPSTREAM_DATA_URL', ['http:', 'https:']) ?? upstreamUrl,
+    replayDataDir: read.string('REPLAY_DATA_DIR') === undefined ? undefined : path.resolve(read.string('REPLAY_DATA_DIR')!),
     masterKey: read.key32('MASTER_KEY'),
     appJwtSecret: read.key32('APP_JWT_SECRET'),
     appJwtTtlSeconds: read.integer('APP_JWT_TTL', 3600, 60, 30 * 24 * 3600),

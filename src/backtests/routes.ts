@@ -5,7 +5,7 @@ import type { Access } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from './config-resolution.js'
-import { CancelSchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
+import { CancelSchema, NoQuerySchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
 import { type BacktestContext, cancelJob, createJob, getJob, pageJobs } from './service.js'
 
 export interface BacktestRoutesOptions {
@@ -76,6 +76,7 @@ export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (
         security,
         summary: 'One job with its whole equity curve and trades; poll at most once every 5 s',
         params: JobIdSchema,
+        querystring: NoQuerySchema,
         response: { 200: job, ...errors },
       },
     },
@@ -88,7 +89,7 @@ export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (
       config: write(5),
       // The body is optional: an absent one reads as {} before validation.
       preValidation: async (request) => {
-        request.body ??= {}
+        if (request.body === undefined) request.body = {}
       },
       schema: {
         tags,

@@ -116,7 +116,7 @@ export type Job = Static<typeof JobSchema>
 export const JobListQuerySchema = Type.Object(
   {
     status: Type.Optional(Type.Enum(JOB_STATUSES)),
-    template_id: Type.Optional(Type.String({ maxLength: 64 })),
+    template_id: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,64}$' })),
     from: Type.Optional(UtcTime('Lower bound of submitted_at, inclusive')),
     to: Type.Optional(UtcTime('Upper bound of submitted_at, exclusive')),
     limit: PageLimit(100, 20),
@@ -127,6 +127,9 @@ export const JobListQuerySchema = Type.Object(
 export type JobListQuery = Static<typeof JobListQuerySchema>
 
 export const JobPageSchema = Type.Object({ data: Type.Array(JobSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) })
+
+/** Routes without query parameters refuse any, as every route refuses unknown fields. */
+export const NoQuerySchema = Type.Object({}, { additionalProperties: false })
 
 export const JobIdSchema = Type.Object({ id: Type.String({ maxLength: 64 }) })
 

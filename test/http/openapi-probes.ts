@@ -139,7 +139,9 @@ type MakeProbe = (label: string, fields: Partial<Probe> & Pick<Probe, 'refusal'>
 function bodyProbes(schema: JsonSchema, probe: MakeProbe): Probe[] {
   const probes: Probe[] = []
   const valid = sample(schema) as Record<string, unknown>
-  for (const wrong of ['[]', '[{}]', '"text"', '12345', 'null', 'true', '']) {
+  // A body schema with no required property admits an absent body (e.g. cancel's optional reason).
+  const optional = (schema.required ?? []).length === 0
+  for (const wrong of ['[]', '[{}]', '"text"', '12345', 'null', 'true', ...(optional ? [] : [''])]) {
     probes.push(probe(`top-level body ${wrong || '(empty)'}`, { payload: wrong, refusal: { kind: 'validation' } }))
   }
   const extra = JSON.stringify({ ...valid, unexpected_field: 1 })
