@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { backtestRoutes } from './backtests/routes.js'
-import { BACKTEST_QUEUE } from './backtests/runner.js'
+import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
 import { templateCatalog } from './backtests/template-catalog.js'
 import { sendInTransaction } from './db/queue.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
@@ -114,6 +114,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
       await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, { jobId })
     },
+    queued: () => services.jobSignals.emit(JOB_QUEUED),
   })
   await app.register(marketRoutes, { market: services.market, now: services.now })
   return app

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import type { PgBoss } from 'pg-boss'
 import { AppTokens } from './auth/app-token.js'
 import { KeyDirectory } from './auth/key-directory.js'
@@ -24,6 +25,8 @@ export interface Services {
   market: MarketData
   /** The job queue; absent in one-off CLI commands, which enqueue nothing. */
   boss: PgBoss | undefined
+  /** Emits 'backtest-queued' once a job's creating transaction committed, so local workers start at once. */
+  jobSignals: EventEmitter
   now: () => number
 }
 
@@ -41,6 +44,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     strategyCache: embedded ? new ReadCache(5_000) : undefined,
     market: createMarketData(config, now),
     boss,
+    jobSignals: new EventEmitter(),
     now,
   }
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
 import type { Db } from '../db/connect.js'
@@ -14,6 +15,8 @@ import type { JobConfig } from './schemas.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
 
 export const BACKTEST_QUEUE = 'backtest-run'
+/** The Services.jobSignals event for a committed job. */
+export const JOB_QUEUED = 'backtest-queued'
 /** How often a running job writes progress and checks for a cancel: a cancel takes effect within this. */
 const BEAT_MS = 500
 /** A running job without a heartbeat for this long lost its worker. */
@@ -51,6 +54,8 @@ export interface BacktestWorkerDeps {
   log: FastifyBaseLogger
   /** Engine threads, and so jobs run at once on this node. */
   workers: number
+  /** Services.jobSignals: a job created on this node wakes the worker at once (else it polls every 0.5 s). */
+  signals?: EventEmitter
 }
 
 /** Runs backtest jobs from the queue on this node, and fails jobs whose worker was lost. */
@@ -64,6 +69,8 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
       for (const job of jobs) await runJob(deps, pool, job.data.jobId)
     },
   )
+  const wake = () => deps.boss.notifyWorker(workerId)
+  deps.signals?.on(JOB_QUEUED, wake)
   const sweep = async () => {
     const now = deps.now()
     const lost = await failLostJobs(deps.db, new Date(now - LOST_AFTER_MS), new Date(now)).catch((error: unknown) => {
@@ -78,6 +85,7 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
   return {
     async stop() {
       clearInterval(sweeper)
+      deps.signals?.off(JOB_QUEUED, wake)
       await deps.boss.offWork(BACKTEST_QUEUE, { id: workerId }).catch(() => undefined)
       await pool.close()
     },

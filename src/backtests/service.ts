@@ -23,6 +23,8 @@ export interface BacktestContext {
   shared: SharedState
   /** Enqueues the run inside the creating transaction. */
   enqueue: (trx: Db, jobId: string) => Promise<void>
+  /** Called once the job is committed: wakes this node's workers instead of waiting for their next poll. */
+  queued: () => void
 }
 
 export async function createJob(context: BacktestContext, input: JobCreate): Promise<Job> {
@@ -39,6 +41,7 @@ export async function createJob(context: BacktestContext, input: JobCreate): Pro
     await context.enqueue(trx, job.id)
     return job
   })
+  context.queued()
   return toJob(row)
 }
 

@@ -64,7 +64,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const services = createServices(config, database.handle, clock.now, boss)
   const workers =
     boss && options.queue === 'workers'
-      ? await startBacktestWorkers({ db: database.handle.db, boss, market: services.market, now: clock.now, log: silentLogger, workers: 1 })
+      ? await startBacktestWorkers({ db: database.handle.db, boss, market: services.market, now: clock.now, log: silentLogger, workers: 1, signals: services.jobSignals })
       : undefined
   const app = await buildApp(services)
   await app.ready()
