@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
-import readline from 'node:readline'
 import { createApiKeys } from './support/keys.js'
 import { log } from './support/log.js'
+import { startBenchReplay } from './support/replay.js'
 import { REPO_ROOT, startServer } from './support/server.js'
 import { RequestSigner, signedJson } from './support/signing.js'
 
@@ -33,7 +32,8 @@ interface JobView {
  * the same job again with the history stored.
  */
 export async function measureJobs(): Promise<Record<string, unknown>> {
-  const replay = await startReplay()
+  // Its clock after the 5m series ends, so the whole range is history.
+  const replay = await startBenchReplay(['--data', SHARED_DATA, '--start', '2026-05-17T00:00:00Z'])
   const server = await startServer({
     env: { UPSTREAM_URL: replay.url, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000', WORKERS: '1' },
   })
@@ -41,9 +41,9 @@ export async function measureJobs(): Promise<Record<string, unknown>> {
     const [key] = await createApiKeys(server, 'bench-jobs@perpetua.test', ['backtests:read', 'backtests:write'], 1)
     const signer = new RequestSigner(key!)
     const cold = await timeJob(server.url, signer)
-    const upstreamCalls = await replayRequests(replay.url)
+    const upstreamCalls = (await replay.stats()).requests
     const stored = await timeJob(server.url, signer)
-    const upstreamCallsAfter = await replayRequests(replay.url)
+    const upstreamCallsAfter = (await replay.stats()).requests
     return {
       job: JOB,
       cold_store: { post_to_done_ms: cold.ms, status: cold.job.status, trades: cold.job.result?.metrics.total_trades ?? null, upstream_requests: upstreamCalls },
@@ -52,7 +52,7 @@ export async function measureJobs(): Promise<Record<string, unknown>> {
     }
   } finally {
     await server.stop()
-    replay.process.kill('SIGTERM')
+    replay.stop()
   }
 }
 
@@ -71,21 +71,4 @@ async function timeJob(url: string, signer: RequestSigner): Promise<{ ms: number
     if (performance.now() - started > 15 * 60_000) throw new Error(`job ${id} did not finish in 15 minutes`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
-}
-
-/** A standalone replay exchange over the shared data, its clock after the 5m series ends. */
-async function startReplay(): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), 'replay-exchange', '--port', '0', '--data', SHARED_DATA, '--start', '2026-05-17T00:00:00Z'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  const line = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child.stdout! }).once('line', resolve)
-    child.once('exit', (code) => reject(new Error(`replay exchange exited with ${code}`)))
-  })
-  return { url: (JSON.parse(line) as { url: string }).url, process: child }
-}
-
-async function replayRequests(url: string): Promise<number> {
-  const stats = (await (await fetch(`${url}/__replay/stats`)).json()) as { requests: number }
-  return stats.requests
 }

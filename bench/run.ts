@@ -5,6 +5,7 @@ import type { SuiteModule, SuiteOptions } from './support/suite.js'
 /** Every suite, by the name given on the command line; each lives in bench/<name>.ts. */
 const SUITES: Record<string, () => Promise<SuiteModule>> = {
   http: () => import('./http.js'),
+  market: () => import('./market.js'),
   backtest: () => import('./backtest.js'),
 }
 

@@ -1,0 +1,28 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import path from 'node:path'
+import readline from 'node:readline'
+import { REPO_ROOT } from './server.js'
+
+export interface BenchReplay {
+  url: string
+  /** Requests the replay exchange has served, by path (its /__replay/stats). */
+  stats(): Promise<{ requests: number; byPath: Record<string, number> }>
+  stop(): void
+}
+
+/** A standalone replay exchange (`perpetua replay-exchange`) on a free port, so its upstream calls can be counted. */
+export async function startBenchReplay(args: string[] = []): Promise<BenchReplay> {
+  const child: ChildProcess = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), 'replay-exchange', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const line = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).once('line', resolve)
+    child.once('exit', (code) => reject(new Error(`replay exchange exited with ${code}`)))
+  })
+  const { url } = JSON.parse(line) as { url: string }
+  return {
+    url,
+    stats: async () => (await (await fetch(`${url}/__replay/stats`)).json()) as { requests: number; byPath: Record<string, number> },
+    stop: () => void child.kill('SIGTERM'),
+  }
+}
