@@ -1,14 +1,8 @@
 import zlib from 'node:zlib'
+import type { BarSeries } from '../engine/index.js'
 
-/** Bars as columns, the engine's input shape. */
-export interface BarColumns {
-  openTime: Float64Array
-  open: Float64Array
-  high: Float64Array
-  low: Float64Array
-  close: Float64Array
-  volume: Float64Array
-}
+/** Bars as columns: the engine's BarSeries without its symbol and interval. */
+export type BarColumns = Omit<BarSeries, 'symbol' | 'intervalMs'>
 
 const COLUMNS = ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const
 

@@ -1,6 +1,6 @@
 import { firstTime, lowerBound } from './bars.js'
 import type { SampleKind } from './data-files.js'
-import { DAY, HOUR, MINUTE } from './intervals.js'
+import { DAY, FIXED_MS, HOUR } from './intervals.js'
 import type { MarketSymbol } from './market.js'
 import { priceAt, rangeStats } from './prices.js'
 import { smooth, unit } from './seeded.js'
@@ -11,17 +11,10 @@ import { smooth, unit } from './seeded.js'
  * else is derived from the klines (README "Derived values").
  */
 
-export const PERIODS: Record<string, number> = {
-  '5m': 5 * MINUTE,
-  '15m': 15 * MINUTE,
-  '30m': 30 * MINUTE,
-  '1h': HOUR,
-  '2h': 2 * HOUR,
-  '4h': 4 * HOUR,
-  '6h': 6 * HOUR,
-  '12h': 12 * HOUR,
-  '1d': DAY,
-}
+/** The periods of the /futures/data series (Binance's list), with their lengths from the kline intervals. */
+export const PERIODS: Record<string, number> = Object.fromEntries(
+  (['5m', '15m', '30m', '1h', '2h', '4h', '6h', '12h', '1d'] as const).map((period) => [period, FIXED_MS[period]]),
+)
 
 export interface PeriodQuery {
   period: number

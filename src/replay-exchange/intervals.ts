@@ -10,7 +10,7 @@ const WEEK = 7 * DAY
 // 1970-01-01 was a Thursday; Binance's weekly klines open on Monday 00:00 UTC.
 const MONDAY_OFFSET = 4 * DAY
 
-const FIXED_MS: Record<Exclude<Interval, '1M'>, number> = {
+export const FIXED_MS: Record<Exclude<Interval, '1M'>, number> = {
   '1m': MINUTE,
   '3m': 3 * MINUTE,
   '5m': 5 * MINUTE,
