@@ -80,6 +80,27 @@ for (const backend of backends()) {
       assert.deepEqual(second.result.metrics, metrics)
     })
 
+    it('cancels a running job: it stays cancelled, and neither a result nor an event is ever written', async () => {
+      // A slow exchange keeps the job loading history (running) long enough to cancel it mid-run.
+      t.replay!.faults.add({ path: '/fapi/v1/klines', latencyMs: 1500, times: 1 })
+      const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, start: '2021-01-01T00:00:00Z', end: '2021-03-31T23:00:00Z' })).json()
+      await pollUntil(t, key, created.id, (j) => j.status === 'running')
+      const cancelled = await t.signed(key, 'POST', `/v1/backtest/jobs/${created.id}/cancel`, { reason: 'too slow' })
+      assert.equal(cancelled.json().status, 'cancelled')
+      // The worker's handler has returned once pg-boss marks its job completed.
+      const deadline = Date.now() + 20_000
+      for (;;) {
+        const { rows } = await t.database.handle.pool.query("select state from pgboss.job where data->>'jobId' = $1", [created.id])
+        if (rows[0]?.state === 'completed') break
+        if (Date.now() > deadline) assert.fail(`the worker is still on ${created.id}: ${JSON.stringify(rows)}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      const after = await pollUntil(t, key, created.id, () => true)
+      assert.deepEqual([after.status, after.result, after.error], ['cancelled', null, null])
+      const events = await t.database.handle.db.selectFrom('events').select('data').where('type', '=', 'backtest.job_done').execute()
+      assert.ok(!events.some((e) => (e.data as { job_id: string }).job_id === created.id))
+    })
+
     it('fails a job whose worker stopped beating with WORKER_LOST', async () => {
       const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, symbols: ['NOSUCHUSDT'] })).json()
       // A worker that took the job and died: running, heartbeat long ago.
