@@ -11,6 +11,7 @@ import { openStorage } from './storage.js'
 const USAGE = `usage: perpetua <command>
 
   serve                                   the HTTP API (what npm start runs)
+  worker                                  backtest workers without HTTP (needs DATABASE_URL)
   migrate                                 apply database migrations and exit
   keys create --email E --scopes a,b      create the user if needed and an API key; prints JSON
   replay-exchange --port P [--data DIR] [--host H] [--speed S] [--start ISO]
@@ -23,6 +24,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'serve':
       return runServe(loadConfig())
+    case 'worker':
+      return runWorker(loadConfig())
     case 'migrate':
       return runMigrate(loadConfig())
     case 'keys':
@@ -40,13 +43,23 @@ async function main(argv: string[]): Promise<number> {
 async function runServe(config: Config): Promise<number> {
   const [{ pino }, { serve }] = await Promise.all([import('pino'), import('./serve.js')])
   const logger = pino({ level: config.logLevel })
-  const server = await serve(config, logger)
+  return untilSignal(logger, await serve(config, logger))
+}
+
+async function runWorker(config: Config): Promise<number> {
+  const [{ pino }, { work }] = await Promise.all([import('pino'), import('./worker.js')])
+  const logger = pino({ level: config.logLevel })
+  return untilSignal(logger, await work(config, logger))
+}
+
+/** Runs until SIGTERM or SIGINT, then stops the role gracefully; a second signal exits at once. */
+async function untilSignal(logger: { info(obj: unknown, msg?: string): void; error(obj: unknown, msg?: string): void }, role: { stop(): Promise<void> }): Promise<number> {
   await new Promise<void>((resolve) => {
     let signals = 0
     const onSignal = (signal: NodeJS.Signals) => {
-      if (++signals > 1) process.exit(130) // a second signal: stop waiting
-      logger.info({ signal }, 'shutting down: finishing in-flight requests')
-      void server.stop().then(resolve, (error: unknown) => {
+      if (++signals > 1) process.exit(130)
+      logger.info({ signal }, 'shutting down: finishing work in flight')
+      void role.stop().then(resolve, (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed')
         resolve()
       })
@@ -54,7 +67,7 @@ async function runServe(config: Config): Promise<number> {
     process.on('SIGTERM', onSignal)
     process.on('SIGINT', onSignal)
   })
-  logger.info('stopped')
+  logger.info({}, 'stopped')
   return 0
 }
 

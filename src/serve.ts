@@ -7,6 +7,7 @@ import { controlSocketPath, serveControlSocket } from './control/control-socket.
 import { operatorCommands } from './control/commands.js'
 import { socketDirFor } from './db/pglite-host.js'
 import { startBacktestWorkers } from './backtests/runner.js'
+import { withUpstream } from './upstream.js'
 import { startQueue } from './db/queue.js'
 import { createServices } from './services.js'
 import { openStorage } from './storage.js'
@@ -60,19 +61,6 @@ export async function serve(config: Config, logger: FastifyBaseLogger): Promise<
       return stopping
     },
   }
-}
-
-/**
- * Without UPSTREAM_URL the market data comes from the built-in replay exchange, started here on a
- * free loopback port and stopped after the app (DESIGN §2).
- */
-async function withUpstream(config: Config, logger: FastifyBaseLogger, cleanups: (() => Promise<unknown>)[]): Promise<Config> {
-  if (config.upstreamUrl) return config
-  const { startReplayExchange } = await import('./replay-exchange/index.js')
-  const replay = await startReplayExchange({ host: '127.0.0.1', port: 0, ...(config.replayDataDir ? { dataDir: config.replayDataDir } : {}) })
-  cleanups.push(() => replay.close())
-  logger.info({ upstream: replay.url }, 'UPSTREAM_URL is not set: market data comes from the built-in replay exchange')
-  return { ...config, upstreamUrl: replay.url, upstreamDataUrl: config.upstreamDataUrl ?? replay.url }
 }
 
 /**

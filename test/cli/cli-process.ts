@@ -49,6 +49,12 @@ export async function runCli(args: string[], env: Record<string, string>, timeou
   return { ...exit, ...output() }
 }
 
+/** Starts a long-running command (e.g. `worker`); read its output as it comes. */
+export function startCli(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => { stdout: string; stderr: string } } {
+  const child = spawnCli(args, env)
+  return { child, output: collect(child) }
+}
+
 /** Ends every child this file started that is still running (for after() hooks). */
 export async function killChildren(): Promise<void> {
   await Promise.all(

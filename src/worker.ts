@@ -1,0 +1,37 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { startBacktestWorkers } from './backtests/runner.js'
+import type { Config } from './config.js'
+import { startQueue } from './db/queue.js'
+import { createMarketData } from './market/market-data.js'
+import { openStorage } from './storage.js'
+import { withUpstream } from './upstream.js'
+
+/**
+ * `perpetua worker`: backtest workers without HTTP, for scale-out beside `serve` nodes on one
+ * PostgreSQL server (DESIGN §1). The embedded database belongs to the one `serve` process, which runs
+ * its own workers, so a worker process needs DATABASE_URL.
+ */
+export async function work(config: Config, logger: FastifyBaseLogger): Promise<{ stop(): Promise<void> }> {
+  if (!config.databaseUrl) {
+    throw new Error('perpetua worker needs DATABASE_URL: the embedded database is owned by `perpetua serve`, which runs its own workers')
+  }
+  const storage = await openStorage(config, 'worker')
+  const cleanups: (() => Promise<unknown>)[] = [() => storage.close()]
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup()
+  }
+  try {
+    const boss = await startQueue(storage.database, (error) => logger.error({ err: error }, 'queue error'))
+    cleanups.push(() => boss.stop({ graceful: true, timeout: 10_000 }))
+    const market = createMarketData(await withUpstream(config, logger, cleanups), Date.now)
+    cleanups.push(() => market.close())
+    const workers = await startBacktestWorkers({ db: storage.database.db, boss, market, now: Date.now, log: logger, workers: config.workers })
+    cleanups.push(() => workers.stop())
+    logger.info({ workers: config.workers }, 'perpetua worker is running backtests')
+  } catch (error) {
+    await cleanUp()
+    throw error
+  }
+  let stopping: Promise<void> | undefined
+  return { stop: () => (stopping ??= cleanUp()) }
+}
