@@ -3,7 +3,8 @@ import { isPositiveDecimal } from '../http/common-schemas.js'
 import { AppError, invalidParameter } from '../http/errors.js'
 import { parseUtcTime } from '../http/time.js'
 import { findStrategyAnyState } from '../strategies/queries.js'
-import type { FeeModel, JobConfig, JobCreate } from './schemas.js'
+import type { FeeModel } from '../engine/index.js'
+import type { JobConfig, JobCreate } from './schemas.js'
 
 /** What the job API needs to know of templates (src/templates implements it). */
 export interface TemplateCatalog {

@@ -153,6 +153,6 @@ async function engineInput(deps: BacktestWorkerDeps, job: JobRow, isCancelled: (
 
 function describeFailure(error: unknown): { code: string; message: string } {
   if (error instanceof EngineFailure) return { code: error.code, message: error.message }
-  if (error instanceof AppError) return { code: error.code === 'UPSTREAM_UNAVAILABLE' ? 'UPSTREAM_UNAVAILABLE' : error.code, message: error.message }
+  if (error instanceof AppError) return { code: error.code, message: error.message }
   return { code: 'INTERNAL', message: 'the backtest failed unexpectedly' }
 }

@@ -1,9 +1,8 @@
 import { type Static, Type } from 'typebox'
+import { FEE_MODELS, type FeeModel } from '../engine/index.js'
 import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 import { TIMEFRAMES } from '../strategies/schemas.js'
 
-export const FEE_MODELS = ['none', 'fixed_bps', 'tiered_maker_taker', 'match_exchange'] as const
-export type FeeModel = (typeof FEE_MODELS)[number]
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const
 
 const UtcTime = (description: string) => Type.String({ maxLength: 40, description, examples: ['2024-01-01T00:00:00Z'] })

@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { poll } from '../support/poll.js'
+
+export { poll }
 
 /**
  * The `perpetua` command as a real child process, run from source (`node --import tsx src/cli.ts`)
@@ -123,16 +126,6 @@ function servingUrl(stdout: string): string | undefined {
   return undefined
 }
 
-/** Calls `check` until it returns something other than undefined; throws after `timeoutMs`. */
-export async function poll<T>(what: string, timeoutMs: number, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 function collect(child: ChildProcess): () => { stdout: string; stderr: string } {
   let stdout = ''

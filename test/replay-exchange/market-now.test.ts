@@ -1,24 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import type { TickerRow } from '../../src/replay-exchange/ticker.js'
 import { DAY, HOUR, type Kline, MINUTE, readBars, SNAPSHOT_TIME, startTestExchange, type TestExchange } from './support.js'
 
-interface Ticker {
-  symbol: string
-  lastPrice: string
-  lastQty: string
-  openPrice: string
-  highPrice: string
-  lowPrice: string
-  volume: string
-  quoteVolume: string
-  weightedAvgPrice: string
-  priceChange: string
-  openTime: number
-  closeTime: number
-  firstId: number
-  lastId: number
-  count: number
-}
+type Ticker = TickerRow
 interface Trade {
   id: number
   price: string

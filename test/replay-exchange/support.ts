@@ -3,6 +3,9 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { PROJECT_ROOT } from '../cli/cli-process.js'
 import { type ReplayExchange, type ReplayExchangeOptions, startReplayExchange } from '../../src/replay-exchange/index.js'
+import { poll } from '../support/poll.js'
+
+export { poll }
 
 export const DATA_DIR = path.join(PROJECT_ROOT, 'data')
 export const FUTURES_DIR = path.join(DATA_DIR, 'binance-um-futures')
@@ -87,13 +90,3 @@ export function aggregate(bars: Bar[]): Omit<Bar, 'time'> {
 
 export type Kline = [number, string, string, string, string, string, number, string, number, string, string, string]
 
-/** Calls `check` until it returns something other than undefined; throws after `timeoutMs`. */
-export async function poll<T>(what: string, timeoutMs: number, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
