@@ -7,6 +7,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   http: () => import('./http.js'),
   market: () => import('./market.js'),
   backtest: () => import('./backtest.js'),
+  webhooks: () => import('./webhooks.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

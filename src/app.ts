@@ -2,6 +2,9 @@ import crypto from 'node:crypto'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import { authenticateDataKey } from './auth/data-key.js'
+import { identityRoutes } from './auth/identity/routes.js'
+import { requireActivePlan } from './auth/plans.js'
 import { backtestRoutes } from './backtests/routes.js'
 import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
 import { templateCatalog } from './backtests/template-catalog.js'
@@ -20,6 +23,9 @@ import type { Services } from './services.js'
 import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
 import { templateRoutes } from './templates/routes.js'
+import { webhookRoutes } from './webhooks/routes.js'
+import { apiKeyRoutes } from './auth/keys/routes.js'
+import { exchangeKeyRoutes } from './exchange-keys/routes.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -59,6 +65,12 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // After body parsing (signatures cover the raw body), before validation (401 comes before 400).
   app.addHook('preValidation', async (request, reply) => {
     const access = request.routeOptions.config.access
+    if (access?.kind === 'data') {
+      const principal = await authenticateDataKey(request, services, access.scope)
+      request.principal = principal
+      await chargeWeight(reply, budget(services, services.config.weightPerMinute), principal.keyId, access.weight, true)
+      return
+    }
     if (access?.kind !== 'v1') return
     const principal = await authenticate(request, services)
     if (!principal && access.signed) {
@@ -73,6 +85,13 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     request.principal = principal
     const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
     await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true)
+  })
+
+  // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions.md).
+  app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.config.access?.kind !== 'data') return
+    if (!request.principal) throw new AppError('UNAUTHENTICATED', 'this endpoint needs your data key (pk_…) in the X-Service-API-Key header')
+    await requireActivePlan(services.database.db, request.principal.userId, services.now())
   })
 
   await app.register(swagger, {
@@ -102,6 +121,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 
   await app.register(opsRoutes, { db: services.database.db, metrics })
   await app.register(publicStrategyRoutes, { db: services.database.db })
+  await app.register(identityRoutes, { db: services.database.db, tokens: services.tokens, now: services.now, providers: services.config })
   await app.register(strategyRoutes, { db: services.database.db, now: services.now, cache: services.strategyCache })
   await app.register(templateRoutes)
   await app.register(backtestRoutes, {
@@ -117,6 +137,21 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     queued: () => services.jobSignals.emit(JOB_QUEUED),
   })
   await app.register(marketRoutes, { market: services.market, now: services.now })
+  await app.register(webhookRoutes, {
+    db: services.database.db,
+    now: services.now,
+    secrets: services.secrets,
+    allowPrivateHosts: services.config.webhookAllowPrivateHosts,
+    pipeline: services.webhooks,
+  })
+  await app.register(apiKeyRoutes, { db: services.database.db, box: services.secrets, keys: services.keys, now: services.now })
+  await app.register(exchangeKeyRoutes, {
+    db: services.database.db,
+    box: services.secrets,
+    upstream: services.market.client,
+    shared: services.shared,
+    now: services.now,
+  })
   return app
 }
 

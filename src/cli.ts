@@ -13,8 +13,11 @@ const USAGE = `usage: perpetua <command>
   serve                                   the HTTP API (what npm start runs)
   worker                                  backtest workers without HTTP (needs DATABASE_URL)
   migrate                                 apply database migrations and exit
-  keys create --email E --scopes a,b      create the user if needed and an API key; prints JSON
-  replay-exchange --port P [--data DIR] [--host H] [--speed S] [--start ISO]
+  keys create --email E --scopes a,b [--plan P [--until DATE]]
+                                          create the user if needed and an API key; prints JSON
+  users set-plan --email E --plan free|standard|pro [--until DATE]
+                                          set a user's plan (creating the user if needed); prints JSON
+  replay-exchange --port P [--data DIR] [--host H] [--speed S] [--start ISO] [--account KEY:SECRET ...]
                                           the recorded-data Binance look-alike alone; prints its URLs as JSON
 
 Configuration comes from environment variables; see the README.`
@@ -30,6 +33,9 @@ async function main(argv: string[]): Promise<number> {
       return runMigrate(loadConfig())
     case 'keys':
       if (rest[0] === 'create') return runKeysCreate(loadConfig(), rest.slice(1))
+      break
+    case 'users':
+      if (rest[0] === 'set-plan') return runUsersSetPlan(loadConfig(), rest.slice(1))
       break
     case 'replay-exchange':
       return runReplayExchange(rest)
@@ -80,8 +86,20 @@ async function runMigrate(config: Config): Promise<number> {
 
 /** Runs in a live server when one holds the embedded DATA_DIR, else against the database directly. */
 async function runKeysCreate(config: Config, args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { email: { type: 'string' }, scopes: { type: 'string' } }, strict: true })
-  const result = await runOperatorCommand(config, 'keys.create', { email: values.email, scopes: values.scopes })
+  const { values } = parseArgs({
+    args,
+    options: { email: { type: 'string' }, scopes: { type: 'string' }, plan: { type: 'string' }, until: { type: 'string' } },
+    strict: true,
+  })
+  const result = await runOperatorCommand(config, 'keys.create', { email: values.email, scopes: values.scopes, plan: values.plan, until: values.until })
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+  return 0
+}
+
+/** `--until` is a date (the plan lasts through that UTC day) or an ISO 8601 time; omitted, the plan has no end. */
+async function runUsersSetPlan(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { email: { type: 'string' }, plan: { type: 'string' }, until: { type: 'string' } }, strict: true })
+  const result = await runOperatorCommand(config, 'users.set-plan', { email: values.email, plan: values.plan, until: values.until })
   process.stdout.write(`${JSON.stringify(result)}\n`)
   return 0
 }
@@ -125,7 +143,14 @@ async function runHere(config: Config, command: string, args: Record<string, unk
 async function runReplayExchange(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, speed: { type: 'string' }, start: { type: 'string' } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      speed: { type: 'string' },
+      start: { type: 'string' },
+      account: { type: 'string', multiple: true },
+    },
     strict: true,
   })
   const port = values.port === undefined ? 0 : Number(values.port)
@@ -135,12 +160,14 @@ async function runReplayExchange(args: string[]): Promise<number> {
   const replayStart = values.start === undefined ? undefined : Date.parse(values.start)
   if (replayStart !== undefined && Number.isNaN(replayStart)) throw new Error(`--start must be an ISO 8601 time (got "${values.start}")`)
   const dataDir = values.data ?? loadConfig().replayDataDir
-  const { startReplayExchange } = await import('./replay-exchange/index.js')
+  const [{ startReplayExchange }, { parseAccountFlag }] = await Promise.all([import('./replay-exchange/index.js'), import('./replay-exchange/accounts.js')])
+  const accounts = (values.account ?? []).map(parseAccountFlag)
   const exchange = await startReplayExchange({
     ...(dataDir === undefined ? {} : { dataDir: path.resolve(dataDir) }),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(speed === undefined ? {} : { speed }),
     ...(replayStart === undefined ? {} : { replayStart }),
+    ...(accounts.length === 0 ? {} : { accounts }),
     port,
   })
   process.stdout.write(`${JSON.stringify({ url: exchange.url, wsUrl: exchange.wsUrl })}\n`)

@@ -32,6 +32,8 @@ export async function serve(config: Config, logger: FastifyBaseLogger): Promise<
     cleanups.push(() => boss.stop({ graceful: true, timeout: 10_000 }))
     const services = createServices(await withUpstream(config, logger, cleanups), storage.database, Date.now, boss)
     cleanups.push(() => services.market.close())
+    cleanups.push(() => services.webhooks.close())
+    await services.webhooks.start({ database: storage.database, boss, log: logger })
     const workers = await startBacktestWorkers({ db: storage.database.db, boss, market: services.market, now: services.now, log: logger, workers: config.workers, signals: services.jobSignals })
     cleanups.push(() => workers.stop())
     if (storage.database.kind === 'embedded') {

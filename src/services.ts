@@ -10,6 +10,7 @@ import { ReadCache } from './db/read-cache.js'
 import { createMarketData, type MarketData } from './market/market-data.js'
 import type { StrategyRow } from './strategies/queries.js'
 import { MemorySharedState, PostgresSharedState, type SharedState } from './http/shared-state.js'
+import { createWebhookPipeline, type WebhookPipeline } from './webhooks/pipeline.js'
 
 /** The long-lived collaborators every role shares, built once from config and an open database. */
 export interface Services {
@@ -27,6 +28,8 @@ export interface Services {
   boss: PgBoss | undefined
   /** Emits 'backtest-queued' once a job's creating transaction committed, so local workers start at once. */
   jobSignals: EventEmitter
+  /** Webhook deliveries: test deliveries on any node; start() runs the dispatcher and workers; close() it on shutdown. */
+  webhooks: WebhookPipeline
   now: () => number
 }
 
@@ -45,6 +48,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     market: createMarketData(config, now),
     boss,
     jobSignals: new EventEmitter(),
+    webhooks: createWebhookPipeline(config, database.db, secrets, now),
     now,
   }
 }

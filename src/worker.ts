@@ -5,9 +5,12 @@ import { startQueue } from './db/queue.js'
 import { createMarketData } from './market/market-data.js'
 import { openStorage } from './storage.js'
 import { withUpstream } from './upstream.js'
+import { loadOrCreateKey } from './auth/local-keys.js'
+import { SecretBox } from './auth/secret-box.js'
+import { createWebhookPipeline } from './webhooks/pipeline.js'
 
 /**
- * `perpetua worker`: backtest workers without HTTP, for scale-out beside `serve` nodes on one
+ * `perpetua worker`: backtest workers and webhook deliveries without HTTP, for scale-out beside `serve` nodes on one
  * PostgreSQL server (DESIGN §1). The embedded database belongs to the one `serve` process, which runs
  * its own workers, so a worker process needs DATABASE_URL.
  */
@@ -27,7 +30,12 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     cleanups.push(() => market.close())
     const workers = await startBacktestWorkers({ db: storage.database.db, boss, market, now: Date.now, log: logger, workers: config.workers })
     cleanups.push(() => workers.stop())
-    logger.info({ workers: config.workers }, 'perpetua worker is running backtests')
+    // Webhook secrets are sealed under MASTER_KEY: every node of one deployment must share it.
+    const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))
+    const webhooks = createWebhookPipeline(config, storage.database.db, secrets, Date.now)
+    cleanups.push(() => webhooks.close())
+    await webhooks.start({ database: storage.database, boss, log: logger })
+    logger.info({ workers: config.workers }, 'perpetua worker is running backtests and webhook deliveries')
   } catch (error) {
     await cleanUp()
     throw error

@@ -16,11 +16,19 @@ export async function issueApiKey(
   box: SecretBox,
   request: { email: string; scopes: Scope[]; name?: string },
 ): Promise<IssuedKey> {
-  const id = `pk_${crypto.randomBytes(12).toString('hex')}`
-  const secret = crypto.randomBytes(32).toString('base64url')
+  const { id, secret } = newApiKeyCredentials()
   await db.transaction().execute(async (trx) => {
     const userId = await findOrCreateUserByEmail(trx, request.email.trim().toLowerCase())
     await insertApiKey(trx, { id, userId, name: request.name ?? '', scopes: request.scopes, secretEnc: box.seal(secret) })
   })
   return { api_key: id, api_secret: secret, scopes: request.scopes }
+}
+
+/** A fresh key id (`pk_` + 24 hex) and secret (32 random bytes, base64url). */
+export function newApiKeyCredentials(): { id: string; secret: string } {
+  return { id: `pk_${crypto.randomBytes(12).toString('hex')}`, secret: newApiKeySecret() }
+}
+
+export function newApiKeySecret(): string {
+  return crypto.randomBytes(32).toString('base64url')
 }

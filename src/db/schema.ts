@@ -13,6 +13,10 @@ export interface Database {
   market_coverage: MarketCoverageTable
   funding_events: FundingEventsTable
   events: EventsTable
+  webhooks: WebhooksTable
+  deliveries: DeliveriesTable
+  delivery_attempts: DeliveryAttemptsTable
+  exchange_keys: ExchangeKeysTable
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
@@ -38,6 +42,7 @@ export interface ApiKeysTable {
   secret_enc: string
   created_at: DefaultedTimestamp
   revoked_at: Date | null
+  last_rotated_at: ColumnType<Date | null, Date | null | undefined, Date | null>
 }
 
 export interface PublicStrategiesTable {
@@ -139,4 +144,79 @@ export interface EventsTable {
   type: string
   data: Json<Record<string, unknown>>
   created_at: Timestamp
+  /** Set once the webhook pipeline turned the event into deliveries (0003_webhooks). */
+  fanned_out_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+  /** Write order (0003_webhooks); created_at can tie. */
+  seq: ColumnType<string, never, never>
+}
+
+export type VerificationStatus = 'pending' | 'verified' | 'failed'
+
+export interface ExchangeKeysTable {
+  id: string
+  user_id: number
+  label: string | null
+  api_key_enc: string
+  api_key_masked: string
+  api_key_sha256: string
+  api_secret_enc: string
+  verification_status: VerificationStatus
+  verification_code: number | null
+  verification_message: string | null
+  last_verified: Date | null
+  created_at: Timestamp
+}
+
+export type WebhookStatus = 'active' | 'paused' | 'broken'
+
+export interface WebhooksTable {
+  id: string
+  user_id: number
+  url: string
+  events: string[]
+  description: string | null
+  status: Generated<WebhookStatus>
+  /** numeric: pg returns it as a string, which keeps every digit. */
+  balance_low_threshold: string | null
+  secret_enc: string
+  consecutive_failures: Generated<number>
+  last_delivery_at: Date | null
+  last_success_at: Date | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed'
+
+/** bigint identity columns arrive as strings from pg. */
+type BigIdColumn = ColumnType<string, never, never>
+
+export interface DeliveriesTable {
+  id: BigIdColumn
+  webhook_id: string
+  event_id: string
+  event_type: string
+  body: string | null
+  state: Generated<DeliveryState>
+  attempts: Generated<number>
+  next_attempt_at: Date | null
+  lease: string | null
+  last_status: number | null
+  last_error: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface DeliveryAttemptsTable {
+  id: BigIdColumn
+  delivery_id: ColumnType<string, string, string>
+  webhook_id: string
+  event_id: string
+  event_type: string
+  attempt: number
+  attempted_at: Timestamp
+  delivered: boolean
+  response_status: number | null
+  response_time_ms: number | null
+  error: string | null
 }

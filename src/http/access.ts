@@ -8,6 +8,11 @@ export type Access =
   | { kind: 'public' }
   /** /v1 endpoints: signed (or Bearer) when `signed`, else signing optional; weight charged per key or IP. */
   | { kind: 'v1'; signed: boolean; weight: number; scope?: Scope }
+  /**
+   * Plan-gated data endpoints (spec Authentication, pattern 2): a `pk_` key in X-Service-API-Key,
+   * no signature; 401 without a valid key, 403 without `scope` or an active Standard-or-better plan.
+   */
+  | { kind: 'data'; weight: number; scope: Scope }
 
 export interface Principal {
   userId: number

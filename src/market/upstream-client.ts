@@ -13,6 +13,8 @@ export interface UpstreamCall {
   query: string
   /** The exchange's request weight for this call. */
   weight: number
+  /** Extra request headers, e.g. X-MBX-APIKEY of a SIGNED call. */
+  headers?: Record<string, string>
 }
 
 export interface UpstreamResponse {
@@ -107,7 +109,7 @@ export class UpstreamClient {
     }
     let response
     try {
-      response = await this.send(origin, `${target.prefix}${call.path}${call.query ? `?${call.query}` : ''}`, deadline)
+      response = await this.send(origin, `${target.prefix}${call.path}${call.query ? `?${call.query}` : ''}`, deadline, call.headers)
     } catch (error) {
       origin.weight.settle(call.weight, { answered: false }, this.now())
       throw error
@@ -120,7 +122,12 @@ export class UpstreamClient {
     await Promise.all([...this.origins.values()].map((origin) => origin.pool.close()))
   }
 
-  private async send(origin: Origin, path: string, deadline: number): Promise<UpstreamResponse & { usedWeight: number | undefined; retryAfter: string | undefined }> {
+  private async send(
+    origin: Origin,
+    path: string,
+    deadline: number,
+    headers: Record<string, string> = {},
+  ): Promise<UpstreamResponse & { usedWeight: number | undefined; retryAfter: string | undefined }> {
     for (let attempt = 0; ; attempt++) {
       const remaining = deadline - performance.now()
       if (remaining <= 0) throw unavailable('the upstream exchange did not answer in time')
@@ -128,7 +135,7 @@ export class UpstreamClient {
         const response = await origin.pool.request({
           method: 'GET',
           path,
-          headers: { accept: 'application/json' },
+          headers: { ...headers, accept: 'application/json' },
           signal: AbortSignal.timeout(Math.ceil(remaining)),
         })
         const body = await response.body.text()

@@ -37,6 +37,17 @@ export function ratioTtlMs(period: Period): number {
 
 const STALE_MS = 10 * MINUTE
 
+/** Binance's kline intervals. */
+export const KLINE_INTERVALS = ['1m', '3m', '5m', '15m', '30m', '1h', '2h', '4h', '6h', '8h', '12h', '1d', '3d', '1w', '1M'] as const
+export type KlineInterval = (typeof KLINE_INTERVALS)[number]
+
+const KLINE_UNIT_MS: Record<string, number> = { m: MINUTE, h: 60 * MINUTE, d: 1440 * MINUTE, w: 7 * 1440 * MINUTE, M: 31 * 1440 * MINUTE }
+
+/** An upper bound of an interval's length (a month as 31 days): its count times its unit. */
+function klineIntervalMs(interval: KlineInterval): number {
+  return Number.parseInt(interval, 10) * (KLINE_UNIT_MS[interval.slice(-1)] ?? Number.NaN)
+}
+
 export type RatioSeries = 'topLongShortPositionRatio' | 'topLongShortAccountRatio' | 'globalLongShortAccountRatio' | 'takerlongshortRatio' | 'openInterestHist'
 
 export const upstream = {
@@ -69,6 +80,20 @@ export const upstream = {
     query: { symbol, limit },
     weight: 5,
     ttlMs,
+    staleMs: STALE_MS,
+  }),
+
+  /**
+   * Klines, weighed by limit as Binance does ([1,100) 1, [100,500) 2, [500,1000] 5, above 10). Bars
+   * closed before `endTime` never change, so a window wholly in the past keeps for a minute; one
+   * reaching the open bar for a second.
+   */
+  klines: (query: { symbol: string; interval: KlineInterval; startTime?: number; endTime?: number; limit: number }, now: number): UpstreamRequest => ({
+    host: 'api',
+    path: '/fapi/v1/klines',
+    query: { symbol: query.symbol, interval: query.interval, startTime: query.startTime, endTime: query.endTime, limit: query.limit },
+    weight: query.limit < 100 ? 1 : query.limit < 500 ? 2 : query.limit <= 1000 ? 5 : 10,
+    ttlMs: query.endTime !== undefined && query.endTime + klineIntervalMs(query.interval) < now ? 60_000 : 1_000,
     staleMs: STALE_MS,
   }),
 

@@ -1,5 +1,6 @@
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { indexAccounts, loadAccountsFile, type ReplayAccount } from './accounts.js'
 import { defaultReplayStart, recordingSpan, ReplayClock } from './clock.js'
 import { controlRoutes } from './control-routes.js'
 import { defaultDataDir, scanDataDir } from './data-files.js'
@@ -11,7 +12,9 @@ import { WeightLimiter } from './rate-limit.js'
 import { installRequestHooks, RequestStats } from './request-hooks.js'
 import { restRoutes } from './rest-routes.js'
 import { StreamHub } from './streams.js'
+import { userDataRoutes } from './user-data.js'
 
+export type { ReplayAccount } from './accounts.js'
 export type { FaultInjector, FaultSpec } from './faults.js'
 
 export interface ReplayExchangeOptions {
@@ -27,6 +30,8 @@ export interface ReplayExchangeOptions {
   replayStart?: number
   /** Recorded ms per wall ms, default 1. */
   speed?: number
+  /** Accounts for the SIGNED USER_DATA endpoints, besides those of `<dataDir>/accounts.json`. */
+  accounts?: ReplayAccount[]
 }
 
 export interface ReplayExchange {
@@ -43,7 +48,9 @@ export interface ReplayExchange {
 
 /** Starts a Binance USD-M futures look-alike over recorded data, listening on host:port. */
 export async function startReplayExchange(options: ReplayExchangeOptions = {}): Promise<ReplayExchange> {
-  const files = scanDataDir(options.dataDir ?? defaultDataDir())
+  const dataDir = options.dataDir ?? defaultDataDir()
+  const files = scanDataDir(dataDir)
+  const accounts = indexAccounts([...loadAccountsFile(dataDir), ...(options.accounts ?? [])])
   const exchangeInfo = loadExchangeInfo(files.exchangeInfo)
   const premium = files.premiumIndex ? loadPremiumSnapshot(files.premiumIndex) : undefined
   const market = new Market(files, exchangeInfo, premium)
@@ -66,7 +73,9 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
     return reply.code(500).send({ code: -1000, msg: 'An unknown error occurred while processing the request.' })
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ code: -1000, msg: `Unknown path ${request.url.split('?')[0]}` }))
-  restRoutes(app, { market, exchangeInfo, clock, limiter: new WeightLimiter(wallNow) })
+  const limiter = new WeightLimiter(wallNow)
+  restRoutes(app, { market, exchangeInfo, clock, limiter })
+  userDataRoutes(app, { accounts, limiter, wallNow, fundedAt: wallNow() })
   hub.routes(app)
   controlRoutes(app, faults, stats, clock)
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { ensureBacktestQueue, startBacktestWorkers } from '../../src/backtests/runner.js'
@@ -25,8 +25,12 @@ export type ReplayExchange = Awaited<ReturnType<typeof startReplayExchange>>
 export interface TestAppOptions {
   /** Start a replay exchange on a free port (with these options) and use it as UPSTREAM_URL. */
   replay?: Parameters<typeof startReplayExchange>[0] | true
-  /** Start pg-boss on the test database (jobs can be created), and optionally the backtest workers. */
+  /** Start pg-boss on the test database (jobs can be created), and optionally the backtest and webhook workers. */
   queue?: 'queue' | 'workers'
+  /** Run over this open database instead of a fresh one, and leave it open at close (a restart over the same data). */
+  database?: TestDatabase
+  /** The app's logger (e.g. one writing to memory, to scan the logs); default: none. */
+  logger?: FastifyBaseLogger
 }
 
 export interface TestApp {
@@ -55,7 +59,7 @@ export async function startReplay(options: Parameters<typeof startReplayExchange
 /** The whole app over a fresh database of the given backend; env overrides go through loadConfig. */
 export async function startTestApp(backend: Backend, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const replay = options.replay ? await startReplay(options.replay === true ? {} : options.replay) : undefined
-  const database = await openTestDatabase(backend)
+  const database = options.database ?? (await openTestDatabase(backend))
   const upstream = replay ? { UPSTREAM_URL: replay.url } : {}
   const config = loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...upstream, ...env })
   const clock = new TestClock()
@@ -66,7 +70,8 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
     boss && options.queue === 'workers'
       ? await startBacktestWorkers({ db: database.handle.db, boss, market: services.market, now: clock.now, log: silentLogger, workers: 1, signals: services.jobSignals })
       : undefined
-  const app = await buildApp(services)
+  if (workers) await services.webhooks.start({ database: database.handle, boss: boss!, log: silentLogger })
+  const app = await buildApp(services, options.logger ? { logger: options.logger } : {})
   await app.ready()
   return {
     app,
@@ -93,10 +98,11 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
     async close() {
       await app.close()
       await workers?.stop()
+      await services.webhooks.close()
       await boss?.stop({ graceful: false, timeout: 2000 })
       await services.market.close()
       await replay?.close()
-      await database.close()
+      if (!options.database) await database.close()
     },
   }
 }

@@ -81,7 +81,9 @@ export interface HttpsReceiver {
 }
 
 /** A real HTTPS server on 127.0.0.1 that records every request; certificate from the test CA unless untrusted. */
-export async function startHttpsReceiver(options: { untrusted?: boolean; answer?: HttpsReceiver['answer'] } = {}): Promise<HttpsReceiver> {
+export async function startHttpsReceiver(
+  options: { untrusted?: boolean; answer?: HttpsReceiver['answer']; /** Keep requests in `received` (default true). */ record?: boolean } = {},
+): Promise<HttpsReceiver> {
   const certificates = testCertificates()
   const waiters = new Set<() => void>()
   const receiver: HttpsReceiver = {
@@ -114,7 +116,7 @@ export async function startHttpsReceiver(options: { untrusted?: boolean; answer?
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
       const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() }
-      receiver.received.push(request)
+      if (options.record !== false) receiver.received.push(request)
       for (const waiter of [...waiters]) waiter()
       const answer = receiver.answer(request)
       const send = () => {

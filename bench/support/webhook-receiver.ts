@@ -1,0 +1,43 @@
+import { startHttpsReceiver, testCertificates, verifyStandardWebhook } from '../../test/support/https-receiver.js'
+
+/**
+ * The receiving end of the webhooks bench, in its own process so its CPU is not the service's:
+ * a real HTTPS server (test CA) that verifies every signature and notes, per delivery, the time from
+ * the event (its data.sent_ms, the producer's clock before the event's transaction) to receipt.
+ * Talks to the bench over IPC: {secret} sets the webhook secret, {report} answers with the tallies
+ * since the last {reset}.
+ */
+interface Tally {
+  received: number
+  unique: Set<string>
+  badSignatures: number
+  latenciesMs: number[]
+}
+
+const fresh = (): Tally => ({ received: 0, unique: new Set(), badSignatures: 0, latenciesMs: [] })
+let tally = fresh()
+let secret = ''
+
+const receiver = await startHttpsReceiver({
+  record: false, // the bench sends tens of thousands
+  answer: (request) => {
+    tally.received += 1
+    if (!verifyStandardWebhook(secret, request.headers, request.body)) tally.badSignatures += 1
+    const event = JSON.parse(request.body) as { id: string; data: { sent_ms?: number } }
+    if (!tally.unique.has(event.id)) {
+      tally.unique.add(event.id)
+      if (typeof event.data.sent_ms === 'number') tally.latenciesMs.push(request.at - event.data.sent_ms)
+    }
+    return { status: 204 }
+  },
+})
+
+process.on('message', (message: { secret?: string; report?: true; reset?: true; stop?: true }) => {
+  if (message.secret !== undefined) secret = message.secret
+  if (message.reset) tally = fresh()
+  if (message.report) {
+    process.send!({ received: tally.received, unique: tally.unique.size, badSignatures: tally.badSignatures, latenciesMs: tally.latenciesMs })
+  }
+  if (message.stop) void receiver.close().then(() => process.exit(0))
+})
+process.send!({ url: receiver.url, caFile: testCertificates().caFile })

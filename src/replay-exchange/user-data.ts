@@ -1,0 +1,73 @@
+import crypto from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { type Account, accountPayload, balancePayload } from './accounts.js'
+import { BinanceError, invalidData, mandatory } from './errors.js'
+import { integer, type Query, required } from './params.js'
+import type { WeightLimiter } from './rate-limit.js'
+
+export interface UserDataDeps {
+  accounts: Map<string, Account>
+  limiter: WeightLimiter
+  /** The exchange's real clock: signed requests are timed against it, not against the replayed market time. */
+  wallNow: () => number
+  /** When the accounts' balances were set (the exchange's start), their updateTime. */
+  fundedAt: number
+}
+
+const DEFAULT_RECV_WINDOW = 5000
+const MAX_RECV_WINDOW = 60_000
+/** Binance refuses a timestamp this far ahead of its clock or more. */
+const AHEAD_LIMIT_MS = 1000
+
+/**
+ * The USER_DATA endpoints, SIGNED as on Binance: the API key in X-MBX-APIKEY, `timestamp` (and
+ * optional `recvWindow`, default 5000, at most 60000) in the query, and `signature` = hex
+ * HMAC-SHA256(secret, the query string exactly as sent without the signature parameter). Checked in
+ * this order: weight, key (-2014 missing, -2015 unknown), parameters (-1102, -1100, -1130), time
+ * (-1021), signature (-1022).
+ */
+export function userDataRoutes(app: FastifyInstance, deps: UserDataDeps): void {
+  const signed = (path: string, weight: number, payload: (account: Account) => unknown) => {
+    app.get(path, async (request, reply) => {
+      const used = deps.limiter.charge(request.ip, weight)
+      reply.header('x-mbx-used-weight-1m', String(used))
+      return payload(authenticate(request, deps))
+    })
+  }
+  signed('/fapi/v2/account', 5, (account) => accountPayload(account, deps.fundedAt))
+  signed('/fapi/v2/balance', 5, (account) => balancePayload(account, deps.fundedAt))
+}
+
+function authenticate(request: FastifyRequest, deps: UserDataDeps): Account {
+  const apiKey = request.headers['x-mbx-apikey']
+  if (typeof apiKey !== 'string' || apiKey === '') throw new BinanceError(401, -2014, 'API-key format invalid.')
+  const account = deps.accounts.get(apiKey)
+  if (!account) throw new BinanceError(401, -2015, `Invalid API-key, IP, or permissions for action, request ip: ${request.ip}`)
+  const query = request.query as Query
+  const timestamp = integer(query, 'timestamp')
+  if (timestamp === undefined) throw mandatory('timestamp')
+  const recvWindow = integer(query, 'recvWindow') ?? DEFAULT_RECV_WINDOW
+  if (recvWindow <= 0 || recvWindow > MAX_RECV_WINDOW) throw invalidData('recvWindow')
+  const signature = required(query, 'signature')
+  const serverTime = deps.wallNow()
+  if (timestamp >= serverTime + AHEAD_LIMIT_MS) {
+    throw new BinanceError(400, -1021, `Timestamp for this request was ${AHEAD_LIMIT_MS}ms ahead of the server's time.`)
+  }
+  if (serverTime - timestamp > recvWindow) throw new BinanceError(400, -1021, 'Timestamp for this request is outside of the recvWindow.')
+  const expected = crypto.createHmac('sha256', account.secretKey).update(unsignedQuery(request.url)).digest()
+  // HMAC signatures are compared case-insensitively, as Binance does.
+  const presented = /^[0-9a-fA-F]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : undefined
+  if (!presented || !crypto.timingSafeEqual(expected, presented)) throw new BinanceError(400, -1022, 'Signature for this request is not valid.')
+  return account
+}
+
+/** The raw query string as sent, minus the signature parameter: what the client signed. */
+function unsignedQuery(url: string): string {
+  const question = url.indexOf('?')
+  if (question < 0) return ''
+  return url
+    .slice(question + 1)
+    .split('&')
+    .filter((part) => !part.startsWith('signature='))
+    .join('&')
+}
