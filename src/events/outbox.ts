@@ -1,14 +1,13 @@
 import crypto from 'node:crypto'
-import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 
-/** The NOTIFY channel that tells webhook dispatchers an event was committed. */
+/** The NOTIFY channel on which a committed event is announced (trigger in migrations/0003_webhooks.sql). */
 export const OUTBOX_CHANNEL = 'perpetua_outbox'
 
 /**
  * Writes an event to the outbox, inside the caller's transaction; the webhook pipeline delivers it.
- * The NOTIFY is transactional: PostgreSQL sends it only when the caller's transaction commits, so a
- * dispatcher wakes exactly when the event becomes visible, with no polling delay (webhooks/outbox-listener.ts).
+ * A trigger on the table NOTIFYs, which PostgreSQL sends only when the caller's transaction commits,
+ * so dispatchers wake exactly when the event becomes visible (webhooks/outbox-listener.ts).
  */
 export async function recordEvent(trx: Db, event: { userId: number; type: string; data: Record<string, unknown>; at: Date }): Promise<string> {
   const id = `evt_${crypto.randomBytes(6).toString('hex')}`
@@ -16,6 +15,5 @@ export async function recordEvent(trx: Db, event: { userId: number; type: string
     .insertInto('events')
     .values({ id, user_id: event.userId, type: event.type, data: JSON.stringify(event.data), created_at: event.at })
     .execute()
-  await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx)
   return id
 }

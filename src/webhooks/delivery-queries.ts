@@ -3,30 +3,37 @@ import type { Db } from '../db/connect.js'
 import type { WebhookStatus } from '../db/schema.js'
 import { BALANCE_LOW } from './events.js'
 
+// The delivery path runs a fixed handful of statements per batch, not per delivery: on the embedded
+// database every statement is a trip through one single-session PGlite (~0.25 ms), and the producer's
+// own writes share it. Each function below is one statement; data-modifying CTEs keep it atomic.
+
 /**
- * Fans out up to `limit` outbox events in one statement: claims events no node has fanned out (in the
- * order they were written, SKIP LOCKED so dispatchers on several nodes never share one), marks them, and inserts one
- * delivery per subscribed webhook of the event's user, in event order. The subscription match is
- * events.ts's `subscriptionsMatching` (the type, its group's wildcard, `*`); account.balance_low also
- * needs the webhook's threshold, and a stated balance (`data.available`) below it.
- * Deliveries to active webhooks are inserted already leased to the caller's jobs; those of paused or
- * broken webhooks are held. Returns how many events were claimed and the leased deliveries.
+ * One dispatch round in one statement:
+ * - fans out up to `eventLimit` outbox events: claims events no node has fanned out, in the order they
+ *   were written (SKIP LOCKED: dispatchers on several nodes never share one), marks them, and inserts
+ *   one delivery per subscribed webhook of the event's user, in event order. The match is events.ts's
+ *   `subscriptionsMatching` (the type, its group's wildcard, `*`); account.balance_low also needs the
+ *   webhook's threshold, and a stated balance (`data.available`) below it. Deliveries to active
+ *   webhooks are inserted leased to the caller; those of paused or broken webhooks are held;
+ * - leases up to `dueLimit` due deliveries of active webhooks (retries, expired leases, released holds);
+ * - holds due deliveries whose webhook is no longer active (next_attempt_at null: out of the due index).
+ * Returns how many events were claimed, how many due deliveries were leased, and every leased delivery.
  */
-export async function fanOutEvents(trx: Db, now: Date, lease: string, leaseUntil: Date, limit: number) {
-  const result = await sql<{ events: string; id: string | null; webhook_id: string | null }>`
+export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil: Date, limits: { events: number; due: number }) {
+  const result = await sql<{ kind: 'events' | 'due' | 'leased'; value: string; webhook_id: string | null }>`
     WITH claimed AS (
       SELECT id, user_id, type, data, seq FROM events
       WHERE fanned_out_at IS NULL
       ORDER BY seq
-      LIMIT ${limit}
+      LIMIT ${limits.events}
       FOR UPDATE SKIP LOCKED
     ), marked AS (
       UPDATE events SET fanned_out_at = ${now} FROM claimed WHERE events.id = claimed.id RETURNING events.id
     ), inserted AS (
       INSERT INTO deliveries (webhook_id, event_id, event_type, body, next_attempt_at, lease, created_at, updated_at)
       SELECT w.id, c.id, c.type, NULL,
-        CASE WHEN w.status = 'active' THEN ${leaseUntil}::timestamptz ELSE ${now}::timestamptz END,
-        CASE WHEN w.status = 'active' THEN ${lease} ELSE NULL END,
+        CASE WHEN w.status = 'active' THEN ${leaseUntil}::timestamptz END,
+        CASE WHEN w.status = 'active' THEN ${lease} END,
         ${now}, ${now}
       FROM claimed c JOIN webhooks w ON w.user_id = c.user_id
       WHERE w.events && ARRAY[c.type, split_part(c.type, '.', 1) || '.*', '*']
@@ -36,13 +43,33 @@ export async function fanOutEvents(trx: Db, now: Date, lease: string, leaseUntil
       ORDER BY c.seq, w.created_at, w.id
       ON CONFLICT (webhook_id, event_id) DO NOTHING
       RETURNING id, webhook_id, lease
+    ), due AS (
+      UPDATE deliveries SET lease = ${lease}, next_attempt_at = ${leaseUntil}, updated_at = ${now}
+      WHERE id IN (
+        SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active'
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT ${limits.due}
+        FOR UPDATE OF d SKIP LOCKED
+      )
+      RETURNING id, webhook_id
+    ), held AS (
+      UPDATE deliveries SET next_attempt_at = NULL, lease = NULL, updated_at = ${now}
+      WHERE id IN (
+        SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status <> 'active'
+        LIMIT ${limits.due}
+        FOR UPDATE OF d SKIP LOCKED
+      )
+      RETURNING id
     )
-    SELECT m.events, i.id, i.webhook_id
-    FROM (SELECT count(*) AS events FROM marked) m
-    LEFT JOIN inserted i ON i.lease IS NOT NULL`.execute(trx)
-  const events = Number(result.rows[0]?.events ?? 0)
-  const leased = result.rows.filter((row): row is { events: string; id: string; webhook_id: string } => row.id !== null && row.webhook_id !== null)
-  return { events, leased }
+    SELECT 'events' AS kind, count(*)::text AS value, NULL AS webhook_id FROM marked
+    UNION ALL SELECT 'due', count(*)::text, NULL FROM due
+    UNION ALL SELECT 'leased', id::text, webhook_id FROM inserted WHERE lease IS NOT NULL
+    UNION ALL SELECT 'leased', id::text, webhook_id FROM due`.execute(db)
+  const count = (kind: 'events' | 'due') => Number(result.rows.find((row) => row.kind === kind)?.value ?? 0)
+  const leased = result.rows.filter((row) => row.kind === 'leased').map((row) => ({ id: row.value, webhook_id: row.webhook_id! }))
+  return { events: count('events'), due: count('due'), leased }
 }
 
 /** Inserts a test delivery, leased to the request that makes its first attempt. */
@@ -69,23 +96,16 @@ export async function insertTestDelivery(
   return row.id
 }
 
-/**
- * Leases pending deliveries of active webhooks that are due, oldest due first: `lease` marks them as
- * owned by the jobs about to be sent, and `next_attempt_at` becomes the lease's expiry, after which a
- * later sweep hands them out again (a worker that died mid-job loses nothing: at least once).
- */
-export async function leaseDueDeliveries(trx: Db, now: Date, lease: string, leaseUntil: Date, limit: number) {
-  const result = await sql<{ id: string; webhook_id: string }>`
-    UPDATE deliveries SET lease = ${lease}, next_attempt_at = ${leaseUntil}, updated_at = ${now}
-    WHERE id IN (
-      SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active'
-      ORDER BY d.next_attempt_at, d.id
-      LIMIT ${limit}
-      FOR UPDATE OF d SKIP LOCKED
-    )
-    RETURNING id, webhook_id`.execute(trx)
-  return result.rows
+/** Releases a webhook's held deliveries (reactivation): due now, in their order. */
+export async function releaseHeld(db: Db, webhookId: string, now: Date): Promise<void> {
+  await db
+    .updateTable('deliveries')
+    .set({ next_attempt_at: now, updated_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('state', '=', 'pending')
+    .where('lease', 'is', null)
+    .where('next_attempt_at', 'is', null)
+    .execute()
 }
 
 export interface LeasedDelivery {
@@ -130,17 +150,6 @@ export async function loadLeased(db: Db, ids: string[], lease: string): Promise<
     .execute()
 }
 
-/** Gives leased deliveries back unattempted, due at `dueAt` (held ones of a paused webhook, or the rest behind a failure). */
-export async function releaseLeased(db: Db, ids: string[], lease: string, dueAt: Date, now: Date): Promise<void> {
-  if (ids.length === 0) return
-  await db
-    .updateTable('deliveries')
-    .set({ lease: null, next_attempt_at: dueAt, updated_at: now })
-    .where('id', 'in', ids)
-    .where('lease', '=', lease)
-    .execute()
-}
-
 export interface AttemptRecord {
   deliveryId: string
   webhookId: string
@@ -154,49 +163,15 @@ export interface AttemptRecord {
   error: string | null
 }
 
-export async function insertAttempts(trx: Db, attempts: AttemptRecord[]): Promise<void> {
-  if (attempts.length === 0) return
-  await trx
-    .insertInto('delivery_attempts')
-    .values(
-      attempts.map((a) => ({
-        delivery_id: a.deliveryId,
-        webhook_id: a.webhookId,
-        event_id: a.eventId,
-        event_type: a.eventType,
-        attempt: a.attempt,
-        attempted_at: a.at,
-        delivered: a.delivered,
-        response_status: a.status,
-        response_time_ms: a.timeMs,
-        error: a.error,
-      })),
-    )
-    .execute()
-}
-
-/** Settles one delivery after an attempt, if the caller still holds its lease. */
-export async function settleDelivery(
-  trx: Db,
-  id: string,
-  lease: string,
-  outcome: { state: 'pending' | 'delivered' | 'failed'; attempts: number; nextAttemptAt: Date | null; status: number | null; error: string | null },
-  now: Date,
-): Promise<void> {
-  await trx
-    .updateTable('deliveries')
-    .set({
-      state: outcome.state,
-      attempts: outcome.attempts,
-      next_attempt_at: outcome.nextAttemptAt,
-      lease: null,
-      last_status: outcome.status,
-      last_error: outcome.error,
-      updated_at: now,
-    })
-    .where('id', '=', id)
-    .where('lease', '=', lease)
-    .execute()
+/** What becomes of one leased delivery: settled after an attempt, or given back unattempted. */
+export interface Settlement {
+  deliveryId: string
+  state: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  /** null holds the delivery until its webhook is active again. */
+  nextAttemptAt: Date | null
+  /** The attempt's result; absent when the delivery is given back without one. */
+  result?: { status: number | null; error: string | null }
 }
 
 /** What a run of attempts to one webhook did, in the order they were made. */
@@ -213,26 +188,63 @@ export interface WebhookTally {
 }
 
 /**
- * Applies a tally in one statement, so concurrent runs for one webhook add up: consecutive_failures,
- * last_delivery_at, last_success_at, and the automatic moves (pauseAfter consecutive failures or a
- * 410 pauses an active webhook; breakAfter marks it broken; a broken webhook stays broken until PATCH).
+ * Records a job's work in one statement: the attempts, each delivery's new state (only where the
+ * caller still holds the lease), and each webhook's counters, with the automatic moves: pauseAfter
+ * consecutive failures or a 410 pause an active webhook, breakAfter marks it broken (from active or
+ * paused), a broken webhook stays broken until PATCH. Counters add up under concurrent jobs.
  */
-export async function applyTally(trx: Db, tally: WebhookTally, limits: { pauseAfter: number; breakAfter: number }, now: Date) {
-  const success = tally.failuresAfterLastSuccess !== null
-  const failures = sql`(CASE WHEN ${success}::boolean THEN ${tally.failuresAfterLastSuccess ?? 0}::int ELSE consecutive_failures + ${tally.failures}::int END)`
-  const result = await sql<{ status: WebhookStatus; consecutive_failures: number }>`
-    UPDATE webhooks SET
-      consecutive_failures = ${failures},
-      last_delivery_at = GREATEST(last_delivery_at, ${tally.lastAttemptAt}::timestamptz),
-      last_success_at = GREATEST(last_success_at, ${tally.lastSuccessAt}::timestamptz),
-      status = CASE
-        WHEN status = 'broken' OR ${failures} >= ${limits.breakAfter}::int THEN 'broken'
-        WHEN status = 'active' AND (${failures} >= ${limits.pauseAfter}::int OR ${tally.gone}::boolean) THEN 'paused'
-        ELSE status END,
-      updated_at = ${now}
-    WHERE id = ${tally.webhookId}
-    RETURNING status, consecutive_failures`.execute(trx)
-  return result.rows[0]
+export async function settle(
+  db: Db,
+  work: { attempts: AttemptRecord[]; settlements: Settlement[]; tallies: WebhookTally[] },
+  lease: string,
+  limits: { pauseAfter: number; breakAfter: number },
+  now: Date,
+): Promise<void> {
+  const { attempts: a, settlements: s, tallies: t } = work
+  await sql`
+    WITH attempts AS (
+      INSERT INTO delivery_attempts (delivery_id, webhook_id, event_id, event_type, attempt, attempted_at, delivered, response_status, response_time_ms, error)
+      SELECT * FROM unnest(
+        ${a.map((x) => x.deliveryId)}::bigint[], ${a.map((x) => x.webhookId)}::text[], ${a.map((x) => x.eventId)}::text[],
+        ${a.map((x) => x.eventType)}::text[], ${a.map((x) => x.attempt)}::int[], ${a.map((x) => x.at)}::timestamptz[],
+        ${a.map((x) => x.delivered)}::boolean[], ${a.map((x) => x.status)}::int[], ${a.map((x) => x.timeMs)}::int[], ${a.map((x) => x.error)}::text[])
+      RETURNING 1
+    ), deliveries_settled AS (
+      UPDATE deliveries d SET
+        state = v.state, attempts = v.attempts, next_attempt_at = v.next_at, lease = NULL, updated_at = ${now},
+        last_status = CASE WHEN v.attempted THEN v.status ELSE d.last_status END,
+        last_error = CASE WHEN v.attempted THEN v.error ELSE d.last_error END
+      FROM unnest(
+        ${s.map((x) => x.deliveryId)}::bigint[], ${s.map((x) => x.state)}::text[], ${s.map((x) => x.attempts)}::int[],
+        ${s.map((x) => x.nextAttemptAt)}::timestamptz[], ${s.map((x) => x.result !== undefined)}::boolean[],
+        ${s.map((x) => x.result?.status ?? null)}::int[], ${s.map((x) => x.result?.error ?? null)}::text[]
+      ) AS v(id, state, attempts, next_at, attempted, status, error)
+      WHERE d.id = v.id AND d.lease = ${lease}
+      RETURNING 1
+    ), tally AS (
+      SELECT * FROM unnest(
+        ${t.map((x) => x.webhookId)}::text[], ${t.map((x) => x.failuresAfterLastSuccess !== null)}::boolean[],
+        ${t.map((x) => x.failuresAfterLastSuccess ?? 0)}::int[], ${t.map((x) => x.failures)}::int[],
+        ${t.map((x) => x.lastAttemptAt)}::timestamptz[], ${t.map((x) => x.lastSuccessAt)}::timestamptz[], ${t.map((x) => x.gone)}::boolean[]
+      ) AS v(id, succeeded, after_success, failures, last_at, last_success_at, gone)
+    ), counted AS (
+      SELECT w.id, v.last_at, v.last_success_at, v.gone,
+        CASE WHEN v.succeeded THEN v.after_success ELSE w.consecutive_failures + v.failures END AS failures
+      FROM webhooks w JOIN tally v ON v.id = w.id
+    ), webhooks_counted AS (
+      UPDATE webhooks w SET
+        consecutive_failures = c.failures,
+        last_delivery_at = GREATEST(w.last_delivery_at, c.last_at),
+        last_success_at = GREATEST(w.last_success_at, c.last_success_at),
+        status = CASE
+          WHEN w.status = 'broken' OR c.failures >= ${limits.breakAfter}::int THEN 'broken'
+          WHEN w.status = 'active' AND (c.failures >= ${limits.pauseAfter}::int OR c.gone) THEN 'paused'
+          ELSE w.status END,
+        updated_at = ${now}
+      FROM counted c WHERE w.id = c.id
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM attempts) + (SELECT count(*) FROM deliveries_settled) + (SELECT count(*) FROM webhooks_counted) AS n`.execute(db)
 }
 
 /** Held deliveries older than `before` are given up: a webhook paused for days does not replay stale events. */
@@ -246,11 +258,17 @@ export async function expireHeld(db: Db, before: Date, now: Date, error: string)
   return Number(result.numUpdatedRows)
 }
 
-/** Deletes up to `limit` finished deliveries (and their attempts) last touched before `before`. */
-export async function deleteFinished(db: Db, before: Date, limit: number): Promise<number> {
-  const result = await sql`
+/**
+ * Deletes up to `limit` finished deliveries created before `before`, and attempts made before it.
+ * Both walk the primary key from the oldest row (ids grow with time), so no index is kept for this.
+ */
+export async function deleteOld(db: Db, before: Date, limit: number): Promise<void> {
+  await sql`
     DELETE FROM deliveries WHERE id IN (
-      SELECT id FROM deliveries WHERE state <> 'pending' AND updated_at < ${before} LIMIT ${limit}
+      SELECT id FROM deliveries WHERE state <> 'pending' AND created_at < ${before} ORDER BY id LIMIT ${limit}
     )`.execute(db)
-  return Number(result.numAffectedRows ?? 0)
+  await sql`
+    DELETE FROM delivery_attempts WHERE id IN (
+      SELECT id FROM delivery_attempts WHERE attempted_at < ${before} ORDER BY id LIMIT ${limit}
+    )`.execute(db)
 }

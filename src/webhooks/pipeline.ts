@@ -5,20 +5,16 @@ import type { PgBoss } from 'pg-boss'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Config } from '../config.js'
 import type { DatabaseHandle, Db } from '../db/connect.js'
-import { sendInTransaction } from '../db/queue.js'
 import {
   type AttemptRecord,
-  applyTally,
-  deleteFinished,
+  deleteOld,
+  dispatchRound,
   expireHeld,
-  fanOutEvents,
-  insertAttempts,
   insertTestDelivery,
   type LeasedDelivery,
-  leaseDueDeliveries,
   loadLeased,
-  releaseLeased,
-  settleDelivery,
+  type Settlement,
+  settle,
   type WebhookTally,
 } from './delivery-queries.js'
 import { type EventType, testEventData } from './events.js'
@@ -46,10 +42,11 @@ const SWEEP_MS = 1_000
 const HOUSEKEEPING_MS = 60_000
 const EVENTS_PER_ROUND = 500
 const DELIVERIES_PER_ROUND = 1_000
-/** Deliveries per queue job: one job is one fetch, one load and one settling transaction. */
-const DELIVERIES_PER_JOB = 25
-/** Queue workers per node; each sends its job's webhooks in parallel. */
-const LOCAL_CONCURRENCY = 8
+/** Deliveries per queue job: one job costs one fetch, one load, one settling statement and one completion. */
+const DELIVERIES_PER_JOB = 100
+/** Queue workers per node, each fetching up to JOBS_PER_FETCH jobs and sending them at once. */
+const WORKERS = 4
+const JOBS_PER_FETCH = 4
 const USER_AGENT = 'Perpetua-Webhooks/1.0'
 
 interface DeliveryJob {
@@ -69,7 +66,9 @@ export interface WebhookPipelineDeps {
 interface Running {
   boss: PgBoss
   log: FastifyBaseLogger
-  workerId: string
+  /** One pg-boss worker per id: notifyWorker wakes only the worker of the id it is given. */
+  workerIds: string[]
+  nextWorker: number
   listener: { close(): Promise<void> }
   timers: NodeJS.Timeout[]
   wanted: boolean
@@ -116,7 +115,7 @@ export class WebhookPipeline {
     const delivery = { id, webhook_id: webhook.id, event_id: eventId, event_type: type, body, url: webhook.url }
     const outcome = await this.attempt(delivery, this.deps.secrets.open(webhook.secret_enc), 1)
     try {
-      await db.transaction().execute((trx) => this.settle(trx, [outcome], lease))
+      await this.record([outcome], [], lease)
     } catch (error) {
       // The webhook was deleted while the attempt was in flight: there is nothing left to count.
       if ((error as { code?: string }).code !== '23503') throw error
@@ -129,19 +128,22 @@ export class WebhookPipeline {
     if (this.running) return
     const { boss, log } = options
     await ensureDeliveryQueue(boss)
-    const workerId = await boss.work<DeliveryJob>(
-      DELIVERY_QUEUE,
-      { batchSize: 1, localConcurrency: LOCAL_CONCURRENCY, pollingIntervalSeconds: 0.5 },
-      async (jobs) => {
-        for (const job of jobs) await this.runJob(job.data)
-      },
-    )
+    const workerIds: string[] = []
+    for (let i = 0; i < WORKERS; i++) {
+      workerIds.push(
+        await boss.work<DeliveryJob>(
+          DELIVERY_QUEUE,
+          { batchSize: JOBS_PER_FETCH, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
+          async (jobs) => void (await Promise.all(jobs.map((job) => this.runJob(job.data)))),
+        ),
+      )
+    }
     const listener = await listenForEvents(options.database, () => this.wake(), (error) => log.warn({ err: error }, 'webhook outbox listener lost its connection'))
     const sweep = setInterval(() => this.wake(), SWEEP_MS)
     const housekeeping = setInterval(() => void this.housekeep(), HOUSEKEEPING_MS)
     sweep.unref()
     housekeeping.unref()
-    this.running = { boss, log, workerId, listener, timers: [sweep, housekeeping], wanted: false, loop: undefined, stopping: false }
+    this.running = { boss, log, workerIds, nextWorker: 0, listener, timers: [sweep, housekeeping], wanted: false, loop: undefined, stopping: false }
     this.wake()
   }
 
@@ -152,7 +154,7 @@ export class WebhookPipeline {
     for (const timer of running.timers) clearInterval(timer)
     await running.listener.close()
     await running.loop
-    await running.boss.offWork(DELIVERY_QUEUE, { id: running.workerId }).catch(() => undefined)
+    for (const id of running.workerIds) await running.boss.offWork(DELIVERY_QUEUE, { id }).catch(() => undefined)
     this.running = undefined
   }
 
@@ -191,20 +193,24 @@ export class WebhookPipeline {
     }
   }
 
-  /** One transaction: fan out a batch of events, lease due deliveries, enqueue their jobs. True when more is waiting. */
+  /**
+   * One round: one statement fans out new events, leases due deliveries and holds those of inactive
+   * webhooks; one more enqueues the leased deliveries as jobs, and local workers are woken. The two are
+   * not one transaction on purpose: a crash between them leaves leased deliveries without a job, and
+   * the lease's expiry hands them out again (at least once), while every round saves a BEGIN and a
+   * COMMIT on the single-session embedded database. True when more is waiting.
+   */
   private async dispatchRound(running: Running): Promise<boolean> {
     const now = new Date(this.deps.now())
     const lease = crypto.randomUUID()
-    const leaseUntil = new Date(now.getTime() + LEASE_MS)
-    const { more, leased } = await this.deps.db.transaction().execute(async (trx) => {
-      const fanned = await fanOutEvents(trx, now, lease, leaseUntil, EVENTS_PER_ROUND)
-      const due = await leaseDueDeliveries(trx, now, lease, leaseUntil, DELIVERIES_PER_ROUND)
-      const all = [...fanned.leased, ...due]
-      for (const ids of packJobs(all)) await sendInTransaction(running.boss, trx, DELIVERY_QUEUE, { ids, lease } satisfies DeliveryJob)
-      return { more: fanned.events === EVENTS_PER_ROUND || due.length === DELIVERIES_PER_ROUND, leased: all.length }
-    })
-    if (leased > 0) running.boss.notifyWorker(running.workerId)
-    return more
+    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + LEASE_MS), { events: EVENTS_PER_ROUND, due: DELIVERIES_PER_ROUND })
+    const jobs = packJobs(round.leased).map((ids) => ({ data: { ids, lease } satisfies DeliveryJob }))
+    if (jobs.length > 0) {
+      await running.boss.insert(DELIVERY_QUEUE, jobs)
+      const wake = Math.min(running.workerIds.length, Math.ceil(jobs.length / JOBS_PER_FETCH))
+      for (let i = 0; i < wake; i++) running.boss.notifyWorker(running.workerIds[running.nextWorker++ % running.workerIds.length]!)
+    }
+    return round.events === EVENTS_PER_ROUND || round.due === DELIVERIES_PER_ROUND
   }
 
   /**
@@ -215,11 +221,14 @@ export class WebhookPipeline {
   private async runJob(job: DeliveryJob): Promise<void> {
     const { db, now, secrets } = this.deps
     const rows = await loadLeased(db, job.ids, job.lease)
-    const held = rows.filter((row) => row.status !== 'active').map((row) => row.id)
-    const groups = new Map<string, typeof rows>()
-    for (const row of rows) if (row.status === 'active') groups.set(row.webhook_id, [...(groups.get(row.webhook_id) ?? []), row])
+    const given: Array<{ row: LeasedDelivery; dueAt: 'hold' | 'retry' }> = []
+    const groups = new Map<string, LeasedDelivery[]>()
+    for (const row of rows) {
+      if (row.status !== 'active') given.push({ row, dueAt: 'hold' })
+      else if (groups.has(row.webhook_id)) groups.get(row.webhook_id)!.push(row)
+      else groups.set(row.webhook_id, [row])
+    }
     const outcomes: Outcome[] = []
-    const deferred: string[] = []
     await Promise.all(
       [...groups.values()].map(async (group) => {
         const secret = secrets.open(group[0]!.secret_enc)
@@ -227,17 +236,20 @@ export class WebhookPipeline {
           const outcome = await this.attempt({ ...row, body: bodyOf(row) }, secret, row.attempts + 1)
           outcomes.push(outcome)
           if (!outcome.delivered) {
-            deferred.push(...group.slice(i + 1).map((rest) => rest.id))
+            for (const rest of group.slice(i + 1)) given.push({ row: rest, dueAt: 'retry' })
             break
           }
         }
       }),
     )
-    await db.transaction().execute(async (trx) => {
-      const at = await this.settle(trx, outcomes, job.lease)
-      await releaseLeased(trx, held, job.lease, at, at)
-      await releaseLeased(trx, deferred, job.lease, new Date(at.getTime() + RETRY_DELAYS_MS[0]), at)
-    })
+    const at = now()
+    const released: Settlement[] = given.map(({ row, dueAt }) => ({
+      deliveryId: row.id,
+      state: 'pending',
+      attempts: row.attempts,
+      nextAttemptAt: dueAt === 'hold' ? null : new Date(at + RETRY_DELAYS_MS[0]),
+    }))
+    await this.record(outcomes, released, job.lease)
   }
 
   private async attempt(delivery: Sendable, secret: string, attempt: number): Promise<Outcome> {
@@ -262,20 +274,27 @@ export class WebhookPipeline {
     }
   }
 
-  /** Records attempts, schedules retries, and counts them against their webhooks. Returns the settling time. */
-  private async settle(trx: Db, outcomes: Outcome[], lease: string): Promise<Date> {
+  /** Records attempts, schedules retries, gives back unattempted deliveries, and counts attempts against their webhooks. */
+  private async record(outcomes: Outcome[], released: Settlement[], lease: string): Promise<void> {
     const now = new Date(this.deps.now())
-    await insertAttempts(trx, outcomes)
-    for (const outcome of outcomes) {
+    const settlements: Settlement[] = outcomes.map((outcome) => {
       const exhausted = outcome.attempt > RETRY_DELAYS_MS.length
       const state = outcome.delivered ? 'delivered' : exhausted ? 'failed' : 'pending'
-      const nextAttemptAt = state === 'pending' ? new Date(now.getTime() + this.retryDelay(outcome.attempt)) : null
-      await settleDelivery(trx, outcome.deliveryId, lease, { state, attempts: outcome.attempt, nextAttemptAt, status: outcome.status, error: outcome.error }, now)
-    }
-    for (const tally of tallies(outcomes)) {
-      await applyTally(trx, tally, { pauseAfter: PAUSE_AFTER_FAILURES, breakAfter: BREAK_AFTER_FAILURES }, now)
-    }
-    return now
+      return {
+        deliveryId: outcome.deliveryId,
+        state,
+        attempts: outcome.attempt,
+        nextAttemptAt: state === 'pending' ? new Date(now.getTime() + this.retryDelay(outcome.attempt)) : null,
+        result: { status: outcome.status, error: outcome.error },
+      }
+    })
+    await settle(
+      this.deps.db,
+      { attempts: outcomes, settlements: [...settlements, ...released], tallies: tallies(outcomes) },
+      lease,
+      { pauseAfter: PAUSE_AFTER_FAILURES, breakAfter: BREAK_AFTER_FAILURES },
+      now,
+    )
   }
 
   /** The wait after failed attempt `attempt` (1-based), with jitter. */
@@ -291,7 +310,7 @@ export class WebhookPipeline {
     const now = this.deps.now()
     try {
       await expireHeld(this.deps.db, new Date(now - HOLD_LIMIT_MS), new Date(now), 'given up: held for more than 72 h while the webhook was not active')
-      await deleteFinished(this.deps.db, new Date(now - RETENTION_MS), 1_000)
+      await deleteOld(this.deps.db, new Date(now - RETENTION_MS), 1_000)
     } catch (error) {
       running.log.warn({ err: error }, 'webhook housekeeping failed')
     }
@@ -334,7 +353,11 @@ function bodyOf(row: LeasedDelivery): string {
 function packJobs(due: Array<{ id: string; webhook_id: string }>): string[][] {
   const sorted = [...due].sort((a, b) => compareIds(a.id, b.id))
   const groups = new Map<string, string[]>()
-  for (const row of sorted) groups.set(row.webhook_id, [...(groups.get(row.webhook_id) ?? []), row.id])
+  for (const row of sorted) {
+    const group = groups.get(row.webhook_id)
+    if (group) group.push(row.id)
+    else groups.set(row.webhook_id, [row.id])
+  }
   const jobs: string[][] = []
   let current: string[] = []
   for (const ids of groups.values()) {

@@ -84,7 +84,8 @@ export async function deleteWebhook(db: Db, userId: number, id: string): Promise
 export async function listAttempts(db: Db, webhookId: string, filter: { after?: KeysetPosition; limit: number }) {
   let query = db
     .selectFrom('delivery_attempts as a')
-    .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
+    // A left join: retention may have removed the delivery before its last attempts.
+    .leftJoin('deliveries as d', 'd.id', 'a.delivery_id')
     .select([
       'a.id',
       'a.event_id',

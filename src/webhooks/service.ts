@@ -29,6 +29,7 @@ import type {
   WebhookListQuery,
   WebhookPatch,
 } from './schemas.js'
+import { releaseHeld } from './delivery-queries.js'
 import { newWebhookSecret } from './signing.js'
 import { vetWebhookUrl } from './url-policy.js'
 
@@ -123,6 +124,7 @@ export async function patchWebhook(context: WebhookContext, id: string, input: W
     row = await db.transaction().execute(async (trx) => {
       const locked = await findWebhook(trx, userId, id, { forUpdate: true })
       if (!locked) throw notFound(`webhook ${id}`)
+      if (reactivated) await releaseHeld(trx, id, now)
       return updateWebhook(
         trx,
         id,
@@ -184,7 +186,7 @@ export async function pageDeliveries({ db, userId }: WebhookContext, id: string,
     response_status: row.response_status,
     response_time_ms: row.response_time_ms,
     error: row.error,
-    delivery_state: row.state,
+    delivery_state: row.state ?? (row.delivered ? 'delivered' : 'failed'),
     // While a job holds the delivery, next_attempt_at is its lease's expiry, not a retry time.
     next_attempt_at: row.state === 'pending' && row.lease === null ? (row.next_attempt_at?.toISOString() ?? null) : null,
   }))

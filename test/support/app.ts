@@ -5,7 +5,7 @@ import { ensureBacktestQueue, startBacktestWorkers } from '../../src/backtests/r
 import { startQueue } from '../../src/db/queue.js'
 import { issueApiKey } from '../../src/auth/api-keys.js'
 import type { Scope } from '../../src/auth/scopes.js'
-import { loadConfig } from '../../src/config.js'
+import { type Config, loadConfig } from '../../src/config.js'
 import type { startReplayExchange } from '../../src/replay-exchange/index.js'
 import { createServices, type Services } from '../../src/services.js'
 import { type Backend, openTestDatabase, type TestDatabase } from './database.js'
@@ -29,6 +29,8 @@ export interface TestAppOptions {
   queue?: 'queue' | 'workers'
   /** Run over this open database instead of a fresh one, and leave it open at close (a restart over the same data). */
   database?: TestDatabase
+  /** Settings the environment does not carry (e.g. webhookTimeoutMs), over those loadConfig made. */
+  config?: Partial<Config>
   /** The app's logger (e.g. one writing to memory, to scan the logs); default: none. */
   logger?: FastifyBaseLogger
 }
@@ -61,7 +63,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const replay = options.replay ? await startReplay(options.replay === true ? {} : options.replay) : undefined
   const database = options.database ?? (await openTestDatabase(backend))
   const upstream = replay ? { UPSTREAM_URL: replay.url } : {}
-  const config = loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...upstream, ...env })
+  const config = { ...loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...upstream, ...env }), ...options.config }
   const clock = new TestClock()
   const boss = options.queue ? await startQueue(database.handle, () => undefined) : undefined
   if (boss) await ensureBacktestQueue(boss)

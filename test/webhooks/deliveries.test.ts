@@ -11,12 +11,8 @@ import type { KeyPair } from '../support/signing.js'
 const RW = ['webhooks:read', 'webhooks:write'] as const
 
 /** Loopback receivers are allowed (tests only) and trusted through the test CA; attempts give up after 1 s. */
-const env = () => ({
-  WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true',
-  WEBHOOK_CA_FILE: testCertificates().caFile,
-  WEBHOOK_TIMEOUT_MS: '1000',
-  RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000',
-})
+const env = () => ({ WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000' })
+const config = { webhookTimeoutMs: 1000 }
 
 interface Created {
   id: string
@@ -32,7 +28,7 @@ for (const backend of backends()) {
     let receiver: HttpsReceiver
     before(async () => {
       receiver = await startHttpsReceiver()
-      t = await startTestApp(backend, env(), { queue: 'workers' })
+      t = await startTestApp(backend, env(), { queue: 'workers', config })
       key = await t.createKey([...RW])
       userId = (await t.database.handle.db.selectFrom('api_keys').select('user_id').where('id', '=', key.api_key).executeTakeFirstOrThrow()).user_id
     })
@@ -301,7 +297,7 @@ for (const backend of backends()) {
   describe(`backtest.job_done reaches a subscribed receiver (${backend})`, () => {
     it('delivers the event of a finished backtest end to end', async () => {
       const receiver = await startHttpsReceiver()
-      const t = await startTestApp(backend, env(), { queue: 'workers', replay: true })
+      const t = await startTestApp(backend, env(), { queue: 'workers', replay: true, config })
       try {
         const key = await t.createKey([...RW, 'backtests:write'])
         const hook = (await t.signed(key, 'POST', '/v1/webhooks', { url: receiver.url, events: ['backtest.*'] })).json()
@@ -335,7 +331,7 @@ for (const backend of backends()) {
       const database = await openTestDatabase(backend)
       try {
         // First process: the API and the queue, but no delivery workers: the event stays pending.
-        const first = await startTestApp(backend, env(), { queue: 'queue', database })
+        const first = await startTestApp(backend, env(), { queue: 'queue', database, config })
         const key = await first.createKey([...RW])
         const created = await first.signed(key, 'POST', '/v1/webhooks', { url: receiver.url, events: ['account.*'] })
         assert.equal(created.statusCode, 200, created.body)
@@ -347,7 +343,7 @@ for (const backend of backends()) {
         await first.close()
         assert.equal(receiver.received.length, 0)
 
-        const second = await startTestApp(backend, env(), { queue: 'workers', database })
+        const second = await startTestApp(backend, env(), { queue: 'workers', database, config })
         try {
           const [got] = await receiver.waitFor(1)
           assert.equal(got!.headers['webhook-id'], eventId)

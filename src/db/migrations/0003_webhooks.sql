@@ -42,14 +42,15 @@ CREATE TABLE deliveries (
   updated_at      timestamptz NOT NULL,
   CONSTRAINT deliveries_webhook_event_key UNIQUE (webhook_id, event_id)
 );
--- The sweep reads only pending rows that are due.
+-- The sweep reads only pending rows that are due. Retention walks the primary key (ids grow with
+-- time) instead of another index: every index is written on each delivery's two row versions.
 CREATE INDEX deliveries_due_idx ON deliveries (next_attempt_at, id) WHERE state = 'pending';
--- Retention removes finished rows by age.
-CREATE INDEX deliveries_finished_idx ON deliveries (updated_at) WHERE state <> 'pending';
 
+-- No foreign key to deliveries (its index would be one more write per attempt): attempts go with
+-- their webhook, and retention removes old ones by id order.
 CREATE TABLE delivery_attempts (
   id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  delivery_id      bigint NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
+  delivery_id      bigint NOT NULL,
   webhook_id       text NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
   event_id         text NOT NULL,
   event_type       text NOT NULL,
@@ -61,7 +62,6 @@ CREATE TABLE delivery_attempts (
   error            text
 );
 CREATE INDEX delivery_attempts_webhook_idx ON delivery_attempts (webhook_id, attempted_at DESC, id DESC);
-CREATE INDEX delivery_attempts_delivery_idx ON delivery_attempts (delivery_id);
 
 -- Outbox events not yet turned into deliveries. Events written before webhooks existed had no one to go to.
 -- `seq` is the order events were written in: created_at ties within a millisecond, and ids are random.
@@ -69,3 +69,15 @@ ALTER TABLE events ADD COLUMN fanned_out_at timestamptz;
 ALTER TABLE events ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
 UPDATE events SET fanned_out_at = created_at;
 CREATE INDEX events_unfanned_idx ON events (seq) WHERE fanned_out_at IS NULL;
+
+-- Announces committed events to the dispatchers: NOTIFY is delivered only when the writing
+-- transaction commits. In a trigger rather than a second statement of recordEvent because, on the
+-- embedded database, a round trip costs more than the insert (measured: 307 µs an insert, 550 µs
+-- with the notify as a CTE of the same statement).
+CREATE FUNCTION perpetua_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('perpetua_outbox', '');
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER events_notify_outbox AFTER INSERT ON events FOR EACH STATEMENT EXECUTE FUNCTION perpetua_outbox_notify();
