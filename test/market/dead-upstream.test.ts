@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { setPlan } from '../../src/auth/plans.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { deadPort, timedGet } from './helpers.js'
 
@@ -15,7 +16,7 @@ function marketRequests(document: OpenApi): string[] {
     if (!get?.tags?.some((tag) => tag.startsWith('market data'))) continue
     const required = (get.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=BTCUSDT`)
     const symbolQuery = path === '/v1/market/trades' ? ['symbol=BTCUSDT'] : [] // required, checked by the handler
-    const query = [...required, ...symbolQuery].join('&')
+    const query = path === '/v1/market/klines' ? 'symbol=BTCUSDT&interval=1h' : [...required, ...symbolQuery].join('&')
     urls.push(`${path.replace('{symbol}', 'BTCUSDT')}${query ? `?${query}` : ''}`)
   }
   return urls
@@ -30,12 +31,15 @@ describe('UPSTREAM_URL where nothing listens', () => {
   after(() => t.close())
 
   it('answers 502 within 3 s on every mirror, gateway and /v1/market endpoint', async () => {
+    // The plan-gated K-lines need a data key of a Standard user; the other endpoints ignore it.
+    const dataKey = await t.createKey(['market:read'], 'dead-upstream@example.test')
+    await setPlan(t.database.handle.db, 'dead-upstream@example.test', 'standard', null, t.clock.now())
     const document = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApi
     const urls = marketRequests(document)
     assert.ok(urls.length >= 15, `only ${urls.length} market endpoints documented: ${urls.join(', ')}`)
     const timings: Record<string, number> = {}
     for (const url of urls) {
-      const { res, ms } = await timedGet(t, url)
+      const { res, ms } = await timedGet(t, url, url.startsWith('/v1/market/klines') ? { 'x-service-api-key': dataKey.api_key } : {})
       assert.equal(res.statusCode, 502, `${url}: ${res.body}`)
       const body = res.json() as { detail?: unknown; error?: { code?: unknown } }
       if (url.startsWith('/v1/')) assert.equal(body.error?.code, 'UPSTREAM_UNAVAILABLE', url)

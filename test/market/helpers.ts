@@ -12,9 +12,9 @@ export async function deadPort(): Promise<number> {
 }
 
 /** GET through the app, with how long it took. */
-export async function timedGet(t: TestApp, url: string): Promise<{ res: LightMyRequestResponse; ms: number }> {
+export async function timedGet(t: TestApp, url: string, headers: Record<string, string> = {}): Promise<{ res: LightMyRequestResponse; ms: number }> {
   const started = performance.now()
-  const res = await t.app.inject({ method: 'GET', url })
+  const res = await t.app.inject({ method: 'GET', url, headers })
   return { res, ms: performance.now() - started }
 }
 

@@ -6,7 +6,9 @@ import { UpstreamClient, type UpstreamClientOptions } from '../../src/market/ups
 import { upstream } from '../../src/market/upstream-requests.js'
 import { startReplay, TestClock, type ReplayExchange } from '../support/app.js'
 
-const soon = () => performance.now() + 2000
+// These tests are about budgets, not speed: a deadline and response time-out far beyond what a busy
+// machine needs (a fresh replay exchange computes its first 24h tickers over every symbol).
+const soon = () => performance.now() + 20_000
 const tickers = { host: 'api' as const, path: '/fapi/v1/ticker/24hr', query: '', weight: 40 }
 const exchangeInfo = { host: 'api' as const, path: '/fapi/v1/exchangeInfo', query: '', weight: 1 }
 
@@ -14,7 +16,7 @@ const exchangeInfo = { host: 'api' as const, path: '/fapi/v1/exchangeInfo', quer
 async function pair(options: Partial<UpstreamClientOptions>) {
   const clock = new TestClock(Math.floor(Date.now() / 60_000) * 60_000 + 1_000)
   const replay = await startReplay({ now: clock.now })
-  const client = new UpstreamClient({ apiUrl: replay.url, dataUrl: replay.url, now: clock.now, margin: 0, ...options })
+  const client = new UpstreamClient({ apiUrl: replay.url, dataUrl: replay.url, now: clock.now, margin: 0, responseTimeoutMs: 20_000, ...options })
   return {
     clock,
     replay,

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { signIn } from '../auth/bearer.js'
 import { startReplay, startTestApp, type ReplayExchange, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
+import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
 import { type KnownSecret, memoryLogger, secretsFound, textColumnDump } from '../support/secret-scan.js'
 
 const GOOD = { api_key: 'SCANkey0123456789abcdefABCDEF0123456789abcdefABCDEF0123456789ab', api_secret: 'SCANsecret0123456789abcdefABCDEF0123456789abcdefABCDEF0123456789' }
@@ -13,16 +14,20 @@ for (const backend of backends()) {
   describe(`no secret in plain text at rest or in the logs (${backend})`, () => {
     let t: TestApp
     let replay: ReplayExchange
+    let receiver: HttpsReceiver
     const logs = memoryLogger()
     const secrets: KnownSecret[] = []
 
     before(async () => {
       let app: TestApp | undefined
       replay = await startReplay({ now: () => app?.clock.now() ?? Date.now(), accounts: [{ apiKey: GOOD.api_key, secretKey: GOOD.api_secret }] })
-      app = t = await startTestApp(backend, { UPSTREAM_URL: replay.url }, { logger: logs.logger })
+      receiver = await startHttpsReceiver()
+      const webhookEnv = { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile }
+      app = t = await startTestApp(backend, { UPSTREAM_URL: replay.url, ...webhookEnv }, { logger: logs.logger })
 
       // Every way a secret enters: a key from the operator CLI path, keys created, rotated and
-      // revoked over the API, exchange keys verified, refused and left pending, and the lookups.
+      // revoked over the API, exchange keys verified, refused and left pending, the lookups, and
+      // webhook secrets: created, then used to sign a delivered and a failed test delivery.
       const cliKey = await t.createKey(['strategies:read'], 'scan@example.test')
       secrets.push({ label: 'API secret (keys create)', value: cliKey.api_secret })
       assert.equal((await t.signed(cliKey, 'GET', '/v1/strategies')).statusCode, 200)
@@ -53,6 +58,16 @@ for (const backend of backends()) {
       assert.equal(pending.json().verification_status, 'pending')
       remove()
 
+      const hookKey = await t.createKey(['webhooks:read', 'webhooks:write'], 'scan@example.test')
+      for (const path of ['/ok', '/fails']) {
+        const hook = await t.signed(hookKey, 'POST', '/v1/webhooks', { url: `${receiver.url}${path}`, events: ['*'] })
+        assert.equal(hook.statusCode, 200, hook.body)
+        secrets.push({ label: `webhook secret (${path})`, value: hook.json().secret as string })
+        receiver.answer = () => ({ status: path === '/ok' ? 204 : 500 })
+        const test = await t.signed(hookKey, 'POST', `/v1/webhooks/${hook.json().id}/test`, {})
+        assert.equal(test.json().delivered, path === '/ok', test.body)
+      }
+
       t.clock.advance(60_001)
       assert.equal((await t.app.inject({ method: 'POST', url: '/api-key/verify', payload: { email: 'scan@example.test' } })).json().success, true)
       assert.equal((await t.app.inject({ method: 'GET', url: '/api-key/status/scan-other@example.test' })).json().verification_status, 'failed')
@@ -61,13 +76,14 @@ for (const backend of backends()) {
     after(async () => {
       await t.close()
       await replay.close()
+      await receiver.close()
     })
 
-    it('finds no API or exchange secret in any text or JSON column of the database', async () => {
+    it('finds no API, exchange or webhook secret in any text or JSON column of the database', async () => {
       const dump = await textColumnDump(t.database.handle.db)
       // The dump reaches the sealed columns (so an empty dump cannot pass by accident).
       const sealed = dump.filter((cell) => /\.(secret_enc|api_secret_enc|api_key_enc)$/.test(cell.where))
-      assert.ok(sealed.length >= 7, `sealed cells: ${sealed.length}`)
+      assert.ok(sealed.length >= 9, `sealed cells: ${sealed.length}`)
       assert.ok(sealed.every((cell) => cell.text.startsWith('v1.')))
       assert.ok(dump.some((cell) => cell.where === 'public.events.data' && cell.text.includes('rotated_at')), 'JSON columns are dumped')
       assert.deepEqual(secretsFound(dump, secrets), [])
