@@ -2,13 +2,14 @@ import { startHttpsReceiver, testCertificates, verifyStandardWebhook } from '../
 
 /**
  * The receiving end of the webhooks bench, in its own process so its CPU is not the service's:
- * a real HTTPS server (test CA) that verifies every signature and notes, per delivery, the time from
- * the event (its data.sent_ms, the producer's clock before the event's transaction) to receipt.
- * Talks to the bench over IPC: {secret} sets the webhook secret, {report} answers with the tallies
- * since the last {reset}.
+ * a real HTTPS server (test CA) where each webhook has its own path, that verifies every signature
+ * with that webhook's secret and notes, per delivery, the time from the event (its data.sent_ms, the
+ * producer's clock before the event's transaction) to receipt. Talks to the bench over IPC:
+ * {secrets: {path: secret}}, {reset}, {report} (the tallies since the last reset), {stop}.
  */
 interface Tally {
   received: number
+  /** `path event-id`: one delivery of one event to one webhook. */
   unique: Set<string>
   badSignatures: number
   latenciesMs: number[]
@@ -16,24 +17,25 @@ interface Tally {
 
 const fresh = (): Tally => ({ received: 0, unique: new Set(), badSignatures: 0, latenciesMs: [] })
 let tally = fresh()
-let secret = ''
+let secrets: Record<string, string> = {}
 
 const receiver = await startHttpsReceiver({
   record: false, // the bench sends tens of thousands
   answer: (request) => {
     tally.received += 1
-    if (!verifyStandardWebhook(secret, request.headers, request.body)) tally.badSignatures += 1
+    if (!verifyStandardWebhook(secrets[request.path] ?? '', request.headers, request.body)) tally.badSignatures += 1
     const event = JSON.parse(request.body) as { id: string; data: { sent_ms?: number } }
-    if (!tally.unique.has(event.id)) {
-      tally.unique.add(event.id)
+    const key = `${request.path} ${event.id}`
+    if (!tally.unique.has(key)) {
+      tally.unique.add(key)
       if (typeof event.data.sent_ms === 'number') tally.latenciesMs.push(request.at - event.data.sent_ms)
     }
     return { status: 204 }
   },
 })
 
-process.on('message', (message: { secret?: string; report?: true; reset?: true; stop?: true }) => {
-  if (message.secret !== undefined) secret = message.secret
+process.on('message', (message: { secrets?: Record<string, string>; report?: true; reset?: true; stop?: true }) => {
+  if (message.secrets !== undefined) secrets = message.secrets
   if (message.reset) tally = fresh()
   if (message.report) {
     process.send!({ received: tally.received, unique: tally.unique.size, badSignatures: tally.badSignatures, latenciesMs: tally.latenciesMs })
