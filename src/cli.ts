@@ -17,6 +17,7 @@ const USAGE = `usage: perpetua <command>
                                           create the user if needed and an API key; prints JSON
   users set-plan --email E --plan free|standard|pro [--until DATE]
                                           set a user's plan (creating the user if needed); prints JSON
+  tokens issue --email E                  an app token (Bearer) for the user, created if needed; prints JSON
   replay-exchange --port P [--data DIR] [--host H] [--speed S] [--start ISO] [--account KEY:SECRET ...]
                                           the recorded-data Binance look-alike alone; prints its URLs as JSON
 
@@ -36,6 +37,9 @@ async function main(argv: string[]): Promise<number> {
       break
     case 'users':
       if (rest[0] === 'set-plan') return runUsersSetPlan(loadConfig(), rest.slice(1))
+      break
+    case 'tokens':
+      if (rest[0] === 'issue') return runTokensIssue(loadConfig(), rest.slice(1))
       break
     case 'replay-exchange':
       return runReplayExchange(rest)
@@ -100,6 +104,14 @@ async function runKeysCreate(config: Config, args: string[]): Promise<number> {
 async function runUsersSetPlan(config: Config, args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { email: { type: 'string' }, plan: { type: 'string' }, until: { type: 'string' } }, strict: true })
   const result = await runOperatorCommand(config, 'users.set-plan', { email: values.email, plan: values.plan, until: values.until })
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+  return 0
+}
+
+/** An app token for a user (created if needed), as the sign-in endpoints would give; prints JSON. */
+async function runTokensIssue(config: Config, args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { email: { type: 'string' } }, strict: true })
+  const result = await runOperatorCommand(config, 'tokens.issue', { email: values.email })
   process.stdout.write(`${JSON.stringify(result)}\n`)
   return 0
 }

@@ -1,5 +1,6 @@
 import { issueApiKey } from '../auth/api-keys.js'
 import { parsePlan, parsePlanEnd, type Plan, setPlan } from '../auth/plans.js'
+import { findOrCreateUserByEmail } from '../auth/queries.js'
 import { parseScopes } from '../auth/scopes.js'
 import type { Services } from '../services.js'
 import type { CommandHandler } from './control-socket.js'
@@ -16,6 +17,14 @@ export function operatorCommands(services: Services): Record<string, CommandHand
       if (!plan) return issued
       const change = await setPlan(services.database.db, email.toLowerCase(), plan.plan, plan.end, services.now())
       return { ...issued, plan: change.plan, plan_expires_at: change.plan_expires_at }
+    },
+    // An app token without an identity provider: for operators and local development, where no
+    // IDPA_*/IDPB_* is configured but the Bearer-only routes (/v1/api-keys, /v1/exchange-keys) are wanted.
+    'tokens.issue': async (args) => {
+      const email = parseEmail(args.email).toLowerCase()
+      const userId = await findOrCreateUserByEmail(services.database.db, email)
+      const accessToken = await services.tokens.issue(userId, services.now())
+      return { access_token: accessToken, token_type: 'Bearer', expires_in: services.config.appJwtTtlSeconds, user_id: userId, email }
     },
     'users.set-plan': async (args) => {
       const email = parseEmail(args.email)
