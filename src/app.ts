@@ -88,10 +88,14 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   })
 
   // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions.md).
-  app.addHook('preHandler', async (request) => {
-    if (request.routeOptions.config.access?.kind !== 'data') return
+  // Attached to plan-gated routes only, so no other request pays for the hook.
+  const requirePlan = async (request: FastifyRequest) => {
     if (!request.principal) throw new AppError('UNAUTHENTICATED', 'this endpoint needs your data key (pk_…) in the X-Service-API-Key header')
     await requireActivePlan(services.database.db, request.principal.userId, services.now())
+  }
+  app.addHook('onRoute', (route) => {
+    if ((route.config as { access?: { kind?: string } } | undefined)?.access?.kind !== 'data') return
+    route.preHandler = [requirePlan, ...(route.preHandler === undefined ? [] : [route.preHandler].flat())]
   })
 
   await app.register(swagger, {

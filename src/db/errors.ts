@@ -3,3 +3,8 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   const e = error as { code?: unknown; constraint?: unknown } | null
   return e?.code === '23505' && (constraint === undefined || e.constraint === constraint)
 }
+
+/** True when a PostgreSQL error is a foreign-key violation (SQLSTATE 23503): the referenced row is gone. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '23503'
+}

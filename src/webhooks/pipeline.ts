@@ -5,6 +5,7 @@ import type { PgBoss } from 'pg-boss'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Config } from '../config.js'
 import type { DatabaseHandle, Db } from '../db/connect.js'
+import { isForeignKeyViolation } from '../db/errors.js'
 import {
   type AttemptRecord,
   deleteOld,
@@ -118,7 +119,7 @@ export class WebhookPipeline {
       await this.record([outcome], [], lease)
     } catch (error) {
       // The webhook was deleted while the attempt was in flight: there is nothing left to count.
-      if ((error as { code?: string }).code !== '23503') throw error
+      if (!isForeignKeyViolation(error)) throw error
     }
     return { test_event_id: eventId, delivered: outcome.delivered, response_status: outcome.status, response_time_ms: outcome.timeMs, error: outcome.error }
   }
