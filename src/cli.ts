@@ -172,7 +172,7 @@ async function runReplayExchange(args: string[]): Promise<number> {
   const replayStart = values.start === undefined ? undefined : Date.parse(values.start)
   if (replayStart !== undefined && Number.isNaN(replayStart)) throw new Error(`--start must be an ISO 8601 time (got "${values.start}")`)
   const dataDir = values.data ?? loadConfig().replayDataDir
-  const [{ startReplayExchange }, { parseAccountFlag }] = await Promise.all([import('./replay-exchange/index.js'), import('./replay-exchange/accounts.js')])
+  const [{ startReplayExchange }, { parseAccountFlag }] = await Promise.all([import('./replay-exchange/index.js'), import('./replay-exchange/trading/accounts.js')])
   const accounts = (values.account ?? []).map(parseAccountFlag)
   const exchange = await startReplayExchange({
     ...(dataDir === undefined ? {} : { dataDir: path.resolve(dataDir) }),

@@ -66,7 +66,7 @@ describe('replay exchange: data folders', () => {
     } finally {
       await exchange.close()
     }
-    const { loadKlines } = await import('../../src/replay-exchange/recorded.js')
+    const { loadKlines } = await import('../../src/replay-exchange/market-data/recorded/recorded.js')
     assert.throws(() => loadKlines(path.join(dir, 'binance-um-futures/BTCUSDT-1h-20240101-20240102.csv'), '1h'), /BTCUSDT-1h-20240101-20240102\.csv:6: high is not a number/)
   })
 

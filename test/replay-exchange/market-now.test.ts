@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import type { TickerRow } from '../../src/replay-exchange/ticker.js'
+import type { TickerRow } from '../../src/replay-exchange/market-data/ticker.js'
 import { DAY, HOUR, type Kline, MINUTE, readBars, SNAPSHOT_TIME, startTestExchange, type TestExchange } from './support.js'
 
 type Ticker = TickerRow

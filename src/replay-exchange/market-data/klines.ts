@@ -1,6 +1,6 @@
-import { type Bars, endTime, firstAtOrAfter, firstTime } from './bars.js'
+import { type Bars, endTime, firstAtOrAfter, firstTime } from './recorded/bars.js'
 import { decimal } from './format.js'
-import { aggregatesFrom, bucketStart, type Interval, nextBucket, nominalMs } from './intervals.js'
+import { aggregatesFrom, bucketStart, type Interval, nextBucket, nominalMs } from '../common/intervals.js'
 import type { MarketSymbol, SourceRef } from './market.js'
 import { quoteVolume, takerBuyShare } from './path.js'
 import { rangeStats, type RangeStats } from './prices.js'

@@ -1,4 +1,4 @@
-import type { Interval } from './intervals.js'
+import type { Interval } from '../../common/intervals.js'
 
 /**
  * A series of OHLCV bars at one base interval, sorted by open time (gaps allowed). Recorded files

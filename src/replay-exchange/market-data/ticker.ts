@@ -1,5 +1,5 @@
 import { decimal } from './format.js'
-import { DAY } from './intervals.js'
+import { DAY } from '../common/intervals.js'
 import type { MarketSymbol } from './market.js'
 import { rangeStats } from './prices.js'
 import { lastTrade, tradeById, tradesBefore } from './trades.js'

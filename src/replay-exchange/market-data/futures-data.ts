@@ -1,9 +1,9 @@
-import { firstTime, lowerBound } from './bars.js'
-import type { SampleKind } from './data-files.js'
-import { DAY, FIXED_MS, HOUR } from './intervals.js'
+import { firstTime, lowerBound } from './recorded/bars.js'
+import type { SampleKind } from './recorded/data-files.js'
+import { DAY, FIXED_MS, HOUR } from '../common/intervals.js'
 import type { MarketSymbol } from './market.js'
 import { priceAt, rangeStats } from './prices.js'
-import { smooth, unit } from './seeded.js'
+import { smooth, unit } from '../common/seeded.js'
 
 /**
  * The /futures/data statistics. Binance publishes one row per period, stamped at the period's

@@ -1,7 +1,7 @@
 import { type Bars, RecordedBars } from './bars.js'
 import { checkAscending, parseCsv, readText } from './csv.js'
 import type { SampleKind } from './data-files.js'
-import { type Interval, nominalMs } from './intervals.js'
+import { type Interval, nominalMs } from '../../common/intervals.js'
 
 /** Loaders for the recorded files; each parses one file completely and checks its order. */
 

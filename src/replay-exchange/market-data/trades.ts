@@ -1,9 +1,9 @@
-import { type Bars, firstAtOrAfter } from './bars.js'
-import { HOUR } from './intervals.js'
+import { type Bars, firstAtOrAfter } from './recorded/bars.js'
+import { HOUR } from '../common/intervals.js'
 import type { MarketSymbol } from './market.js'
 import { quoteVolume, takerBuyShare } from './path.js'
 import { priceAt } from './prices.js'
-import { unit } from './seeded.js'
+import { unit } from '../common/seeded.js'
 
 /**
  * Derived trades. Each bar of the symbol's main series holds a number of trades that follows its

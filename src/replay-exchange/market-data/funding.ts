@@ -1,8 +1,8 @@
-import { firstTime, lowerBound } from './bars.js'
-import { DAY, HOUR } from './intervals.js'
+import { firstTime, lowerBound } from './recorded/bars.js'
+import { DAY, HOUR } from '../common/intervals.js'
 import type { MarketSymbol } from './market.js'
 import { priceAt } from './prices.js'
-import { unit } from './seeded.js'
+import { unit } from '../common/seeded.js'
 
 /**
  * Funding events: the recorded history where a symbol has one, derived on the 8-hour grid

@@ -1,5 +1,5 @@
-import type { Bars } from './bars.js'
-import { unit } from './seeded.js'
+import type { Bars } from './recorded/bars.js'
+import { unit } from '../common/seeded.js'
 
 /**
  * The derived price path inside one recorded bar: straight lines from the open to the first

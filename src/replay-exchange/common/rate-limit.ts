@@ -1,5 +1,5 @@
 import { BinanceError } from './errors.js'
-import { WEIGHT_LIMIT_PER_MINUTE } from './exchange-info.js'
+import { WEIGHT_LIMIT_PER_MINUTE } from '../market-data/recorded/exchange-info.js'
 
 /** Rejected requests within one minute after which an IP is banned (418), as Binance does to clients that ignore 429. */
 const BAN_AFTER_REJECTIONS = 100

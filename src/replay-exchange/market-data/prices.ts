@@ -1,4 +1,4 @@
-import { type Bars, barContaining, endTime, firstAtOrAfter, firstTime } from './bars.js'
+import { type Bars, barContaining, endTime, firstAtOrAfter, firstTime } from './recorded/bars.js'
 import type { MarketSymbol } from './market.js'
 import { knots, priceOnPath, quoteVolume, rangeOnPath, takerBuyShare } from './path.js'
 

@@ -1,12 +1,12 @@
-import { type Bars, endTime, firstAtOrAfter } from './bars.js'
-import type { DataFiles, SampleKind } from './data-files.js'
-import type { ExchangeInfoSnapshot, PremiumSnapshot, PremiumSnapshotEntry, SymbolInfo } from './exchange-info.js'
-import { DAY, type Interval, nominalMs } from './intervals.js'
-import { lazy } from './lazy.js'
-import { type FundingRows, loadFunding, loadKlines, loadMultiDaily, loadSamples, type SampleRows } from './recorded.js'
+import { type Bars, endTime, firstAtOrAfter } from './recorded/bars.js'
+import type { DataFiles, SampleKind } from './recorded/data-files.js'
+import type { ExchangeInfoSnapshot, PremiumSnapshot, PremiumSnapshotEntry, SymbolInfo } from './recorded/exchange-info.js'
+import { DAY, type Interval, nominalMs } from '../common/intervals.js'
+import { lazy } from './recorded/lazy.js'
+import { type FundingRows, loadFunding, loadKlines, loadMultiDaily, loadSamples, type SampleRows } from './recorded/recorded.js'
 import { priceAt } from './prices.js'
-import { ScaledBars } from './scaled-bars.js'
-import { seedOf, unit } from './seeded.js'
+import { ScaledBars } from './recorded/scaled-bars.js'
+import { seedOf, unit } from '../common/seeded.js'
 
 /** One kline series a symbol can be served from; `bars()` loads it on first use. */
 export interface SourceRef {

@@ -1,7 +1,7 @@
 import { nextFunding } from './funding.js'
 import type { MarketSymbol } from './market.js'
 import { priceAt } from './prices.js'
-import { unit } from './seeded.js'
+import { unit } from '../common/seeded.js'
 
 /** A /fapi/v1/premiumIndex row. */
 export interface PremiumIndexRow {

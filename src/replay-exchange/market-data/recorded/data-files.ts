@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Interval, isInterval, nominalMs } from './intervals.js'
+import { type Interval, isInterval, nominalMs } from '../../common/intervals.js'
 
 /**
  * The recorded data folder, in the layout of ../shared/data (see its SOURCES.md): series are found
@@ -11,7 +11,7 @@ import { type Interval, isInterval, nominalMs } from './intervals.js'
 
 /** The project's data/ folder: two levels up from this module in src/replay-exchange/ and dist/replay-exchange/ alike. */
 export function defaultDataDir(): string {
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../data')
+  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../data')
 }
 
 export interface KlineFile {

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type Account, accountPayload, balancePayload } from './accounts.js'
-import { BinanceError, invalidData, mandatory } from './errors.js'
-import { integer, type Query, required } from './params.js'
-import type { WeightLimiter } from './rate-limit.js'
+import { BinanceError, invalidData, mandatory } from '../common/errors.js'
+import { integer, type Query, required } from '../common/params.js'
+import type { WeightLimiter } from '../common/rate-limit.js'
 
 export interface UserDataDeps {
   accounts: Map<string, Account>
