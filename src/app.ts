@@ -26,6 +26,7 @@ import { templateRoutes } from './templates/routes.js'
 import { webhookRoutes } from './webhooks/routes.js'
 import { apiKeyRoutes } from './auth/keys/routes.js'
 import { exchangeKeyRoutes } from './exchange-keys/routes.js'
+import { tradingRoutes } from './trading/routes.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -156,6 +157,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     shared: services.shared,
     now: services.now,
   })
+  await app.register(tradingRoutes, { upstream: services.market.client, now: services.now })
   return app
 }
 

@@ -1,6 +1,7 @@
 import type { VerificationStatus } from '../db/schema.js'
 import { REQUEST_DEADLINE_MS } from '../market/market-data.js'
 import { isUpstreamUnavailable, type UpstreamClient } from '../market/upstream-client.js'
+import { binanceError } from '../trading/binance/answer.js'
 import { signedQuery } from './binance-signer.js'
 
 /** The signed endpoint a key is checked against: USD-M account information (USER_DATA, weight 5). */
@@ -42,7 +43,7 @@ export async function verifyExchangeKey(client: UpstreamClient, credentials: { a
     throw error
   }
   if (response.status === 200 && isAccount(response.body)) return { status: 'verified', code: null, message: null }
-  const problem = binanceError(response.body)
+  const problem = refusal(response.body)
   if (problem && KEY_REFUSED.has(problem.code)) return { status: 'failed', code: problem.code, message: problem.msg }
   return {
     status: 'pending',
@@ -56,13 +57,10 @@ function isAccount(body: string): boolean {
   return typeof value === 'object' && value !== null && Array.isArray(value.assets)
 }
 
-function binanceError(body: string): { code: number; msg: string } | undefined {
-  const value = parse(body) as { code?: unknown; msg?: unknown } | undefined
-  if (typeof value !== 'object' || value === null) return undefined
-  const { code, msg } = value
-  if (typeof code !== 'number' || !Number.isInteger(code) || Math.abs(code) >= 2 ** 31 || typeof msg !== 'string') return undefined
+function refusal(body: string): { code: number; msg: string } | undefined {
+  const error = binanceError(parse(body))
   // Stored as text: drop what PostgreSQL cannot hold (NUL, unpaired surrogates).
-  return { code, msg: msg.slice(0, 500).replace(/\u0000|[\ud800-\udfff]/g, '') }
+  return error && { code: error.code, msg: error.msg.replace(/\u0000|[\ud800-\udfff]/g, '') }
 }
 
 function parse(text: string): unknown {

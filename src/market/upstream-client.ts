@@ -118,6 +118,63 @@ export class UpstreamClient {
     return this.judge(origin, response)
   }
 
+  /**
+   * Sends one request of any method exactly once, for calls that change state on the exchange (an
+   * order): a request that may have reached the exchange is never sent again here, because its outcome
+   * is unknown until looked up. Only a connection that was never opened is tried again. Every HTTP
+   * answer but 429 and 418 is returned as it is, 5xx included: the caller tells a failure from an
+   * unknown outcome by the exchange's message. A transport failure throws UPSTREAM_UNAVAILABLE whose
+   * `sent` says whether the request may have arrived.
+   */
+  async sendOnce(call: UpstreamCall & { method: 'GET' | 'POST' | 'PUT' | 'DELETE' }, deadline: number): Promise<UpstreamResponse> {
+    const target = this.byHost[call.host]
+    if (!target) throw notSent(unavailable('no upstream exchange is configured'))
+    const { origin } = target
+    const now = this.now()
+    if (now < origin.blockedUntil) {
+      const seconds = Math.ceil((origin.blockedUntil - now) / 1000)
+      throw notSent(unavailable(`the upstream exchange asked us to back off; retry in ${seconds} s`, seconds))
+    }
+    if (!origin.weight.tryReserve(call.weight, now, 0)) {
+      throw notSent(unavailable('the upstream request-weight budget for this minute is spent', secondsToNextMinute(now)))
+    }
+    const path = `${target.prefix}${call.path}${call.query ? `?${call.query}` : ''}`
+    for (let attempt = 0; ; attempt++) {
+      const remaining = deadline - performance.now()
+      if (remaining <= 0) {
+        origin.weight.settle(call.weight, { answered: false }, this.now())
+        throw notSent(unavailable('the upstream exchange did not answer in time'))
+      }
+      try {
+        const response = await origin.pool.request({
+          method: call.method,
+          path,
+          headers: { ...call.headers, accept: 'application/json' },
+          signal: AbortSignal.timeout(Math.ceil(remaining)),
+        })
+        const body = await response.body.text()
+        const usedWeight = Number(header(response.headers['x-mbx-used-weight-1m']))
+        origin.weight.settle(call.weight, { answered: true, reported: Number.isFinite(usedWeight) && usedWeight >= 0 ? usedWeight : undefined }, this.now())
+        const status = response.statusCode
+        if (status === 429 || status === 418) this.judge(origin, { status, body, retryAfter: header(response.headers['retry-after']) })
+        return { status, body }
+      } catch (error) {
+        if (isUpstreamUnavailable(error)) throw notSent(error)
+        const code = (error as { code?: unknown }).code
+        const delay = RETRY_DELAYS_MS[attempt]
+        const neverConnected = code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH'
+        if (neverConnected && delay !== undefined && performance.now() + delay < deadline) {
+          await sleep(delay)
+          continue
+        }
+        origin.weight.settle(call.weight, { answered: false }, this.now())
+        if (!isTransportError(error)) throw error
+        const failure = unavailable(describeFailure(error), undefined, error)
+        throw neverConnected ? notSent(failure) : Object.assign(failure, { sent: true })
+      }
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.origins.values()].map((origin) => origin.pool.close()))
   }
@@ -244,4 +301,14 @@ export function unavailable(message: string, retryAfterSeconds?: number, cause?:
 
 export function isUpstreamUnavailable(error: unknown): error is AppError {
   return error instanceof AppError && error.code === 'UPSTREAM_UNAVAILABLE'
+}
+
+/** Marks a sendOnce failure as one that never reached the exchange (nothing can have happened there). */
+function notSent(error: AppError): AppError {
+  return Object.assign(error, { sent: false })
+}
+
+/** True when a sendOnce failure may have reached the exchange: its outcome is unknown. */
+export function mayHaveArrived(error: unknown): boolean {
+  return isUpstreamUnavailable(error) && (error as { sent?: unknown }).sent === true
 }
