@@ -10,7 +10,8 @@ import { type FaultInjector, Faults } from './common/faults.js'
 import { Market } from './market-data/market.js'
 import { WeightLimiter } from './common/rate-limit.js'
 import { installRequestHooks, RequestStats } from './common/request-hooks.js'
-import { restRoutes } from './market-data/rest-routes.js'
+import { derivedRoutes } from './market-data/derived-routes.js'
+import { marketRouter, restRoutes } from './market-data/rest-routes.js'
 import { StreamHub } from './market-data/streams.js'
 import { userDataRoutes } from './trading/user-data.js'
 
@@ -74,7 +75,10 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ code: -1000, msg: `Unknown path ${request.url.split('?')[0]}` }))
   const limiter = new WeightLimiter(wallNow)
-  restRoutes(app, { market, exchangeInfo, clock, limiter })
+  const restDeps = { market, exchangeInfo, clock, limiter }
+  const router = marketRouter(app, restDeps)
+  restRoutes(router, restDeps)
+  derivedRoutes(router, restDeps)
   userDataRoutes(app, { accounts, limiter, wallNow, fundedAt: wallNow() })
   hub.routes(app)
   controlRoutes(app, faults, stats, clock)
