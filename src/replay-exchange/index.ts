@@ -11,6 +11,7 @@ import { Market } from './market-data/market.js'
 import { WeightLimiter } from './common/rate-limit.js'
 import { installRequestHooks, RequestStats } from './common/request-hooks.js'
 import { derivedRoutes } from './market-data/derived-routes.js'
+import { spotWalletRoutes } from './market-data/spot-wallet.js'
 import { marketRouter, restRoutes } from './market-data/rest-routes.js'
 import { StreamHub } from './market-data/streams.js'
 import { userDataRoutes } from './trading/user-data.js'
@@ -80,6 +81,13 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   restRoutes(router, restDeps)
   derivedRoutes(router, restDeps)
   userDataRoutes(app, { accounts, limiter, wallNow, fundedAt: wallNow() })
+  // Until the trading wing exports its signature check, the spot-wallet endpoints check the key only
+  // (-2014 missing, -2015 unknown), as Binance checks its MARKET_DATA endpoints such as margin/allPairs.
+  spotWalletRoutes(app, exchangeInfo, (request) => {
+    const apiKey = request.headers['x-mbx-apikey']
+    if (typeof apiKey !== 'string' || apiKey === '') throw new BinanceError(401, -2014, 'API-key format invalid.')
+    if (!accounts.has(apiKey)) throw new BinanceError(401, -2015, `Invalid API-key, IP, or permissions for action, request ip: ${request.ip}`)
+  })
   hub.routes(app)
   controlRoutes(app, faults, stats, clock)
 
