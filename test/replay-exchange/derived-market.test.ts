@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import type { BookTickerRow } from '../../src/replay-exchange/market-data/order-book.js'
 import type { TickerRow } from '../../src/replay-exchange/market-data/ticker.js'
 import { HOUR, type Kline, MINUTE, readCsv, SNAPSHOT_TIME, startTestExchange, type TestExchange } from './support.js'
 
@@ -10,15 +11,7 @@ interface Depth {
   bids: [string, string][]
   asks: [string, string][]
 }
-interface BookTicker {
-  symbol: string
-  bidPrice: string
-  bidQty: string
-  askPrice: string
-  askQty: string
-  time: number
-  lastUpdateId: number
-}
+type BookTicker = BookTickerRow
 interface PriceTicker {
   symbol: string
   price: string
