@@ -39,7 +39,7 @@ export interface ReplayExchangeOptions {
 export interface ReplayExchange {
   /** http://127.0.0.1:PORT (REST: /fapi/... and /futures/data/...) */
   url: string
-  /** ws://127.0.0.1:PORT (streams: /ws/<stream> and /stream?streams=a/b) */
+  /** ws://127.0.0.1:PORT (streams: [/market|/public]/ws/<stream> and [/market|/public]/stream?streams=a/b) */
   wsUrl: string
   faults: FaultInjector
   /** Upstream call counts (REST requests under /fapi and /futures/data), for tests and benchmarks. */
