@@ -75,7 +75,7 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ code: -1000, msg: `Unknown path ${request.url.split('?')[0]}` }))
   const limiter = new WeightLimiter(wallNow)
   restRoutes(app, { market, exchangeInfo, clock, limiter })
-  userDataRoutes(app, { accounts, limiter, wallNow, fundedAt: wallNow() })
+  userDataRoutes(app, { accounts, limiter, wallNow, replayNow: () => clock.now(), fundedAt: wallNow() })
   hub.routes(app)
   controlRoutes(app, faults, stats, clock)
 

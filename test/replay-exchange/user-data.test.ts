@@ -7,7 +7,7 @@ import { parseAccountFlag } from '../../src/replay-exchange/trading/accounts.js'
 import { startReplayExchange } from '../../src/replay-exchange/index.js'
 import { startCli } from '../cli/cli-process.js'
 import { tempDir } from '../support/database.js'
-import { FUTURES_DIR, poll, startTestExchange, type TestExchange } from './support.js'
+import { DAY, FUTURES_DIR, poll, startTestExchange, type TestExchange } from './support.js'
 
 // Binance's published SIGNED example (HMAC SHA256, "SIGNED Endpoint Examples"): key, secret, the
 // request's totalParams and its signature.
@@ -182,5 +182,36 @@ describe('replay exchange: SIGNED USER_DATA endpoints', () => {
     } finally {
       child.kill('SIGTERM')
     }
+  })
+})
+
+describe('replay exchange: signed requests in replay time', () => {
+  let t: TestExchange
+  before(async () => {
+    t = await startTestExchange({ accounts: [TRADER] })
+  })
+  after(() => t.close())
+
+  const balanceAt = async (timestamp: number) => {
+    const res = await fetch(`${t.exchange.url}/fapi/v2/balance?${signedQuery(TRADER.secretKey, {}, timestamp)}`, { headers: { 'x-mbx-apikey': TRADER.apiKey } })
+    return { status: res.status, body: (await res.json()) as { code?: number } }
+  }
+
+  it('accepts a timestamp in the replayed time that /fapi/v1/time reports, as clients with clock sync send it', async () => {
+    const { body } = await t.get<{ serverTime: number }>('/fapi/v1/time')
+    assert.ok(Math.abs(body.serverTime - t.clock.now()) > 365 * DAY, 'the replayed time is years from the wall clock')
+    assert.equal((await balanceAt(body.serverTime)).status, 200)
+    assert.equal((await balanceAt(body.serverTime - 4000)).status, 200)
+    assert.equal((await balanceAt(t.clock.now())).status, 200, 'the wall clock still works')
+  })
+
+  it('keeps the window around each clock: too old or too far ahead of both is -1021', async () => {
+    const { body } = await t.get<{ serverTime: number }>('/fapi/v1/time')
+    const stale = await balanceAt(body.serverTime - 5001)
+    assert.equal(stale.status, 400)
+    assert.equal(stale.body.code, -1021)
+    assert.equal((await balanceAt(body.serverTime + 1000)).body.code, -1021)
+    assert.equal((await balanceAt(t.clock.now() + 1000)).body.code, -1021)
+    assert.equal((await balanceAt(Math.floor((body.serverTime + t.clock.now()) / 2))).body.code, -1021)
   })
 })

@@ -8,8 +8,10 @@ import type { WeightLimiter } from '../common/rate-limit.js'
 export interface UserDataDeps {
   accounts: Map<string, Account>
   limiter: WeightLimiter
-  /** The exchange's real clock: signed requests are timed against it, not against the replayed market time. */
+  /** The exchange's real clock: signed requests are timed against it or against the replayed market time. */
   wallNow: () => number
+  /** The replayed market time that /fapi/v1/time reports: clients that sync to it sign with it. */
+  replayNow: () => number
   /** When the accounts' balances were set (the exchange's start), their updateTime. */
   fundedAt: number
 }
@@ -49,16 +51,28 @@ function authenticate(request: FastifyRequest, deps: UserDataDeps): Account {
   const recvWindow = integer(query, 'recvWindow') ?? DEFAULT_RECV_WINDOW
   if (recvWindow <= 0 || recvWindow > MAX_RECV_WINDOW) throw invalidData('recvWindow')
   const signature = required(query, 'signature')
-  const serverTime = deps.wallNow()
-  if (timestamp >= serverTime + AHEAD_LIMIT_MS) {
-    throw new BinanceError(400, -1021, `Timestamp for this request was ${AHEAD_LIMIT_MS}ms ahead of the server's time.`)
-  }
-  if (serverTime - timestamp > recvWindow) throw new BinanceError(400, -1021, 'Timestamp for this request is outside of the recvWindow.')
+  checkTimestamp(timestamp, recvWindow, deps)
   const expected = crypto.createHmac('sha256', account.secretKey).update(unsignedQuery(request.url)).digest()
   // HMAC signatures are compared case-insensitively, as Binance does.
   const presented = /^[0-9a-fA-F]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : undefined
   if (!presented || !crypto.timingSafeEqual(expected, presented)) throw new BinanceError(400, -1022, 'Signature for this request is not valid.')
   return account
+}
+
+/**
+ * Binance's window (less than 1000 ms ahead, at most recvWindow behind), held against either clock:
+ * a client that signs with its own clock meets the wall clock, and ccxt or `binance` with clock sync
+ * on meet the replay clock, because they offset their clock by GET /fapi/v1/time, which reports the
+ * replayed market time. The error names the wall clock, the one a client without sync is judged by.
+ */
+function checkTimestamp(timestamp: number, recvWindow: number, deps: UserDataDeps): void {
+  const within = (serverTime: number) => timestamp < serverTime + AHEAD_LIMIT_MS && serverTime - timestamp <= recvWindow
+  const wall = deps.wallNow()
+  if (within(wall) || within(deps.replayNow())) return
+  if (timestamp >= wall + AHEAD_LIMIT_MS) {
+    throw new BinanceError(400, -1021, `Timestamp for this request was ${AHEAD_LIMIT_MS}ms ahead of the server's time.`)
+  }
+  throw new BinanceError(400, -1021, 'Timestamp for this request is outside of the recvWindow.')
 }
 
 /** The raw query string as sent, minus the signature parameter: what the client signed. */
