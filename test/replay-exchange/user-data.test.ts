@@ -3,11 +3,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { binanceSignature, signedQuery } from '../../src/exchange-keys/binance-signer.js'
-import { parseAccountFlag } from '../../src/replay-exchange/trading/accounts.js'
+import { parseAccountFlag } from '../../src/replay-exchange/trading/accounts/accounts-file.js'
 import { startReplayExchange } from '../../src/replay-exchange/index.js'
 import { startCli } from '../cli/cli-process.js'
 import { tempDir } from '../support/database.js'
-import { DAY, FUTURES_DIR, poll, startTestExchange, type TestExchange } from './support.js'
+import { DAY, FUTURES_DIR, SNAPSHOT_TIME, poll, startTestExchange, type TestExchange } from './support.js'
 
 // Binance's published SIGNED example (HMAC SHA256, "SIGNED Endpoint Examples"): key, secret, the
 // request's totalParams and its signature.
@@ -55,12 +55,13 @@ describe('replay exchange: SIGNED USER_DATA endpoints', () => {
     assert.equal(body.totalUnrealizedProfit, '0.00000000')
     assert.equal(body.canTrade, true)
     assert.equal(body.multiAssetsMargin, false)
-    assert.deepEqual(body.positions, [])
+    const btc = (body.positions as Record<string, unknown>[]).find((p) => p.symbol === 'BTCUSDT')
+    assert.deepEqual([btc?.positionAmt, btc?.leverage, btc?.isolated], ['0.000', '20', false], 'every symbol is listed, flat, at 20x cross')
     assert.deepEqual(body.assets.map((a) => [a.asset, a.walletBalance, a.availableBalance, a.marginAvailable]), [
       ['BNB', '2.00000000', '2.00000000', true],
       ['USDT', '12345.60000000', '12345.60000000', true],
     ])
-    assert.equal(body.assets[0]!.updateTime, t.clock.now())
+    assert.equal(body.assets[0]!.updateTime, SNAPSHOT_TIME, 'funded when the exchange started, in replay time')
   })
 
   it('answers /fapi/v2/balance with one row per asset and a stable account alias', async () => {
@@ -167,8 +168,8 @@ describe('replay exchange: SIGNED USER_DATA endpoints', () => {
 
   it('parses --account KEY:SECRET, splitting at the first colon', () => {
     assert.deepEqual(parseAccountFlag('abc:de:f'), { apiKey: 'abc', secretKey: 'de:f' })
-    assert.throws(() => parseAccountFlag('nocolon'), /--account must be KEY:SECRET/)
-    assert.throws(() => parseAccountFlag(':secret'), /--account must be KEY:SECRET/)
+    assert.throws(() => parseAccountFlag('nocolon'), /--account must be KEY:SECRET\[:BALANCE\]/)
+    assert.throws(() => parseAccountFlag(':secret'), /--account must be KEY:SECRET\[:BALANCE\]/)
   })
 
   it('takes accounts from --account on the command line, with 10000 USDT each', async () => {

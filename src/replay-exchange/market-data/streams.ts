@@ -39,11 +39,13 @@ export class StreamHub {
     private readonly clock: ReplayClock,
   ) {}
 
-  routes(app: FastifyInstance): void {
+  /** `claim` lets the trading wing take /ws/<listenKey> (a user data stream) before it is read as market streams. */
+  routes(app: FastifyInstance, claim: (socket: WebSocket, names: string[]) => boolean = () => false): void {
     const open = (combined: boolean, names: string[]) => (socket: WebSocket) => this.accept(socket, combined, names)
     app.get('/ws', { websocket: true }, (socket) => open(false, [])(socket))
     app.get('/ws/*', { websocket: true }, (socket, request: FastifyRequest) => {
       const names = ((request.params as Record<string, string>)['*'] ?? '').split('/').filter(Boolean)
+      if (claim(socket, names)) return
       open(false, names)(socket)
     })
     app.get('/stream', { websocket: true }, (socket, request: FastifyRequest) => {
