@@ -35,7 +35,7 @@ describe("replay exchange trading: Binance's filters and errors, each from its c
     await refused({ type: 'LIMIT', timeInForce: 'GTC', price: '50000.15', quantity: '0.010' }, -4014, 'Price not increased by tick size.')
     await refused({ quantity: '5000' }, -1013, 'Filter failure: MARKET_LOT_SIZE')
     await refused({ type: 'LIMIT', timeInForce: 'GTC', price: '100.0', quantity: '1' }, -1013, 'Filter failure: PRICE_FILTER')
-    await refused({ quantity: '0.001' }, -4164, "Order's notional must be no smaller than 100 (unless you choose reduce only).")
+    await refused({ type: 'LIMIT', timeInForce: 'GTC', price: (Math.floor(price * 0.9 * 10) / 10).toFixed(1), quantity: '0.001' }, -4164, "Order's notional must be no smaller than 100 (unless you choose reduce only).")
   })
 
   it('refuses what the margin cannot carry with -2019', async () => {
