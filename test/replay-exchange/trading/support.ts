@@ -38,7 +38,7 @@ export interface TradingExchange extends TestExchange {
 export async function startTradingExchange(options: ReplayExchangeOptions = {}): Promise<TradingExchange> {
   const t = await startTestExchange(options)
   const call = async (keys: Keys, method: string, path: string, params: Record<string, string | number | boolean> = {}, opts: { inBody?: boolean; timestamp?: number } = {}) => {
-    const query = new URLSearchParams(Object.entries({ ...params, timestamp: opts.timestamp ?? t.clock.now() }).map(([k, v]) => [k, String(v)])).toString()
+    const query = new URLSearchParams(Object.entries({ ...params, timestamp: opts.timestamp ?? t.clock.now() }).map(([k, v]): [string, string] => [k, String(v)])).toString()
     const signed = `${query}&signature=${sign(keys.secretKey, query)}`
     const response = await fetch(`${t.exchange.url}${path}${opts.inBody ? '' : `?${signed}`}`, {
       method,
