@@ -1,6 +1,6 @@
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { indexAccounts, loadAccountsFile, type ReplayAccount } from './trading/accounts.js'
+import { loadAccountsFile, type ReplayAccount } from './trading/accounts/accounts-file.js'
 import { defaultReplayStart, recordingSpan, ReplayClock } from './common/clock.js'
 import { controlRoutes } from './common/control-routes.js'
 import { defaultDataDir, scanDataDir } from './market-data/recorded/data-files.js'
@@ -14,9 +14,11 @@ import { derivedRoutes } from './market-data/derived-routes.js'
 import { spotWalletRoutes } from './market-data/spot-wallet.js'
 import { marketRouter, restRoutes } from './market-data/rest-routes.js'
 import { StreamHub } from './market-data/streams.js'
-import { userDataRoutes } from './trading/user-data.js'
+import { accountControlRoutes, type AccountControl } from './trading/accounts/account-control.js'
+import { authenticate } from './trading/signed.js'
+import { startTradingWing } from './trading/trading-wing.js'
 
-export type { ReplayAccount } from './trading/accounts.js'
+export type { ReplayAccount } from './trading/accounts/accounts-file.js'
 export type { FaultInjector, FaultSpec } from './common/faults.js'
 
 export interface ReplayExchangeOptions {
@@ -32,8 +34,10 @@ export interface ReplayExchangeOptions {
   replayStart?: number
   /** Recorded ms per wall ms, default 1. */
   speed?: number
-  /** Accounts for the SIGNED USER_DATA endpoints, besides those of `<dataDir>/accounts.json`. */
+  /** Accounts for the SIGNED endpoints, besides those of `<dataDir>/accounts.json`. */
   accounts?: ReplayAccount[]
+  /** A JSON file that keeps the accounts' state (balances, positions, orders, trades) across restarts. */
+  stateFile?: string
 }
 
 export interface ReplayExchange {
@@ -42,6 +46,8 @@ export interface ReplayExchange {
   /** ws://127.0.0.1:PORT (streams: [/market|/public]/ws/<stream> and [/market|/public]/stream?streams=a/b) */
   wsUrl: string
   faults: FaultInjector
+  /** Create and fund accounts (as POST /__replay/accounts does over HTTP). */
+  accounts: AccountControl
   /** Upstream call counts (REST requests under /fapi and /futures/data), for tests and benchmarks. */
   stats(): { requests: number; byPath: Record<string, number> }
   resetStats(): void
@@ -52,7 +58,7 @@ export interface ReplayExchange {
 export async function startReplayExchange(options: ReplayExchangeOptions = {}): Promise<ReplayExchange> {
   const dataDir = options.dataDir ?? defaultDataDir()
   const files = scanDataDir(dataDir)
-  const accounts = indexAccounts([...loadAccountsFile(dataDir), ...(options.accounts ?? [])])
+  const configured = [...loadAccountsFile(dataDir), ...(options.accounts ?? [])]
   const exchangeInfo = loadExchangeInfo(files.exchangeInfo)
   const premium = files.premiumIndex ? loadPremiumSnapshot(files.premiumIndex) : undefined
   const market = new Market(files, exchangeInfo, premium)
@@ -80,16 +86,12 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   const router = marketRouter(app, restDeps)
   restRoutes(router, restDeps)
   derivedRoutes(router, restDeps)
-  userDataRoutes(app, { accounts, limiter, wallNow, fundedAt: wallNow() })
-  // Until the trading wing exports its signature check, the spot-wallet endpoints check the key only
-  // (-2014 missing, -2015 unknown), as Binance checks its MARKET_DATA endpoints such as margin/allPairs.
-  spotWalletRoutes(app, exchangeInfo, (request) => {
-    const apiKey = request.headers['x-mbx-apikey']
-    if (typeof apiKey !== 'string' || apiKey === '') throw new BinanceError(401, -2014, 'API-key format invalid.')
-    if (!accounts.has(apiKey)) throw new BinanceError(401, -2015, `Invalid API-key, IP, or permissions for action, request ip: ${request.ip}`)
-  })
-  hub.routes(app)
+  const trading = startTradingWing(app, { market, clock, faults, limiter, accounts: configured, stateFile: options.stateFile })
+  // ccxt calls these while loading markets when keys are set; signed as on Binance (SAPI USER_DATA).
+  spotWalletRoutes(app, exchangeInfo, (request) => void authenticate(request, trading.signed))
+  hub.routes(app, (socket, names) => trading.streams.claim(socket, names))
   controlRoutes(app, faults, stats, clock)
+  const accounts = accountControlRoutes(app, trading)
 
   const address = new URL(await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 }))
   return {
@@ -99,11 +101,15 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
       add: (fault) => faults.add(fault),
       clear: () => faults.clear(),
       active: () => faults.active(),
-      disconnectStreams: () => hub.disconnectAll(),
+      disconnectStreams: () => hub.disconnectAll() + trading.streams.closeSockets(),
+      closeUserStreams: (apiKey) => trading.streams.closeSockets(apiKey),
+      expireListenKeys: (apiKey) => trading.streams.expireNow(apiKey),
     },
+    accounts,
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     async close() {
+      trading.close()
       hub.close()
       await app.close()
     },

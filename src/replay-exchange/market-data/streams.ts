@@ -44,17 +44,20 @@ export class StreamHub {
   /**
    * The legacy paths and Binance's 2026 routed ones (/market for klines and mark prices, /public for
    * books), each in ws mode (/ws/<a>/<b>, raw payloads) and stream mode (/stream?streams=a/b,
-   * wrapped). Every path serves every stream: the replay does not enforce the split.
+   * wrapped). Every path serves every stream: the replay does not enforce the split. `claim` lets the
+   * trading wing take /ws/<listenKey> (a user data stream) before it is read as market streams.
    */
-  routes(app: FastifyInstance): void {
+  routes(app: FastifyInstance, claim: (socket: WebSocket, names: string[]) => boolean = () => false): void {
     for (const prefix of STREAM_PREFIXES) {
       app.get(`${prefix}/ws`, { websocket: true }, (socket) => this.accept(socket, false, []))
       app.get(`${prefix}/ws/*`, { websocket: true }, (socket, request: FastifyRequest) => {
-        this.accept(socket, false, ((request.params as Record<string, string>)['*'] ?? '').split('/'))
+        const names = ((request.params as Record<string, string>)['*'] ?? '').split('/').filter(Boolean)
+        if (claim(socket, names)) return
+        this.accept(socket, false, names)
       })
       app.get(`${prefix}/stream`, { websocket: true }, (socket, request: FastifyRequest) => {
         const streams = (request.query as Record<string, unknown>).streams
-        this.accept(socket, true, typeof streams === 'string' ? streams.split('/') : [])
+        this.accept(socket, true, typeof streams === 'string' ? streams.split('/').filter(Boolean) : [])
       })
     }
   }
