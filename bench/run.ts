@@ -8,6 +8,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   market: () => import('./market.js'),
   backtest: () => import('./backtest.js'),
   webhooks: () => import('./webhooks.js'),
+  venue: () => import('./venue.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

@@ -18,7 +18,7 @@ const USAGE = `usage: perpetua <command>
   users set-plan --email E --plan free|standard|pro [--until DATE]
                                           set a user's plan (creating the user if needed); prints JSON
   tokens issue --email E                  an app token (Bearer) for the user, created if needed; prints JSON
-  replay-exchange --port P [--data DIR] [--host H] [--speed S] [--start ISO] [--account KEY:SECRET ...]
+  replay-exchange --port P [--data DIR] [--host H] [--speed S] [--start ISO] [--account KEY:SECRET[:BALANCE] ...] [--state FILE]
                                           the recorded-data Binance look-alike alone; prints its URLs as JSON
 
 Configuration comes from environment variables; see the README.`
@@ -162,6 +162,7 @@ async function runReplayExchange(args: string[]): Promise<number> {
       speed: { type: 'string' },
       start: { type: 'string' },
       account: { type: 'string', multiple: true },
+      state: { type: 'string' },
     },
     strict: true,
   })
@@ -172,7 +173,7 @@ async function runReplayExchange(args: string[]): Promise<number> {
   const replayStart = values.start === undefined ? undefined : Date.parse(values.start)
   if (replayStart !== undefined && Number.isNaN(replayStart)) throw new Error(`--start must be an ISO 8601 time (got "${values.start}")`)
   const dataDir = values.data ?? loadConfig().replayDataDir
-  const [{ startReplayExchange }, { parseAccountFlag }] = await Promise.all([import('./replay-exchange/index.js'), import('./replay-exchange/trading/accounts.js')])
+  const [{ startReplayExchange }, { parseAccountFlag }] = await Promise.all([import('./replay-exchange/index.js'), import('./replay-exchange/trading/accounts/accounts-file.js')])
   const accounts = (values.account ?? []).map(parseAccountFlag)
   const exchange = await startReplayExchange({
     ...(dataDir === undefined ? {} : { dataDir: path.resolve(dataDir) }),
@@ -180,6 +181,7 @@ async function runReplayExchange(args: string[]): Promise<number> {
     ...(speed === undefined ? {} : { speed }),
     ...(replayStart === undefined ? {} : { replayStart }),
     ...(accounts.length === 0 ? {} : { accounts }),
+    ...(values.state === undefined ? {} : { stateFile: path.resolve(values.state) }),
     port,
   })
   process.stdout.write(`${JSON.stringify({ url: exchange.url, wsUrl: exchange.wsUrl })}\n`)

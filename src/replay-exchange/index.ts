@@ -1,6 +1,6 @@
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { indexAccounts, loadAccountsFile, type ReplayAccount } from './trading/accounts.js'
+import { loadAccountsFile, type ReplayAccount } from './trading/accounts/accounts-file.js'
 import { defaultReplayStart, recordingSpan, ReplayClock } from './common/clock.js'
 import { controlRoutes } from './common/control-routes.js'
 import { defaultDataDir, scanDataDir } from './market-data/recorded/data-files.js'
@@ -10,11 +10,15 @@ import { type FaultInjector, Faults } from './common/faults.js'
 import { Market } from './market-data/market.js'
 import { WeightLimiter } from './common/rate-limit.js'
 import { installRequestHooks, RequestStats } from './common/request-hooks.js'
-import { restRoutes } from './market-data/rest-routes.js'
+import { derivedRoutes } from './market-data/derived-routes.js'
+import { spotWalletRoutes } from './market-data/spot-wallet.js'
+import { marketRouter, restRoutes } from './market-data/rest-routes.js'
 import { StreamHub } from './market-data/streams.js'
-import { userDataRoutes } from './trading/user-data.js'
+import { accountControlRoutes, type AccountControl } from './trading/accounts/account-control.js'
+import { authenticate } from './trading/signed.js'
+import { startTradingWing } from './trading/trading-wing.js'
 
-export type { ReplayAccount } from './trading/accounts.js'
+export type { ReplayAccount } from './trading/accounts/accounts-file.js'
 export type { FaultInjector, FaultSpec } from './common/faults.js'
 
 export interface ReplayExchangeOptions {
@@ -30,16 +34,20 @@ export interface ReplayExchangeOptions {
   replayStart?: number
   /** Recorded ms per wall ms, default 1. */
   speed?: number
-  /** Accounts for the SIGNED USER_DATA endpoints, besides those of `<dataDir>/accounts.json`. */
+  /** Accounts for the SIGNED endpoints, besides those of `<dataDir>/accounts.json`. */
   accounts?: ReplayAccount[]
+  /** A JSON file that keeps the accounts' state (balances, positions, orders, trades) across restarts. */
+  stateFile?: string
 }
 
 export interface ReplayExchange {
   /** http://127.0.0.1:PORT (REST: /fapi/... and /futures/data/...) */
   url: string
-  /** ws://127.0.0.1:PORT (streams: /ws/<stream> and /stream?streams=a/b) */
+  /** ws://127.0.0.1:PORT (streams: [/market|/public]/ws/<stream> and [/market|/public]/stream?streams=a/b) */
   wsUrl: string
   faults: FaultInjector
+  /** Create and fund accounts (as POST /__replay/accounts does over HTTP). */
+  accounts: AccountControl
   /** Upstream call counts (REST requests under /fapi and /futures/data), for tests and benchmarks. */
   stats(): { requests: number; byPath: Record<string, number> }
   resetStats(): void
@@ -50,7 +58,7 @@ export interface ReplayExchange {
 export async function startReplayExchange(options: ReplayExchangeOptions = {}): Promise<ReplayExchange> {
   const dataDir = options.dataDir ?? defaultDataDir()
   const files = scanDataDir(dataDir)
-  const accounts = indexAccounts([...loadAccountsFile(dataDir), ...(options.accounts ?? [])])
+  const configured = [...loadAccountsFile(dataDir), ...(options.accounts ?? [])]
   const exchangeInfo = loadExchangeInfo(files.exchangeInfo)
   const premium = files.premiumIndex ? loadPremiumSnapshot(files.premiumIndex) : undefined
   const market = new Market(files, exchangeInfo, premium)
@@ -74,10 +82,16 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ code: -1000, msg: `Unknown path ${request.url.split('?')[0]}` }))
   const limiter = new WeightLimiter(wallNow)
-  restRoutes(app, { market, exchangeInfo, clock, limiter })
-  userDataRoutes(app, { accounts, limiter, wallNow, fundedAt: wallNow() })
-  hub.routes(app)
+  const restDeps = { market, exchangeInfo, clock, limiter }
+  const router = marketRouter(app, restDeps)
+  restRoutes(router, restDeps)
+  derivedRoutes(router, restDeps)
+  const trading = startTradingWing(app, { market, clock, faults, limiter, accounts: configured, stateFile: options.stateFile })
+  // ccxt calls these while loading markets when keys are set; signed as on Binance (SAPI USER_DATA).
+  spotWalletRoutes(app, exchangeInfo, (request) => void authenticate(request, trading.signed))
+  hub.routes(app, (socket, names) => trading.streams.claim(socket, names))
   controlRoutes(app, faults, stats, clock)
+  const accounts = accountControlRoutes(app, trading)
 
   const address = new URL(await app.listen({ host: options.host ?? '127.0.0.1', port: options.port ?? 0 }))
   return {
@@ -87,11 +101,15 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
       add: (fault) => faults.add(fault),
       clear: () => faults.clear(),
       active: () => faults.active(),
-      disconnectStreams: () => hub.disconnectAll(),
+      disconnectStreams: () => hub.disconnectAll() + trading.streams.closeSockets(),
+      closeUserStreams: (apiKey) => trading.streams.closeSockets(apiKey),
+      expireListenKeys: (apiKey) => trading.streams.expireNow(apiKey),
     },
+    accounts,
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     async close() {
+      trading.close()
       hub.close()
       await app.close()
     },

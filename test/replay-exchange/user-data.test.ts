@@ -3,11 +3,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { binanceSignature, signedQuery } from '../../src/exchange-keys/binance-signer.js'
-import { parseAccountFlag } from '../../src/replay-exchange/trading/accounts.js'
+import { parseAccountFlag } from '../../src/replay-exchange/trading/accounts/accounts-file.js'
 import { startReplayExchange } from '../../src/replay-exchange/index.js'
 import { startCli } from '../cli/cli-process.js'
 import { tempDir } from '../support/database.js'
-import { FUTURES_DIR, poll, startTestExchange, type TestExchange } from './support.js'
+import { DAY, FUTURES_DIR, SNAPSHOT_TIME, poll, startTestExchange, type TestExchange } from './support.js'
 
 // Binance's published SIGNED example (HMAC SHA256, "SIGNED Endpoint Examples"): key, secret, the
 // request's totalParams and its signature.
@@ -55,12 +55,13 @@ describe('replay exchange: SIGNED USER_DATA endpoints', () => {
     assert.equal(body.totalUnrealizedProfit, '0.00000000')
     assert.equal(body.canTrade, true)
     assert.equal(body.multiAssetsMargin, false)
-    assert.deepEqual(body.positions, [])
+    const btc = (body.positions as Record<string, unknown>[]).find((p) => p.symbol === 'BTCUSDT')
+    assert.deepEqual([btc?.positionAmt, btc?.leverage, btc?.isolated], ['0.000', '20', false], 'every symbol is listed, flat, at 20x cross')
     assert.deepEqual(body.assets.map((a) => [a.asset, a.walletBalance, a.availableBalance, a.marginAvailable]), [
       ['BNB', '2.00000000', '2.00000000', true],
       ['USDT', '12345.60000000', '12345.60000000', true],
     ])
-    assert.equal(body.assets[0]!.updateTime, t.clock.now())
+    assert.equal(body.assets[0]!.updateTime, SNAPSHOT_TIME, 'funded when the exchange started, in replay time')
   })
 
   it('answers /fapi/v2/balance with one row per asset and a stable account alias', async () => {
@@ -167,8 +168,8 @@ describe('replay exchange: SIGNED USER_DATA endpoints', () => {
 
   it('parses --account KEY:SECRET, splitting at the first colon', () => {
     assert.deepEqual(parseAccountFlag('abc:de:f'), { apiKey: 'abc', secretKey: 'de:f' })
-    assert.throws(() => parseAccountFlag('nocolon'), /--account must be KEY:SECRET/)
-    assert.throws(() => parseAccountFlag(':secret'), /--account must be KEY:SECRET/)
+    assert.throws(() => parseAccountFlag('nocolon'), /--account must be KEY:SECRET\[:BALANCE\]/)
+    assert.throws(() => parseAccountFlag(':secret'), /--account must be KEY:SECRET\[:BALANCE\]/)
   })
 
   it('takes accounts from --account on the command line, with 10000 USDT each', async () => {
@@ -182,5 +183,36 @@ describe('replay exchange: SIGNED USER_DATA endpoints', () => {
     } finally {
       child.kill('SIGTERM')
     }
+  })
+})
+
+describe('replay exchange: signed requests in replay time', () => {
+  let t: TestExchange
+  before(async () => {
+    t = await startTestExchange({ accounts: [TRADER] })
+  })
+  after(() => t.close())
+
+  const balanceAt = async (timestamp: number) => {
+    const res = await fetch(`${t.exchange.url}/fapi/v2/balance?${signedQuery(TRADER.secretKey, {}, timestamp)}`, { headers: { 'x-mbx-apikey': TRADER.apiKey } })
+    return { status: res.status, body: (await res.json()) as { code?: number } }
+  }
+
+  it('accepts a timestamp in the replayed time that /fapi/v1/time reports, as clients with clock sync send it', async () => {
+    const { body } = await t.get<{ serverTime: number }>('/fapi/v1/time')
+    assert.ok(Math.abs(body.serverTime - t.clock.now()) > 365 * DAY, 'the replayed time is years from the wall clock')
+    assert.equal((await balanceAt(body.serverTime)).status, 200)
+    assert.equal((await balanceAt(body.serverTime - 4000)).status, 200)
+    assert.equal((await balanceAt(t.clock.now())).status, 200, 'the wall clock still works')
+  })
+
+  it('keeps the window around each clock: too old or too far ahead of both is -1021', async () => {
+    const { body } = await t.get<{ serverTime: number }>('/fapi/v1/time')
+    const stale = await balanceAt(body.serverTime - 5001)
+    assert.equal(stale.status, 400)
+    assert.equal(stale.body.code, -1021)
+    assert.equal((await balanceAt(body.serverTime + 1000)).body.code, -1021)
+    assert.equal((await balanceAt(t.clock.now() + 1000)).body.code, -1021)
+    assert.equal((await balanceAt(Math.floor((body.serverTime + t.clock.now()) / 2))).body.code, -1021)
   })
 })

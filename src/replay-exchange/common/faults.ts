@@ -10,6 +10,27 @@ export interface FaultSpec {
   drop?: true
   /** Matching requests to affect; until cleared when absent. */
   times?: number
+  /**
+   * Trading: execute the matching order request, then answer as if the outcome were lost: 503
+   * "Unknown error, please check your request or try again later." or 408 -1007 (both mean
+   * "execution status unknown" on Binance).
+   */
+  executeThen?: 503 | -1007
+  /** Trading: GET and DELETE /fapi/v1/order answer -2013 / -2011 for an order that exists ("forgotten"). */
+  forget?: true
+  /** Trading: drop user-stream events, or delay them by `latencyMs`; `event` limits it to one event type. */
+  userEvents?: 'drop' | 'delay'
+  event?: string
+}
+
+export type FaultKind = 'request' | 'execution' | 'forget' | 'userEvents'
+
+/** Which hook applies a fault: the request hook, the order route, the order lookup or the user stream. */
+export function faultKind(fault: FaultSpec): FaultKind {
+  if (fault.executeThen !== undefined) return 'execution'
+  if (fault.forget) return 'forget'
+  if (fault.userEvents !== undefined) return 'userEvents'
+  return 'request'
 }
 
 export interface FaultInjector {
@@ -20,6 +41,10 @@ export interface FaultInjector {
   active(): FaultSpec[]
   /** Closes every open WebSocket stream connection (code 1006-like: the socket is destroyed); returns how many. */
   disconnectStreams(): number
+  /** Closes the user-data stream sockets (of one account's API key, or all); returns how many. */
+  closeUserStreams(apiKey?: string): number
+  /** Expires the listenKey now (of one account, or all): listenKeyExpired goes out and the key is gone; returns how many. */
+  expireListenKeys(apiKey?: string): number
 }
 
 const STATUSES = new Set([429, 418, 500, 502, 503])
@@ -28,7 +53,7 @@ const STATUSES = new Set([429, 418, 500, 502, 503])
 export function parseFault(body: unknown): FaultSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('fault must be a JSON object')
   const raw = body as Record<string, unknown>
-  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times']
+  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'forget', 'userEvents', 'event']
   const unknown = Object.keys(raw).filter((key) => !known.includes(key))
   if (unknown.length > 0) throw new Error(`unknown fault fields: ${unknown.join(', ')}`)
   const fault: FaultSpec = {}
@@ -61,11 +86,35 @@ export function parseFault(body: unknown): FaultSpec {
     if (raw.drop !== true) throw new Error('drop must be true')
     fault.drop = true
   }
+  if (raw.executeThen !== undefined) {
+    if (raw.executeThen !== 503 && raw.executeThen !== -1007) throw new Error('executeThen must be 503 or -1007')
+    fault.executeThen = raw.executeThen
+  }
+  if (raw.forget !== undefined) {
+    if (raw.forget !== true) throw new Error('forget must be true')
+    fault.forget = true
+  }
+  if (raw.userEvents !== undefined) {
+    if (raw.userEvents !== 'drop' && raw.userEvents !== 'delay') throw new Error('userEvents must be "drop" or "delay"')
+    fault.userEvents = raw.userEvents
+  }
+  if (raw.event !== undefined) {
+    if (typeof raw.event !== 'string') throw new Error('event must be a string such as "ORDER_TRADE_UPDATE"')
+    fault.event = raw.event
+  }
   return checkFault(fault)
 }
 
 export function checkFault(fault: FaultSpec): FaultSpec {
-  if (fault.latencyMs === undefined && fault.status === undefined && !fault.drop) throw new Error('a fault needs latencyMs, status or drop')
+  const kind = faultKind(fault)
+  const trading = [fault.executeThen !== undefined, fault.forget === true, fault.userEvents !== undefined].filter(Boolean).length
+  if (trading > 1) throw new Error('a fault is one of executeThen, forget or userEvents')
+  if (kind !== 'request' && (fault.status !== undefined || fault.drop)) throw new Error('status and drop are request faults, not trading ones')
+  if (fault.userEvents === 'delay' && fault.latencyMs === undefined) throw new Error('userEvents "delay" needs latencyMs')
+  if (fault.event !== undefined && kind !== 'userEvents') throw new Error('event goes with userEvents')
+  if (kind === 'request' && fault.latencyMs === undefined && fault.status === undefined && !fault.drop) {
+    throw new Error('a fault needs latencyMs, status, drop, executeThen, forget or userEvents')
+  }
   if (fault.status !== undefined && fault.drop) throw new Error('a fault answers a status or drops the connection, not both')
   if (fault.times !== undefined && fault.times < 1) throw new Error('times must be at least 1')
   return fault
@@ -96,10 +145,16 @@ export class Faults {
     return this.list.map((f) => ({ ...f.spec, ...(Number.isFinite(f.remaining) ? { times: f.remaining } : {}) }))
   }
 
-  /** The fault for a request to `url` (path and query), counting it against the fault's `times`. */
-  take(url: string): FaultSpec | undefined {
+  /**
+   * The fault of this kind for a request to `url` (path and query; for user events, the event
+   * type is matched against `event`), counting it against the fault's `times`.
+   */
+  take(url: string, kind: FaultKind = 'request'): FaultSpec | undefined {
+    if (this.list.length === 0) return undefined
     const path = url.split('?')[0]!
     const fault = this.list.find((f) => {
+      if (faultKind(f.spec) !== kind) return false
+      if (kind === 'userEvents') return f.spec.event === undefined || f.spec.event === url
       const p = f.spec.path
       if (p === undefined) return true
       if (typeof p === 'string') return path.startsWith(p)

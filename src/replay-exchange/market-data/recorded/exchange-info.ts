@@ -12,6 +12,20 @@ export interface SymbolInfo {
   tickSize: number
   stepSize: number
   onboardDate: number
+  /** The order filters the trading wing checks (PRICE_FILTER, LOT_SIZE, MARKET_LOT_SIZE, MIN_NOTIONAL). */
+  filters: OrderFilters
+}
+
+export interface OrderFilters {
+  minPrice: number
+  maxPrice: number
+  minQty: number
+  maxQty: number
+  marketMinQty: number
+  marketMaxQty: number
+  minNotional: number
+  /** MIN_NOTIONAL as the snapshot writes it ("100", "5"), for Binance's -4164 message. */
+  minNotionalText: string
 }
 
 export interface ExchangeInfoSnapshot {
@@ -28,6 +42,11 @@ interface RawFilter {
   filterType: string
   tickSize?: string
   stepSize?: string
+  minPrice?: string
+  maxPrice?: string
+  minQty?: string
+  maxQty?: string
+  notional?: string
 }
 interface RawSymbol {
   symbol: string
@@ -44,6 +63,23 @@ interface RawExchangeInfo {
   serverTime: number
   rateLimits: { rateLimitType: string; interval: string; intervalNum: number; limit: number }[]
   symbols: RawSymbol[]
+}
+
+function orderFilters(filter: (type: string) => RawFilter | undefined): OrderFilters {
+  const num = (value: string | undefined, fallback: number) => (value === undefined || Number.isNaN(Number(value)) ? fallback : Number(value))
+  const lot = filter('LOT_SIZE')
+  const market = filter('MARKET_LOT_SIZE') ?? lot
+  const notional = filter('MIN_NOTIONAL')?.notional
+  return {
+    minPrice: num(filter('PRICE_FILTER')?.minPrice, 0),
+    maxPrice: num(filter('PRICE_FILTER')?.maxPrice, Number.POSITIVE_INFINITY),
+    minQty: num(lot?.minQty, 0),
+    maxQty: num(lot?.maxQty, Number.POSITIVE_INFINITY),
+    marketMinQty: num(market?.minQty, 0),
+    marketMaxQty: num(market?.maxQty, Number.POSITIVE_INFINITY),
+    minNotional: num(notional, 0),
+    minNotionalText: notional ?? '0',
+  }
 }
 
 export function loadExchangeInfo(file: string): ExchangeInfoSnapshot {
@@ -71,6 +107,7 @@ export function loadExchangeInfo(file: string): ExchangeInfoSnapshot {
       tickSize,
       stepSize,
       onboardDate: s.onboardDate,
+      filters: orderFilters(filter),
     })
   }
   for (const limit of raw.rateLimits) {

@@ -10,14 +10,6 @@ export interface ReplayAccount {
   balances?: Record<string, string | number>
 }
 
-/** An account ready to serve: balances as exact 8-decimal strings, in a stable order. */
-export interface Account {
-  apiKey: string
-  secretKey: string
-  alias: string
-  balances: { asset: string; amount: string }[]
-}
-
 export const ACCOUNTS_FILE = 'accounts.json'
 const DEFAULT_BALANCES = { USDT: '10000' }
 // Printable ASCII without spaces: what fits an HTTP header (the key) and what Binance issues.
@@ -54,16 +46,30 @@ export function loadAccountsFile(dataDir: string): ReplayAccount[] {
   })
 }
 
-/** Parses the `--account KEY:SECRET` flag (split at the first colon; the key has none). */
+/**
+ * Parses the `--account KEY:SECRET[:BALANCE]` flag: split at the first colon (the key has none); a
+ * last part that is a decimal is the USDT balance (a secret ending in ":<digits>" needs the balance given).
+ */
 export function parseAccountFlag(flag: string): ReplayAccount {
   const colon = flag.indexOf(':')
-  if (colon <= 0 || colon === flag.length - 1) throw new Error(`--account must be KEY:SECRET (got "${flag}")`)
-  return { apiKey: flag.slice(0, colon), secretKey: flag.slice(colon + 1) }
+  if (colon <= 0 || colon === flag.length - 1) throw new Error(`--account must be KEY:SECRET[:BALANCE] (got "${flag}")`)
+  const apiKey = flag.slice(0, colon)
+  const rest = flag.slice(colon + 1)
+  const last = rest.lastIndexOf(':')
+  if (last > 0 && DECIMAL.test(rest.slice(last + 1))) return { apiKey, secretKey: rest.slice(0, last), balances: { USDT: rest.slice(last + 1) } }
+  return { apiKey, secretKey: rest }
 }
 
-/** Validates the accounts and indexes them by API key; throws naming the first bad one. */
-export function indexAccounts(accounts: ReplayAccount[]): Map<string, Account> {
-  const byKey = new Map<string, Account>()
+/** A configured account, checked: balances as numbers per asset. */
+export interface CheckedAccount {
+  apiKey: string
+  secretKey: string
+  balances: Map<string, number>
+}
+
+/** Validates the accounts; throws naming the first bad one (or a key configured twice). */
+export function checkAccounts(accounts: ReplayAccount[]): CheckedAccount[] {
+  const byKey = new Map<string, CheckedAccount>()
   for (const account of accounts) {
     const label = `account ${account.apiKey.slice(0, 8)}…`
     if (!CREDENTIAL.test(account.apiKey) || !CREDENTIAL.test(account.secretKey)) {
@@ -74,9 +80,28 @@ export function indexAccounts(accounts: ReplayAccount[]): Map<string, Account> {
       .map(([asset, amount]) => ({ asset, amount: eightDecimals(amount, `${label} balance ${asset}`) }))
       .sort((a, b) => (a.asset < b.asset ? -1 : a.asset > b.asset ? 1 : 0))
     for (const { asset } of balances) if (!ASSET.test(asset)) throw new Error(`replay exchange: ${label}: asset "${asset}" must be uppercase letters and digits`)
-    byKey.set(account.apiKey, { apiKey: account.apiKey, secretKey: account.secretKey, alias: aliasOf(account.apiKey), balances })
+    byKey.set(account.apiKey, { apiKey: account.apiKey, secretKey: account.secretKey, balances: new Map(balances.map((b) => [b.asset, Number(b.amount)])) })
   }
-  return byKey
+  return [...byKey.values()]
+}
+
+/** Checks one amount for the control routes (funding): a non-negative decimal with at most 8 decimals. */
+export function checkAmount(amount: unknown, what: string): number {
+  if (typeof amount !== 'string' && typeof amount !== 'number') throw new Error(`${what} must be a decimal string or number`)
+  return Number(eightDecimals(amount, what))
+}
+
+/** Checks credentials given to the control route. */
+export function checkCredentials(apiKey: unknown, secretKey: unknown): { apiKey: string; secretKey: string } {
+  if (typeof apiKey !== 'string' || typeof secretKey !== 'string' || !CREDENTIAL.test(apiKey) || !CREDENTIAL.test(secretKey)) {
+    throw new Error('apiKey and secretKey must be 1 to 256 printable ASCII characters without spaces')
+  }
+  return { apiKey, secretKey }
+}
+
+export function checkAsset(asset: unknown): string {
+  if (typeof asset !== 'string' || !ASSET.test(asset)) throw new Error('asset must be uppercase letters and digits, such as USDT')
+  return asset
 }
 
 /** A decimal as Binance prints balances: exactly 8 decimals, digits kept as given (no float rounding). */
@@ -88,61 +113,7 @@ function eightDecimals(amount: string | number, what: string): string {
 }
 
 /** Binance's accountAlias: a short code unique to the account; here derived from the key, so it is stable. */
-function aliasOf(apiKey: string): string {
+export function aliasOf(apiKey: string): string {
   const letters = crypto.createHash('sha256').update(apiKey).digest('base64').replace(/[^A-Za-z]/g, '')
   return `${letters.slice(0, 2)}${letters.slice(2, 4).toLowerCase()}${letters.slice(4, 8)}`
-}
-
-const ZERO = '0.00000000'
-
-/** GET /fapi/v2/account in single-asset mode: totals are the USDT asset's; no positions (the replay takes no orders). */
-export function accountPayload(account: Account, updateTime: number): Record<string, unknown> {
-  const usdt = account.balances.find((b) => b.asset === 'USDT')?.amount ?? ZERO
-  return {
-    feeTier: 0,
-    canTrade: true,
-    canDeposit: true,
-    canWithdraw: true,
-    updateTime: 0,
-    multiAssetsMargin: false,
-    tradeGroupId: -1,
-    totalInitialMargin: ZERO,
-    totalMaintMargin: ZERO,
-    totalWalletBalance: usdt,
-    totalUnrealizedProfit: ZERO,
-    totalMarginBalance: usdt,
-    totalPositionInitialMargin: ZERO,
-    totalOpenOrderInitialMargin: ZERO,
-    totalCrossWalletBalance: usdt,
-    totalCrossUnPnl: ZERO,
-    availableBalance: usdt,
-    maxWithdrawAmount: usdt,
-    assets: account.balances.map(({ asset, amount }) => ({
-      asset,
-      walletBalance: amount,
-      unrealizedProfit: ZERO,
-      marginBalance: amount,
-      maintMargin: ZERO,
-      initialMargin: ZERO,
-      positionInitialMargin: ZERO,
-      openOrderInitialMargin: ZERO,
-      ...available(amount, updateTime),
-    })),
-    positions: [],
-  }
-}
-
-/** GET /fapi/v2/balance: one row per asset. */
-export function balancePayload(account: Account, updateTime: number): Record<string, unknown>[] {
-  return account.balances.map(({ asset, amount }) => ({
-    accountAlias: account.alias,
-    asset,
-    balance: amount,
-    ...available(amount, updateTime),
-  }))
-}
-
-/** The fields an asset row of both endpoints ends with: with no positions, all of it is available. */
-function available(amount: string, updateTime: number): Record<string, unknown> {
-  return { crossWalletBalance: amount, crossUnPnl: ZERO, availableBalance: amount, maxWithdrawAmount: amount, marginAvailable: true, updateTime }
 }

@@ -1,0 +1,100 @@
+import type { FastifyInstance } from 'fastify'
+import { BinanceError, invalidData, invalidSymbol } from '../../common/errors.js'
+import { integer, limit, type Query, required, text, timeRange } from '../../common/params.js'
+import { incomeView } from '../orders/order-views.js'
+import { BRACKETS, maxNotional } from '../positions/margin.js'
+import { signedRoute, type TradingDeps, viewContext } from '../trading-context.js'
+import { MAKER_RATE, TAKER_RATE } from '../venue.js'
+import { accountV2, accountV3, balances, positionRisk } from './account-views.js'
+import { configOf } from './account.js'
+
+const INCOME_TYPES = new Set(['TRANSFER', 'REALIZED_PNL', 'FUNDING_FEE', 'COMMISSION', 'INSURANCE_CLEAR'])
+
+/** Account views and settings: account, balance, positionRisk, leverageBracket, leverage, marginType, positionSide/dual, commissionRate, income. */
+export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
+  const symbolParam = (params: Query, optional = false) => {
+    const name = optional ? text(params, 'symbol') : required(params, 'symbol')
+    if (name !== undefined && !deps.market.get(name)) throw invalidSymbol()
+    return name
+  }
+  signedRoute(app, deps, 'GET', '/fapi/v2/account', 5, ({ account }) => accountV2(account, viewContext(deps, account)))
+  signedRoute(app, deps, 'GET', '/fapi/v3/account', 5, ({ account }) => accountV3(account, viewContext(deps, account)))
+  for (const version of ['v2', 'v3']) {
+    signedRoute(app, deps, 'GET', `/fapi/${version}/balance`, 5, ({ account }) => balances(account, viewContext(deps, account)))
+    signedRoute(app, deps, 'GET', `/fapi/${version}/positionRisk`, 5, ({ account, params }) =>
+      positionRisk(account, viewContext(deps, account), version === 'v3', symbolParam(params, true)),
+    )
+  }
+
+  // The engine's BTCUSDT table is the only one recorded: every symbol answers it (README "Accounts").
+  signedRoute(app, deps, 'GET', '/fapi/v1/leverageBracket', 1, ({ params }) => {
+    const symbol = symbolParam(params, true)
+    const brackets = BRACKETS.map((b, i) => ({
+      bracket: i + 1,
+      initialLeverage: b.initialLeverage ?? 1,
+      notionalCap: b.notionalCap,
+      notionalFloor: b.notionalFloor,
+      maintMarginRatio: b.maintMarginRatio,
+      cum: b.cum,
+    }))
+    if (symbol !== undefined) return { symbol, notionalCoef: 1.0, brackets }
+    return deps.market.all().map((s) => ({ symbol: s.info.symbol, notionalCoef: 1.0, brackets }))
+  })
+
+  signedRoute(app, deps, 'POST', '/fapi/v1/leverage', 1, ({ account, params }) => {
+    const symbol = symbolParam(params)!
+    const leverage = integer(params, 'leverage')
+    if (leverage === undefined) throw new BinanceError(400, -1102, "Mandatory parameter 'leverage' was not sent, was empty/null, or malformed.")
+    const top = BRACKETS[0]?.initialLeverage ?? 125
+    if (leverage < 1 || leverage > top) throw new BinanceError(400, -4028, `Leverage ${leverage} is not valid`)
+    account.config.set(symbol, { ...configOf(account, symbol), leverage })
+    deps.venue.changed = true
+    return { leverage, maxNotionalValue: String(maxNotional(leverage)), symbol }
+  })
+
+  signedRoute(app, deps, 'POST', '/fapi/v1/marginType', 1, ({ account, params }) => {
+    const symbol = symbolParam(params)!
+    const type = required(params, 'marginType')
+    if (type !== 'ISOLATED' && type !== 'CROSSED') throw invalidData('marginType')
+    const wanted = type === 'ISOLATED' ? 'isolated' : 'cross'
+    const config = configOf(account, symbol)
+    if (config.marginType === wanted) throw new BinanceError(400, -4046, 'No need to change margin type.')
+    if ((account.positions.get(symbol)?.amount ?? 0) !== 0) throw new BinanceError(400, -4048, 'Margin type cannot be changed if there exists position.')
+    for (const order of account.open.values()) {
+      if (order.symbol === symbol) throw new BinanceError(400, -4047, 'Margin type cannot be changed if there exists open orders.')
+    }
+    account.config.set(symbol, { ...config, marginType: wanted })
+    deps.venue.changed = true
+    return { code: 200, msg: 'success' }
+  })
+
+  signedRoute(app, deps, 'GET', '/fapi/v1/positionSide/dual', 30, () => ({ dualSidePosition: false }))
+  // One-way mode only: "false" is already set (-4059), "true" (Hedge Mode) is refused naming the parameter.
+  signedRoute(app, deps, 'POST', '/fapi/v1/positionSide/dual', 1, ({ params }) => {
+    const value = required(params, 'dualSidePosition')
+    if (value === 'false') throw new BinanceError(400, -4059, 'No need to change position side.')
+    throw new BinanceError(400, -1130, "Data sent for parameter 'dualSidePosition' is not valid. The replay exchange trades in One-way Mode only.")
+  })
+
+  signedRoute(app, deps, 'GET', '/fapi/v1/commissionRate', 20, ({ params }) => ({
+    symbol: symbolParam(params),
+    makerCommissionRate: String(MAKER_RATE),
+    takerCommissionRate: String(TAKER_RATE),
+  }))
+
+  signedRoute(app, deps, 'GET', '/fapi/v1/income', 30, ({ account, params }) => {
+    const symbol = symbolParam(params, true)
+    const incomeType = text(params, 'incomeType')
+    if (incomeType !== undefined && !INCOME_TYPES.has(incomeType)) throw invalidData('incomeType')
+    const { startTime, endTime } = timeRange(params)
+    const count = limit(params, 100, 1000)
+    const rows = account.income.filter(
+      (r) =>
+        (symbol === undefined || r.symbol === symbol) &&
+        (incomeType === undefined || r.incomeType === incomeType) &&
+        (startTime === undefined || r.time >= startTime) &&
+        (endTime === undefined || r.time <= endTime),
+    )
+    return (startTime === undefined ? rows.slice(-count) : rows.slice(0, count)).map(incomeView)
+  })
+}
