@@ -1,11 +1,12 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import type { TSchema } from 'typebox'
-import { DetailSchema, ValidationErrorSchema } from '../strategies/public-schemas.js'
+import { ValidationErrorSchema } from '../strategies/public-schemas.js'
 import {
   CancelOrderSchema,
   CredentialsBodySchema,
   ExchangeAnswerSchema,
+  ExchangeFailureSchema,
   ExchangeRejectionSchema,
   LeverageSchema,
   MarginTypeSchema,
@@ -31,7 +32,7 @@ export const tradingRoutes: FastifyPluginAsync<TradingDeps> = async (fastify, de
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const config = { access: { kind: 'public' as const } }
   const tags = ['trading']
-  const response = { 200: ExchangeAnswerSchema, 400: ExchangeRejectionSchema, 422: ValidationErrorSchema, 502: DetailSchema }
+  const response = { 200: ExchangeAnswerSchema, 400: ExchangeRejectionSchema, 422: ValidationErrorSchema, 502: ExchangeFailureSchema }
 
   const route = <B extends TSchema>(path: string, summary: string, body: B, handler: (deps: TradingDeps, body: never) => Promise<TradingResult>) => {
     app.post(path, { config, schema: { tags, summary, description: ADDITION, body, response } }, async (request, reply) =>

@@ -63,3 +63,11 @@ export const ExchangeRejectionSchema = Type.Object(
   },
   { description: "The exchange refused the request (its code and msg, as Binance sent them), or the fields contradict each other (detail only)." },
 )
+
+export const ExchangeFailureSchema = Type.Object(
+  {
+    detail: Type.String(),
+    client_order_id: Type.Optional(Type.String({ description: "An order whose outcome is unknown: query it by this id before placing it again." })),
+  },
+  { description: 'The exchange failed, or the outcome of an order is unknown.' },
+)

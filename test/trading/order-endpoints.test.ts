@@ -73,7 +73,7 @@ describe('trading endpoints with body credentials', () => {
   })
 
   it('rests a limit order far from the price, lists it open, and cancels it by client order id', async () => {
-    const placed = await post('/orders/auth', { ...TRADER, symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.010', price: '1000', client_order_id: 'resting-1' })
+    const placed = await post('/orders/auth', { ...TRADER, symbol: 'BTCUSDT', side: 'BUY', type: 'LIMIT', quantity: '0.200', price: '1000', client_order_id: 'resting-1' })
     assert.equal(placed.statusCode, 200, placed.body)
     assert.equal((placed.json() as { status: string }).status, 'NEW')
     const open = await post('/orders/open/auth', { ...TRADER, symbol: 'BTCUSDT' })
