@@ -2,14 +2,12 @@ import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import ccxt from 'ccxt'
-import { startTestApp, type TestApp } from '../support/app.js'
-import { upstreamJson } from './helpers.js'
+import type { TestApp } from '../support/app.js'
+import { startFrozenMarketApp, upstreamJson } from './helpers.js'
 
 type Row = Record<string, unknown>
 
-/** The replay exchange's moment, held still so the mirror's answers and direct reads agree. */
-const FROZEN = Date.UTC(2026, 10, 1)
-const BTC = 'BTC/USDT:USDT'
+/** The replay exchange's moment, held still so the mirror's answers and direct reads agree. */const BTC = 'BTC/USDT:USDT'
 
 /**
  * ccxt's binanceusdm with Perpetua as its base URL (issue 12): only the URLs change, every request
@@ -20,7 +18,7 @@ describe('ccxt binanceusdm against the Perpetua mirror', () => {
   let exchange: InstanceType<typeof ccxt.binanceusdm>
   const requested: string[] = []
   before(async () => {
-    t = await startTestApp('pglite', {}, { replay: { now: () => FROZEN } })
+    t = await startFrozenMarketApp()
     await t.app.listen({ host: '127.0.0.1', port: 0 })
     const base = `http://127.0.0.1:${(t.app.server!.address() as AddressInfo).port}`
     exchange = new ccxt.binanceusdm({ enableRateLimit: false, timeout: 5000 })

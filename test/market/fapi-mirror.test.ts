@@ -1,25 +1,20 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { startTestApp, type TestApp } from '../support/app.js'
-import { callsTo } from './helpers.js'
+import type { TestApp } from '../support/app.js'
+import { callsTo, startFrozenMarketApp, upstreamText } from './helpers.js'
 
 type Row = Record<string, unknown>
-
-const FROZEN = Date.UTC(2026, 10, 1)
 
 /** Binance's public USD-M endpoints mirrored under their own paths (our addition, issue 12). */
 describe('Binance mirror endpoints beyond the spec', () => {
   let t: TestApp
   before(async () => {
-    t = await startTestApp('pglite', {}, { replay: { now: () => FROZEN } })
+    t = await startFrozenMarketApp()
   })
   after(() => t.close())
 
   const get = (url: string) => t.app.inject({ method: 'GET', url })
-  const direct = async (path: string) => {
-    const res = await fetch(`${t.replay!.url}${path}`)
-    return { status: res.status, body: await res.text() }
-  }
+  const direct = (path: string) => upstreamText(t, path)
 
   for (const path of [
     '/fapi/v1/ping',

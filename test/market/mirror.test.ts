@@ -1,25 +1,19 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { startTestApp, type TestApp } from '../support/app.js'
-import { callsTo } from './helpers.js'
+import type { TestApp } from '../support/app.js'
+import { callsTo, startFrozenMarketApp, upstreamText } from './helpers.js'
 
 type Row = Record<string, unknown>
-
-const FROZEN = Date.UTC(2026, 10, 1)
 
 describe('mirror endpoints forward the exchange unchanged', () => {
   let t: TestApp
   before(async () => {
-    // A frozen replay clock: the mirror's answers and direct reads of the exchange are of one moment.
-    t = await startTestApp('pglite', {}, { replay: { now: () => FROZEN } })
+    t = await startFrozenMarketApp()
   })
   after(() => t.close())
 
   const get = (url: string) => t.app.inject({ method: 'GET', url })
-  const direct = async (path: string) => {
-    const res = await fetch(`${t.replay!.url}${path}`)
-    return { status: res.status, body: await res.text() }
-  }
+  const direct = (path: string) => upstreamText(t, path)
 
   it('GET /fapi/v1/fundingRate: the exchange’s bytes for the same query', async () => {
     const query = `symbol=ETHUSDT&startTime=${Date.UTC(2023, 0, 1)}&endTime=${Date.UTC(2023, 1, 1)}&limit=20`

@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { MarketRoutesOptions } from '../gateway-routes.js'
 import { NoQuerySchema, symbolOf } from '../schemas.js'
 import { upstream } from '../upstream-requests.js'
-import { forward, forwardRow, sendForwarded } from './forward.js'
+import { forward, forwardAllOrRow, sendForwarded } from './forward.js'
 import { ADDITION, additionTags as tags, mirrorConfig as config, mirrorErrors as errors } from './mirror-route-options.js'
 import { ExchangeAnswerSchema, ExchangeRowsSchema, KlinesQuerySchema, OptionalSymbolQuerySchema, SymbolQuerySchema } from './schemas.js'
 import { serverTime } from './server-time.js'
@@ -40,11 +40,7 @@ export const fapiMirrorRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (
   app.get(
     '/fapi/v1/premiumIndex',
     { config, schema: schema('Mark price, index price and funding of every symbol, or one symbol’s object', OptionalSymbolQuerySchema) },
-    async (request, reply) => {
-      const session = market.session()
-      const { symbol } = request.query
-      return sendForwarded(reply, symbol === undefined ? await forward(session, upstream.premiumIndex()) : await forwardRow(session, upstream.premiumIndex(), symbolOf(symbol)))
-    },
+    async (request, reply) => sendForwarded(reply, await forwardAllOrRow(market.session(), upstream.premiumIndex(), request.query.symbol && symbolOf(request.query.symbol))),
   )
 
   app.get('/fapi/v1/openInterest', { config, schema: schema('Open interest of one symbol', SymbolQuerySchema) }, async (request, reply) =>
@@ -60,10 +56,6 @@ export const fapiMirrorRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (
   app.get(
     '/fapi/v1/ticker/price',
     { config, schema: schema('Last price of every symbol, or one symbol’s object', OptionalSymbolQuerySchema) },
-    async (request, reply) => {
-      const session = market.session()
-      const { symbol } = request.query
-      return sendForwarded(reply, symbol === undefined ? await forward(session, upstream.tickerPrices()) : await forwardRow(session, upstream.tickerPrices(), symbolOf(symbol)))
-    },
+    async (request, reply) => sendForwarded(reply, await forwardAllOrRow(market.session(), upstream.tickerPrices(), request.query.symbol && symbolOf(request.query.symbol))),
   )
 }

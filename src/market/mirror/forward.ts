@@ -48,6 +48,11 @@ export async function forwardRow(market: MarketSession, all: UpstreamRequest, sy
   return forward(market, upstream.oneSymbol(all, symbol))
 }
 
+/** An endpoint with an all-symbols form: the whole answer, or one symbol's row of it (see forwardRow). */
+export function forwardAllOrRow(market: MarketSession, all: UpstreamRequest, symbol: string | undefined): Promise<Forwarded> {
+  return symbol === undefined ? forward(market, all) : forwardRow(market, all, symbol)
+}
+
 function rowsBySymbol(entry: CachedResponse): Map<string, Buffer> {
   const rows = okJson(entry)
   if (!Array.isArray(rows)) throw unavailable('the upstream exchange sent an unexpected all-symbols payload')

@@ -13,7 +13,7 @@ import {
   UpstreamRatioRowSchema,
 } from '../schemas.js'
 import { upstream } from '../upstream-requests.js'
-import { forward, forwarded, forwardRow, sendForwarded } from './forward.js'
+import { forward, forwardAllOrRow, forwarded, sendForwarded } from './forward.js'
 import { mirrorConfig as config, mirrorErrors as errors } from './mirror-route-options.js'
 import { withPositionShares } from './position-shares.js'
 import { OptionalSymbolQuerySchema } from './schemas.js'
@@ -55,11 +55,7 @@ export const specMirrorRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (
         response: { 200: Type.Union([Type.Array(TickerRowSchema), TickerRowSchema]), ...errors },
       },
     },
-    async (request, reply) => {
-      const session = market.session()
-      const { symbol } = request.query
-      return sendForwarded(reply, symbol === undefined ? await forward(session, upstream.tickers()) : await forwardRow(session, upstream.tickers(), symbolOf(symbol)))
-    },
+    async (request, reply) => sendForwarded(reply, await forwardAllOrRow(market.session(), upstream.tickers(), request.query.symbol && symbolOf(request.query.symbol))),
   )
 
   app.get(
