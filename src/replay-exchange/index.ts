@@ -10,7 +10,9 @@ import { type FaultInjector, Faults } from './common/faults.js'
 import { Market } from './market-data/market.js'
 import { WeightLimiter } from './common/rate-limit.js'
 import { installRequestHooks, RequestStats } from './common/request-hooks.js'
-import { restRoutes } from './market-data/rest-routes.js'
+import { derivedRoutes } from './market-data/derived-routes.js'
+import { spotWalletRoutes } from './market-data/spot-wallet.js'
+import { marketRouter, restRoutes } from './market-data/rest-routes.js'
 import { StreamHub } from './market-data/streams.js'
 import { userDataRoutes } from './trading/user-data.js'
 
@@ -37,7 +39,7 @@ export interface ReplayExchangeOptions {
 export interface ReplayExchange {
   /** http://127.0.0.1:PORT (REST: /fapi/... and /futures/data/...) */
   url: string
-  /** ws://127.0.0.1:PORT (streams: /ws/<stream> and /stream?streams=a/b) */
+  /** ws://127.0.0.1:PORT (streams: [/market|/public]/ws/<stream> and [/market|/public]/stream?streams=a/b) */
   wsUrl: string
   faults: FaultInjector
   /** Upstream call counts (REST requests under /fapi and /futures/data), for tests and benchmarks. */
@@ -74,8 +76,18 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   })
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ code: -1000, msg: `Unknown path ${request.url.split('?')[0]}` }))
   const limiter = new WeightLimiter(wallNow)
-  restRoutes(app, { market, exchangeInfo, clock, limiter })
+  const restDeps = { market, exchangeInfo, clock, limiter }
+  const router = marketRouter(app, restDeps)
+  restRoutes(router, restDeps)
+  derivedRoutes(router, restDeps)
   userDataRoutes(app, { accounts, limiter, wallNow, fundedAt: wallNow() })
+  // Until the trading wing exports its signature check, the spot-wallet endpoints check the key only
+  // (-2014 missing, -2015 unknown), as Binance checks its MARKET_DATA endpoints such as margin/allPairs.
+  spotWalletRoutes(app, exchangeInfo, (request) => {
+    const apiKey = request.headers['x-mbx-apikey']
+    if (typeof apiKey !== 'string' || apiKey === '') throw new BinanceError(401, -2014, 'API-key format invalid.')
+    if (!accounts.has(apiKey)) throw new BinanceError(401, -2015, `Invalid API-key, IP, or permissions for action, request ip: ${request.ip}`)
+  })
   hub.routes(app)
   controlRoutes(app, faults, stats, clock)
 

@@ -143,10 +143,36 @@ describe('replay exchange: WebSocket streams', () => {
     assert.equal(error.error.code, 2)
   })
 
-  it('refuses an unknown stream name', async () => {
-    const client = connect('/ws/nosuchusdt@kline_1m')
-    await poll('the close', 5_000, () => client.closed)
-    assert.equal(client.closed!.code, 1008)
+  it('ignores a path name that is no stream, as Binance does, and still takes SUBSCRIBE there', async () => {
+    // ccxt opens /market/ws/<its own counter> and subscribes on it.
+    const client = connect('/market/ws/0')
+    await client.opened()
+    client.socket.send(JSON.stringify({ method: 'LIST_SUBSCRIPTIONS', id: 1 }))
+    assert.deepEqual(await client.next<{ id: number }>('the empty list', (m) => m.id === 1), { result: [], id: 1 })
+    client.socket.send(JSON.stringify({ method: 'SUBSCRIBE', params: ['btcusdt@kline_1m'], id: 2 }))
+    const kline = await client.next<KlineEvent>('a kline', (m) => m.e === 'kline')
+    assert.equal(kline.s, 'BTCUSDT')
+    const typo = connect('/ws/nosuchusdt@kline_1m/btcusdt@markPrice')
+    await typo.next<MarkEvent>('the valid stream of the two', (m) => m.e === 'markPriceUpdate')
+    assert.equal(typo.closed, undefined)
+    assert.ok(typo.messages.every((m) => (m as { e?: string }).e === 'markPriceUpdate'))
+  })
+
+  it("serves the streams on Binance's routed /market and /public paths, in ws and stream mode", async () => {
+    for (const prefix of ['/market', '/public']) {
+      const raw = connect(`${prefix}/ws/ethusdt@kline_5m`)
+      const kline = await raw.next<KlineEvent>(`a kline on ${prefix}/ws`, (m) => m.e === 'kline')
+      assert.deepEqual([kline.s, kline.k.i], ['ETHUSDT', '5m'])
+      const combined = connect(`${prefix}/stream?streams=btcusdt@markPrice@1s`)
+      const wrapped = await combined.next<{ stream: string; data: MarkEvent }>(`a mark price on ${prefix}/stream`, (m) => m.stream !== undefined)
+      assert.equal(wrapped.stream, 'btcusdt@markPrice@1s')
+      assert.equal(wrapped.data.s, 'BTCUSDT')
+      const subscriber = connect(`${prefix}/stream`)
+      await subscriber.opened()
+      subscriber.socket.send(JSON.stringify({ method: 'SUBSCRIBE', params: ['xrpusdt@kline_1h'], id: 3 }))
+      const event = await subscriber.next<{ stream: string; data: KlineEvent }>('a wrapped kline', (m) => m.stream === 'xrpusdt@kline_1h')
+      assert.equal(event.data.k.s, 'XRPUSDT')
+    }
   })
 
   it('drops stream connections on request, and faults apply to the upgrade', async () => {

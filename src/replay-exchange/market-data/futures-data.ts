@@ -134,7 +134,7 @@ export interface OpenInterestRow {
 const dailyVolumes = new WeakMap<MarketSymbol, Map<number, number>>()
 
 /** Average daily volume over the 7 days before the day of `time` (memoised per symbol and day). */
-function averageDailyVolume(symbol: MarketSymbol, time: number): number {
+export function averageDailyVolume(symbol: MarketSymbol, time: number): number {
   const day = Math.floor(time / DAY) * DAY
   let memo = dailyVolumes.get(symbol)
   if (!memo) dailyVolumes.set(symbol, (memo = new Map()))
@@ -148,9 +148,24 @@ function averageDailyVolume(symbol: MarketSymbol, time: number): number {
 }
 
 /**
- * Derived open interest: a seeded 0.3–0.6 days of the symbol's average daily volume, drifting ±15%
- * over days (the recorded BTC sample, 2026-03, held about 0.5 days of volume).
+ * Derived open interest in contracts on the step grid: a seeded 0.3–0.6 days of the symbol's average
+ * daily volume, drifting ±15% over days (the recorded BTC sample, 2026-03, held about 0.5 days of volume).
  */
+function derivedOpenInterest(symbol: MarketSymbol, time: number): number {
+  const days = 0.3 + 0.3 * unit(symbol.seed, 14)
+  const contracts = days * averageDailyVolume(symbol, time) * (0.85 + 0.3 * smooth(symbol.seed ^ 0x54, time, 2 * DAY))
+  const step = symbol.info.stepSize
+  return Math.round(contracts / step) * step
+}
+
+/**
+ * Open interest in contracts at any time (/fapi/v1/openInterest): the recorded hourly sample of the
+ * hour `time` falls in where there is one, so it agrees with the hourly openInterestHist row; else derived.
+ */
+export function openInterestAt(symbol: MarketSymbol, time: number): number {
+  return sample(symbol, 'openInterestHist', HOUR, Math.floor(time / HOUR) * HOUR)?.sumOpenInterest ?? derivedOpenInterest(symbol, time)
+}
+
 export function openInterestRows(symbol: MarketSymbol, q: PeriodQuery, now: number): OpenInterestRow[] {
   return periodTimes(symbol, q, now, false).map((timestamp) => {
     const recorded = sample(symbol, 'openInterestHist', q.period, timestamp)
@@ -162,10 +177,7 @@ export function openInterestRows(symbol: MarketSymbol, q: PeriodQuery, now: numb
         timestamp,
       }
     }
-    const days = 0.3 + 0.3 * unit(symbol.seed, 14)
-    const contracts = days * averageDailyVolume(symbol, timestamp) * (0.85 + 0.3 * smooth(symbol.seed ^ 0x54, timestamp, 2 * DAY))
-    const step = symbol.info.stepSize
-    const openInterest = Math.round(contracts / step) * step
+    const openInterest = derivedOpenInterest(symbol, timestamp)
     return {
       symbol: symbol.info.symbol,
       sumOpenInterest: openInterest.toFixed(8),

@@ -35,10 +35,15 @@ export function markPrice(symbol: MarketSymbol, now: number): MarkPrice | undefi
   const funding = nextFunding(symbol, now)
   const second = Math.floor(now / 1000)
   const mark = price * (1 + 0.0002 * (unit(symbol.seed, second, 7) - 0.5))
-  const premium = Math.min(0.003, Math.max(-0.003, (funding.rate - 0.0001) * 0.8))
+  const premium = premiumOf(funding.rate)
   const index = mark / (1 + premium)
   const estimatedSettle = index * (1 + 0.0004 * (unit(symbol.seed, Math.floor(now / 60_000), 8) - 0.5))
   return { mark, index, estimatedSettle, fundingRate: funding.rate, nextFundingTime: funding.time }
+}
+
+/** The premium (mark − index) / index that a funding rate implies: (rate − 0.01%) × 0.8, capped at ±0.3%. */
+export function premiumOf(fundingRate: number): number {
+  return Math.min(0.003, Math.max(-0.003, (fundingRate - 0.0001) * 0.8))
 }
 
 export function premiumIndexRow(symbol: MarketSymbol, now: number): PremiumIndexRow | undefined {

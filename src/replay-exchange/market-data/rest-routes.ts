@@ -5,7 +5,7 @@ import type { ExchangeInfoSnapshot } from './recorded/exchange-info.js'
 import { fundingEvent, fundingTimes } from './funding.js'
 import { openInterestRows, PERIODS, type PeriodQuery, type RatioKind, ratioRows, takerRows } from './futures-data.js'
 import { HOUR, isInterval } from '../common/intervals.js'
-import { klines } from './klines.js'
+import { type KlineQuery, klines } from './klines.js'
 import type { Market, MarketSymbol } from './market.js'
 import { integer, limit, type Query, required, text, timeRange } from '../common/params.js'
 import { premiumIndexRow } from './premium.js'
@@ -20,20 +20,37 @@ export interface RestDeps {
   limiter: WeightLimiter
 }
 
-/** Binance's weight for klines by limit (USD-M docs): [1,100) 1, [100,500) 2, [500,1000] 5, above 10. */
-function klinesWeight(query: Query): number {
+/** Binance's weight for klines (and mark, index and premium klines) by limit (USD-M docs): [1,100) 1, [100,500) 2, [500,1000] 5, above 10. */
+export function klinesWeight(query: Query): number {
   const raw = Number(query.limit ?? 500)
   const n = Number.isInteger(raw) && raw > 0 ? raw : 500
   return n < 100 ? 1 : n < 500 ? 2 : n <= 1000 ? 5 : 10
 }
 
-type Handler = (query: Query, now: number) => unknown
+/** Kline parameters, checked in Binance's order; `symbolParam` is `pair` for index-price klines. */
+export function klineParams(query: Query, symbolParam: 'symbol' | 'pair'): { name: string; kline: KlineQuery } {
+  const interval = required(query, 'interval')
+  const name = required(query, symbolParam)
+  if (!isInterval(interval)) throw invalidInterval()
+  const { startTime, endTime } = timeRange(query)
+  return { name, kline: { interval, startTime, endTime, limit: limit(query, 500, 1500) } }
+}
 
-/** The /fapi and /futures/data REST endpoints, each with Binance's parameters, defaults, limits and weight. */
-export function restRoutes(app: FastifyInstance, deps: RestDeps): void {
+export type Handler = (query: Query, now: number) => unknown
+export type Route = (path: string, weight: number | ((query: Query) => number), handler: Handler, futuresData?: boolean) => void
+
+/** Registers GET routes that charge Binance's weight and answer at replay now, and looks symbols up as Binance does. */
+export interface MarketRouter {
+  route: Route
+  /** A symbol of the exchange (-1121 otherwise); `undefined` when it has no market data at replay time. */
+  listed(query: Query, name?: string): MarketSymbol | undefined
+  /** A symbol with market data now (-1121 otherwise, as for a symbol not trading). */
+  trading(query: Query, now: number): MarketSymbol
+}
+
+export function marketRouter(app: FastifyInstance, deps: RestDeps): MarketRouter {
   const { market, clock, limiter } = deps
-
-  const route = (path: string, weight: number | ((query: Query) => number), handler: Handler, futuresData = false) => {
+  const route: Route = (path, weight, handler, futuresData = false) => {
     app.get(path, async (request: FastifyRequest, reply: FastifyReply) => {
       const query = request.query as Query
       const used = limiter.charge(request.ip, typeof weight === 'number' ? weight : weight(query), futuresData)
@@ -42,33 +59,31 @@ export function restRoutes(app: FastifyInstance, deps: RestDeps): void {
       return typeof body === 'string' ? reply.type('application/json').send(body) : body
     })
   }
-
-  /** A symbol of the exchange (-1121 otherwise); `undefined` when it has no market data at replay time. */
-  const listed = (query: Query): MarketSymbol | undefined => {
-    const name = required(query, 'symbol')
+  const listed = (query: Query, name = required(query, 'symbol')): MarketSymbol | undefined => {
     if (!deps.exchangeInfo.symbols.has(name)) throw invalidSymbol()
     return market.get(name)
   }
-  /** A symbol with market data now (-1121 otherwise, as for a symbol not trading). */
   const trading = (query: Query, now: number): MarketSymbol => {
     const symbol = listed(query)
     if (!symbol || tradesBefore(symbol, now + 1) === 0) throw invalidSymbol()
     return symbol
   }
+  return { route, listed, trading }
+}
+
+/** The /fapi and /futures/data REST endpoints, each with Binance's parameters, defaults, limits and weight. */
+export function restRoutes(router: MarketRouter, deps: RestDeps): void {
+  const { market } = deps
+  const { route, listed, trading } = router
 
   route('/fapi/v1/ping', 1, () => ({}))
   route('/fapi/v1/time', 1, (_q, now) => ({ serverTime: now }))
   route('/fapi/v1/exchangeInfo', 1, (_q, now) => deps.exchangeInfo.render(now))
 
   route('/fapi/v1/klines', klinesWeight, (query, now) => {
-    const interval = required(query, 'interval')
-    const name = required(query, 'symbol')
-    if (!isInterval(interval)) throw invalidInterval()
-    const { startTime, endTime } = timeRange(query)
-    const n = limit(query, 500, 1500)
-    if (!deps.exchangeInfo.symbols.has(name)) throw invalidSymbol()
-    const symbol = market.get(name)
-    return symbol ? klines(symbol, { interval, startTime, endTime, limit: n }, now) : []
+    const { name, kline } = klineParams(query, 'symbol')
+    const symbol = listed(query, name)
+    return symbol ? klines(symbol, kline, now) : []
   })
 
   route('/fapi/v1/fundingRate', 1, (query, now) => {

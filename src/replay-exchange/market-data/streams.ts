@@ -9,13 +9,15 @@ import { tradesBefore } from './trades.js'
 
 /**
  * Binance market streams over the replay: `<symbol>@kline_<interval>`, `<symbol>@markPrice`,
- * `<symbol>@markPrice@1s` and `!markPrice@arr[@1s]`, raw on /ws/<stream>[/<stream>…] or wrapped as
- * {"stream","data"} on /stream?streams=a/b, plus the SUBSCRIBE / UNSUBSCRIBE / LIST_SUBSCRIPTIONS
+ * `<symbol>@markPrice@1s` and `!markPrice@arr[@1s]`, raw on [/market|/public]/ws/<stream>[/<stream>…]
+ * or wrapped as {"stream","data"} on [/market|/public]/stream?streams=a/b, plus the SUBSCRIBE / UNSUBSCRIBE / LIST_SUBSCRIPTIONS
  * requests. Updates go out once a wall second as replay time passes: the open kline every second
  * (after the bars that closed meanwhile, with x: true), mark prices every 3 s or every second.
  */
 
 const TICK_MS = 1000
+/** '' for the legacy /ws and /stream; Binance's routed paths since 2026-04 (live-trading research §1.1). */
+export const STREAM_PREFIXES = ['', '/market', '/public'] as const
 /** Closed bars sent at most per tick for one stream (a fast replay skips the rest, as a reconnecting client would). */
 const MAX_CLOSED_PER_TICK = 60
 
@@ -39,17 +41,22 @@ export class StreamHub {
     private readonly clock: ReplayClock,
   ) {}
 
+  /**
+   * The legacy paths and Binance's 2026 routed ones (/market for klines and mark prices, /public for
+   * books), each in ws mode (/ws/<a>/<b>, raw payloads) and stream mode (/stream?streams=a/b,
+   * wrapped). Every path serves every stream: the replay does not enforce the split.
+   */
   routes(app: FastifyInstance): void {
-    const open = (combined: boolean, names: string[]) => (socket: WebSocket) => this.accept(socket, combined, names)
-    app.get('/ws', { websocket: true }, (socket) => open(false, [])(socket))
-    app.get('/ws/*', { websocket: true }, (socket, request: FastifyRequest) => {
-      const names = ((request.params as Record<string, string>)['*'] ?? '').split('/').filter(Boolean)
-      open(false, names)(socket)
-    })
-    app.get('/stream', { websocket: true }, (socket, request: FastifyRequest) => {
-      const streams = (request.query as Record<string, unknown>).streams
-      open(true, typeof streams === 'string' ? streams.split('/').filter(Boolean) : [])(socket)
-    })
+    for (const prefix of STREAM_PREFIXES) {
+      app.get(`${prefix}/ws`, { websocket: true }, (socket) => this.accept(socket, false, []))
+      app.get(`${prefix}/ws/*`, { websocket: true }, (socket, request: FastifyRequest) => {
+        this.accept(socket, false, ((request.params as Record<string, string>)['*'] ?? '').split('/'))
+      })
+      app.get(`${prefix}/stream`, { websocket: true }, (socket, request: FastifyRequest) => {
+        const streams = (request.query as Record<string, unknown>).streams
+        this.accept(socket, true, typeof streams === 'string' ? streams.split('/') : [])
+      })
+    }
   }
 
   disconnectAll(): number {
@@ -67,13 +74,11 @@ export class StreamHub {
 
   private accept(socket: WebSocket, combined: boolean, names: string[]): void {
     const connection: Connection = { socket, combined, streams: new Map() }
+    // A name that is no stream is ignored, as Binance does: ccxt opens /market/ws/<n> (a number of its
+    // own) and subscribes with SUBSCRIBE requests on that socket.
     for (const name of names) {
       const stream = this.parse(name)
-      if (!stream) {
-        socket.close(1008, `Invalid stream name: ${name}`.slice(0, 120))
-        return
-      }
-      connection.streams.set(stream.name, stream)
+      if (stream) connection.streams.set(stream.name, stream)
     }
     this.connections.add(connection)
     socket.on('close', () => this.connections.delete(connection))

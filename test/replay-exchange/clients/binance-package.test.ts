@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { USDMClient, WebsocketClient } from 'binance'
+import { type ReplayExchange, startReplayExchange } from '../../../src/replay-exchange/index.js'
+import { MINUTE, poll, SNAPSHOT_TIME } from '../support.js'
+
+const API_KEY = 'binancePackageTestKey'
+const SECRET = 'binancePackageTestSecret'
+// The trading wing has not landed: with time sync on, the client signs with the replayed time and
+// gets -1021 until signatures are also timed against the replay clock.
+const AFTER_TRADING_WING = 'needs the trading wing: signatures timed against the replay clock'
+
+type Row = [number, string, string, string, string, string, number, string, number, string, string, string]
+
+/**
+ * The package's time sync starts an hourly setInterval in the USDMClient constructor and keeps no
+ * handle to it; unref it so this test process can exit. The client itself is unchanged.
+ */
+function unrefIntervals<T>(make: () => T): T {
+  const original = globalThis.setInterval
+  globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => original(...args).unref()) as typeof setInterval
+  try {
+    return make()
+  } finally {
+    globalThis.setInterval = original
+  }
+}
+
+describe('the binance package (USDMClient, WebsocketClient) against the replay exchange', () => {
+  let replay: ReplayExchange
+  let client: USDMClient
+  let ws: WebsocketClient | undefined
+
+  before(async () => {
+    replay = await startReplayExchange({ accounts: [{ apiKey: API_KEY, secretKey: SECRET, balances: { USDT: '1234.5' } }] })
+    // Only the base URL differs from production; time sync is on (off by default in the package).
+    client = unrefIntervals(() => new USDMClient({ api_key: API_KEY, api_secret: SECRET, baseUrl: replay.url, disableTimeSync: false }))
+  })
+  after(async () => {
+    ws?.closeAll(true)
+    await replay.close()
+  })
+
+  it('syncs its clock to /fapi/v1/time and reads server time and exchange info', async () => {
+    await client.syncTime()
+    const gap = SNAPSHOT_TIME - Date.now()
+    assert.ok(Math.abs(client.getTimeOffset() - gap) < 60_000, `offset ${client.getTimeOffset()}, gap ${gap}`)
+    const serverTime = await client.getServerTime()
+    assert.ok(serverTime >= SNAPSHOT_TIME && serverTime < SNAPSHOT_TIME + 10 * MINUTE)
+    const info = await client.getExchangeInfo()
+    assert.ok(info.symbols.some((s) => s.symbol === 'BTCUSDT'))
+  })
+
+  it('reads klines and the mark, index and premium klines on the same buckets', async () => {
+    const trade = (await client.getKlines({ symbol: 'BTCUSDT', interval: '1m', limit: 3 })) as unknown as Row[]
+    const mark = (await client.getMarkPriceKlines({ symbol: 'BTCUSDT', interval: '1m', limit: 3 })) as unknown as Row[]
+    const index = (await client.getIndexPriceKlines({ pair: 'BTCUSDT', interval: '1m', limit: 3 })) as unknown as Row[]
+    const premium = (await client.getPremiumIndexKlines({ symbol: 'BTCUSDT', interval: '1m', limit: 3 })) as unknown as Row[]
+    for (const rows of [mark, index, premium]) {
+      assert.deepEqual(
+        rows.slice(0, 2).map((r) => r[0]),
+        trade.slice(0, 2).map((r) => r[0]),
+      )
+    }
+    // Mark over index is one plus the premium.
+    const implied = Number(mark[0]![1]) / Number(index[0]![1]) - 1
+    assert.ok(Math.abs(implied - Number(premium[0]![1])) < 1e-7, `${implied} vs ${premium[0]![1]}`)
+  })
+
+  it('reads the order book, bookTicker, price tickers, funding info, mark price and open interest', async () => {
+    const book = await client.getOrderBook({ symbol: 'ETHUSDT', limit: 10 })
+    assert.equal(book.bids.length, 10)
+    assert.equal(book.asks.length, 10)
+    assert.ok(Number(book.asks[0]![0]) > Number(book.bids[0]![0]))
+    const top = await client.getSymbolOrderBookTicker({ symbol: 'ETHUSDT' })
+    assert.equal(top.symbol, 'ETHUSDT')
+    assert.ok(Math.abs(Number(top.askPrice) - Number(top.bidPrice) - 0.01) < 1e-9, `${top.bidPrice}/${top.askPrice}`)
+    const v1 = await client.getSymbolPriceTicker({ symbol: 'ETHUSDT' })
+    const v2 = await client.getSymbolPriceTickerV2({ symbol: 'ETHUSDT' })
+    assert.ok(Math.abs(Number(v1.price) / Number(v2.price) - 1) < 0.01)
+    const fundingInfo = await client.getFundingRates()
+    assert.equal(fundingInfo.find((row) => row.symbol === 'ETHUSDT')?.fundingIntervalHours, 8)
+    const mark = await client.getMarkPrice({ symbol: 'ETHUSDT' })
+    assert.ok(Math.abs(Number(mark.markPrice) / Number(v2.price) - 1) < 0.001)
+    const interest = await client.getOpenInterest({ symbol: 'ETHUSDT' })
+    assert.equal(interest.symbol, 'ETHUSDT')
+    assert.ok(Number(interest.openInterest) > 0)
+  })
+
+  it('subscribes to klines through the WebsocketClient on its default path (/market/stream)', async () => {
+    const socket = new WebsocketClient({ api_key: API_KEY, api_secret: SECRET, wsUrl: replay.wsUrl, restOptions: { baseUrl: replay.url } })
+    ws = socket
+    const urls: string[] = []
+    const events: { e?: string; s?: string; k?: { i: string; t: number; x: boolean } }[] = []
+    socket.on('open', (event) => urls.push(String((event as { ws?: { url?: string } }).ws?.url)))
+    socket.on('message', (message) => events.push(message as (typeof events)[number]))
+    await socket.subscribeKlines('BTCUSDT', '1m', 'usdm')
+    const kline = await poll('a kline event', 10_000, () => events.find((m) => m.e === 'kline'))
+    assert.equal(kline.s, 'BTCUSDT')
+    assert.equal(kline.k!.i, '1m')
+    assert.equal(kline.k!.t % MINUTE, 0)
+    assert.deepEqual(urls, [`${replay.wsUrl}/market/stream`])
+    await poll('a second update of the open bar', 5_000, () => (events.filter((m) => m.e === 'kline').length >= 2 ? true : undefined))
+  })
+
+  it('reads the futures balance', { todo: AFTER_TRADING_WING }, async () => {
+    const balances = await client.getBalance()
+    assert.equal(balances.find((b) => b.asset === 'USDT')?.balance, '1234.50000000')
+  })
+})
