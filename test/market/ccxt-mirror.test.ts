@@ -125,6 +125,24 @@ describe('ccxt binanceusdm against the Perpetua mirror', () => {
     )
   })
 
+  check('fetchOpenInterest', async () => {
+    const interest = await exchange.fetchOpenInterest(BTC)
+    const upstream = await upstreamJson<Row>(t, '/fapi/v1/openInterest?symbol=BTCUSDT')
+    assert.equal(interest.openInterestAmount, Number(upstream.openInterest))
+  })
+
+  check('fetchFundingIntervals', async () => {
+    const intervals = await exchange.fetchFundingIntervals()
+    const upstream = await upstreamJson<Row[]>(t, '/fapi/v1/fundingInfo')
+    assert.equal(Object.keys(intervals).length, upstream.length)
+    assert.equal(intervals[BTC]!.interval, '8h')
+  })
+
+  check('fetchMarkPrice', async () => {
+    const mark = await exchange.fetchMarkPrice(BTC)
+    assert.equal(mark.markPrice, Number((await upstreamJson<Row>(t, '/fapi/v1/premiumIndex?symbol=BTCUSDT')).markPrice))
+  })
+
   it('served all of it from the cache: asked again, ccxt’s requests reach the exchange no more', async () => {
     const before = t.replay!.stats().requests
     await exchange.loadMarkets(true)
@@ -140,11 +158,14 @@ describe('ccxt binanceusdm against the Perpetua mirror', () => {
   it('every request ccxt made went to Perpetua', () => {
     assert.ok(requested.length >= 10)
     assert.deepEqual(worked.sort(), [
+      'fetchFundingIntervals',
       'fetchFundingRate',
       'fetchFundingRateHistory',
       'fetchFundingRates',
       'fetchLongShortRatioHistory',
+      'fetchMarkPrice',
       'fetchOHLCV',
+      'fetchOpenInterest',
       'fetchOpenInterestHistory',
       'fetchTicker',
       'fetchTickers',

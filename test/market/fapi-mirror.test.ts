@@ -27,6 +27,9 @@ describe('Binance mirror endpoints beyond the spec', () => {
     '/futures/data/topLongShortPositionRatio?symbol=ETHUSDT&period=4h&limit=5',
     '/futures/data/globalLongShortAccountRatio?symbol=BTCUSDT&period=1h&startTime=1749513600000&endTime=1749600000000',
     '/futures/data/takerlongshortRatio?symbol=BTCUSDT&period=5m&limit=12',
+    '/fapi/v1/openInterest?symbol=BTCUSDT',
+    '/fapi/v1/fundingInfo',
+    '/fapi/v1/ticker/price',
   ]) {
     it(`GET ${path}: the exchange’s bytes, the repeat and concurrent requests served by one upstream call`, async () => {
       const upstreamPath = path.split('?')[0]!
@@ -43,6 +46,22 @@ describe('Binance mirror endpoints beyond the spec', () => {
       assert.equal(callsTo(t, upstreamPath), before + 2, 'one call for the mirror (coalesced, then cached), one direct read')
     })
   }
+
+  it('GET /fapi/v1/ticker/price?symbol= answers the symbol’s object from the all-symbols answer', async () => {
+    const all = (await get('/fapi/v1/ticker/price')).json() as Row[]
+    const before = callsTo(t, '/fapi/v1/ticker/price')
+    const res = await get('/fapi/v1/ticker/price?symbol=ETHUSDT')
+    assert.equal(res.statusCode, 200)
+    assert.deepEqual(res.json(), all.find((row) => row.symbol === 'ETHUSDT'))
+    assert.deepEqual(res.json(), JSON.parse((await direct('/fapi/v1/ticker/price?symbol=ETHUSDT')).body))
+    assert.equal(callsTo(t, '/fapi/v1/ticker/price'), before + 1, 'only the direct read')
+  })
+
+  it('GET /fapi/v1/openInterest forwards the exchange’s refusal of an unknown symbol', async () => {
+    const res = await get('/fapi/v1/openInterest?symbol=NOSUCHUSDT')
+    assert.equal(res.statusCode, 400)
+    assert.equal(res.body, (await direct('/fapi/v1/openInterest?symbol=NOSUCHUSDT')).body)
+  })
 
   it('GET /fapi/v1/premiumIndex?symbol= answers the symbol’s object from the all-symbols answer', async () => {
     const all = (await get('/fapi/v1/premiumIndex')).json() as Row[]
