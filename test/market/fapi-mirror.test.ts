@@ -47,33 +47,28 @@ describe('Binance mirror endpoints beyond the spec', () => {
     })
   }
 
-  it('GET /fapi/v1/ticker/price?symbol= answers the symbol’s object from the all-symbols answer', async () => {
-    const all = (await get('/fapi/v1/ticker/price')).json() as Row[]
-    const before = callsTo(t, '/fapi/v1/ticker/price')
-    const res = await get('/fapi/v1/ticker/price?symbol=ETHUSDT')
-    assert.equal(res.statusCode, 200)
-    assert.deepEqual(res.json(), all.find((row) => row.symbol === 'ETHUSDT'))
-    assert.deepEqual(res.json(), JSON.parse((await direct('/fapi/v1/ticker/price?symbol=ETHUSDT')).body))
-    assert.equal(callsTo(t, '/fapi/v1/ticker/price'), before + 1, 'only the direct read')
-  })
+  for (const [path, symbol] of [
+    ['/fapi/v1/ticker/price', 'ETHUSDT'],
+    ['/fapi/v1/premiumIndex', 'XRPUSDT'],
+  ] as const) {
+    it(`GET ${path}?symbol= answers the symbol’s object from the all-symbols answer; Binance’s refusal for an unlisted one`, async () => {
+      const all = (await get(path)).json() as Row[]
+      const before = callsTo(t, path)
+      const res = await get(`${path}?symbol=${symbol}`)
+      assert.equal(res.statusCode, 200)
+      assert.deepEqual(res.json(), all.find((row) => row.symbol === symbol))
+      assert.deepEqual(res.json(), JSON.parse((await direct(`${path}?symbol=${symbol}`)).body))
+      assert.equal(callsTo(t, path), before + 1, 'only the direct read')
+      const unknown = await get(`${path}?symbol=NOSUCHUSDT`)
+      assert.equal(unknown.statusCode, 400)
+      assert.deepEqual(unknown.json(), { code: -1121, msg: 'Invalid symbol.' })
+    })
+  }
 
   it('GET /fapi/v1/openInterest forwards the exchange’s refusal of an unknown symbol', async () => {
     const res = await get('/fapi/v1/openInterest?symbol=NOSUCHUSDT')
     assert.equal(res.statusCode, 400)
     assert.equal(res.body, (await direct('/fapi/v1/openInterest?symbol=NOSUCHUSDT')).body)
-  })
-
-  it('GET /fapi/v1/premiumIndex?symbol= answers the symbol’s object from the all-symbols answer', async () => {
-    const all = (await get('/fapi/v1/premiumIndex')).json() as Row[]
-    const before = callsTo(t, '/fapi/v1/premiumIndex')
-    const res = await get('/fapi/v1/premiumIndex?symbol=XRPUSDT')
-    assert.equal(res.statusCode, 200)
-    assert.deepEqual(res.json(), all.find((row) => row.symbol === 'XRPUSDT'))
-    assert.deepEqual(res.json(), JSON.parse((await direct('/fapi/v1/premiumIndex?symbol=XRPUSDT')).body))
-    assert.equal(callsTo(t, '/fapi/v1/premiumIndex'), before + 1, 'only the direct read')
-    const unknown = await get('/fapi/v1/premiumIndex?symbol=NOSUCHUSDT')
-    assert.equal(unknown.statusCode, 400)
-    assert.deepEqual(unknown.json(), { code: -1121, msg: 'Invalid symbol.' })
   })
 
   it('GET /fapi/v1/time: the exchange’s clock, moved on by ours while the answer is held', async () => {
