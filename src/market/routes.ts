@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { type MarketRoutesOptions, gatewayRoutes } from './gateway-routes.js'
 import { klineRoutes } from './kline-routes.js'
-import { mirrorRoutes } from './mirror-routes.js'
+import { mirrorRoutes } from './mirror/routes.js'
 import { marketValidatorCompiler } from './validator.js'
 import { v1MarketRoutes } from './v1-routes.js'
 

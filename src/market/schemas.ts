@@ -30,7 +30,13 @@ const PeriodSchema = Type.Enum(PERIODS, { default: '5m', description: 'Interval 
 const RatioLimitSchema = Type.Integer({ minimum: 1, maximum: 500, default: 10, description: 'Points, newest last; 1 to 500, default 10' })
 
 export const RatioQuerySchema = Type.Object(
-  { symbol: SymbolSchema, period: Type.Optional(PeriodSchema), limit: Type.Optional(RatioLimitSchema) },
+  {
+    symbol: SymbolSchema,
+    period: Type.Optional(PeriodSchema),
+    limit: Type.Optional(RatioLimitSchema),
+    startTime: Type.Optional(UnixMs('Unix ms, inclusive; passed to the exchange')),
+    endTime: Type.Optional(UnixMs('Unix ms, inclusive; passed to the exchange')),
+  },
   { additionalProperties: false },
 )
 export type RatioQuery = Static<typeof RatioQuerySchema>
@@ -119,6 +125,16 @@ export const UpstreamRatioRowSchema = Type.Object(
   { additionalProperties: true },
 )
 
+/** The position series' row on /topLongShortPositionRatio: the exchange's fields plus the spec's position shares. */
+export const UpstreamPositionRatioRowSchema = Type.Object(
+  {
+    ...UpstreamRatioRowSchema.properties,
+    longPosition: Str('Share of top traders’ open positions that is long (Binance USD-M’s longAccount of this series)'),
+    shortPosition: Str('Share of top traders’ open positions that is short (Binance USD-M’s shortAccount of this series)'),
+  },
+  { additionalProperties: true },
+)
+
 export const ActiveTickerQuerySchema = Type.Object(
   {
     min_quote_volume: Type.Optional(
@@ -132,7 +148,7 @@ export type ActiveTickerQuery = Static<typeof ActiveTickerQuerySchema>
 export const MirrorFundingQuerySchema = Type.Object(
   {
     symbol: Type.Optional(SymbolSchema),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: '1 to 1000; the exchange’s default when omitted' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 500, description: '1 to 1000, default 500' })),
     startTime: Type.Optional(UnixMs('Unix ms, inclusive')),
     endTime: Type.Optional(UnixMs('Unix ms, inclusive')),
   },

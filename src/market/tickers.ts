@@ -36,8 +36,8 @@ export async function activeTickersJson(market: MarketSession, minQuoteVolume: n
   )
 }
 
-/** USDT-quoted perpetual symbols by 24h quote volume, largest first (the universe of the smart-money boards). */
-export async function usdtSymbolsByVolume(market: MarketSession, minQuoteVolume: number, max: number): Promise<{ symbol: string; quoteVolume: string }[]> {
+/** USDT-quoted perpetual symbols by 24h quote volume, largest first, at most `max` (the universe of the smart-money boards). */
+export async function usdtSymbolsByVolume(market: MarketSession, minQuoteVolume: number, max = Infinity): Promise<{ symbol: string; quoteVolume: string }[]> {
   const tickers = await tickersByVolume(market)
   return tickers
     .filter((ticker) => ticker.quoteVolume >= minQuoteVolume && ticker.row.symbol.endsWith('USDT'))

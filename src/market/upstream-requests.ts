@@ -97,13 +97,42 @@ export const upstream = {
     staleMs: STALE_MS,
   }),
 
-  /** One of the /futures/data series (weight 0; their own request budget). */
-  series: (series: RatioSeries, symbol: string, period: Period, limit: number): UpstreamRequest => ({
+  /** One of the /futures/data series (weight 0; their own request budget), optionally over a time range. */
+  series: (series: RatioSeries, symbol: string, period: Period, limit: number, range: TimeRange = {}): UpstreamRequest => ({
     host: 'data',
     path: `/futures/data/${series}`,
-    query: { symbol, period, limit },
+    query: { symbol, period, limit, startTime: range.startTime, endTime: range.endTime },
     weight: 0,
     ttlMs: ratioTtlMs(period),
     staleMs: STALE_MS,
   }),
+
+  /** Connectivity: the answer never changes. */
+  ping: (): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/ping', query: {}, weight: 1, ttlMs: 10_000, staleMs: STALE_MS }),
+
+  /** The exchange's clock; held 10 s and read forward by our clock meanwhile (see mirror/server-time.ts). */
+  time: (): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/time', query: {}, weight: 1, ttlMs: 10_000, staleMs: 0 }),
+
+  /** Contracts open in one symbol: it moves with every trade, and there is no all-symbols form. */
+  openInterest: (symbol: string): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/openInterest', query: { symbol }, weight: 1, ttlMs: 5_000, staleMs: STALE_MS }),
+
+  /**
+   * Funding caps, floors and intervals of the symbols that differ from the default: changed by
+   * announcement. Binance counts it with fundingRate (500 per 5 min), which weight 1 stands for.
+   */
+  fundingInfo: (): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/fundingInfo', query: {}, weight: 1, ttlMs: 60_000, staleMs: 60 * MINUTE }),
+
+  /** Last price of every symbol (weight 2): one answer serves every symbol's request. */
+  tickerPrices: (): UpstreamRequest => ({ host: 'api', path: '/fapi/v1/ticker/price', query: {}, weight: 2, ttlMs: 1_000, staleMs: STALE_MS }),
+
+  /**
+   * One symbol's answer of an endpoint that also has an all-symbols form: asked for only when the
+   * all-symbols answer lacks a listed symbol, to forward the exchange's own reply.
+   */
+  oneSymbol: (all: UpstreamRequest, symbol: string): UpstreamRequest => ({ ...all, query: { symbol }, weight: 1 }),
+}
+
+export interface TimeRange {
+  startTime?: number | undefined
+  endTime?: number | undefined
 }

@@ -52,7 +52,7 @@ export const publicStrategyRoutes: FastifyPluginAsync<{ db: Db }> = async (fasti
       config,
       schema: {
         tags,
-        summary: 'Update a strategy record; omitted and null fields stay unchanged, the name never changes',
+        summary: 'Update a strategy record; omitted and null fields stay unchanged; name, id and timestamps in the body are ignored (the name never changes)',
         params: PublicStrategyIdSchema,
         body: PublicStrategyUpdateSchema,
         response: { 200: PublicStrategySchema, ...errors },

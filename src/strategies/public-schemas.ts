@@ -17,14 +17,19 @@ export type PublicStrategyCreate = Static<typeof PublicStrategyCreateSchema>
 
 export const PublicStrategyUpdateSchema = Type.Object(
   {
-    name: Type.Optional(Type.String({ description: 'Accepted only when equal to the stored name: names cannot be changed.' })),
+    // A client that reads a record, edits it and writes it back sends the read-only fields too: they
+    // are accepted and ignored, as the original service did (issue 12), while unknown fields stay refused.
+    name: Type.Optional(Type.String({ description: 'Ignored: a name cannot be changed (the record keeps its own).' })),
+    id: Type.Optional(Type.Integer({ description: 'Ignored (read-only); the path names the record.' })),
+    created_at: Type.Optional(Type.String({ description: 'Ignored (read-only).' })),
+    updated_at: Type.Optional(Type.String({ description: 'Ignored (read-only); refreshed by the update.' })),
     author: OptionalText,
     description: OptionalText,
     entry_condition: OptionalText,
     exit_condition: OptionalText,
     bot_name: OptionalText,
   },
-  { additionalProperties: false, description: 'Omitted and null fields stay unchanged.' },
+  { additionalProperties: false, description: 'Omitted and null fields stay unchanged; the record as read (name, id, timestamps) may be sent back whole.' },
 )
 export type PublicStrategyUpdate = Static<typeof PublicStrategyUpdateSchema>
 

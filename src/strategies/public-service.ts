@@ -26,16 +26,9 @@ export async function getPublicStrategy(db: Db, id: number): Promise<PublicStrat
   return found
 }
 
+/** PUT: the editable fields only; a name, id or timestamps in the body are ignored (the record as read may come back whole). */
 export async function changePublicStrategy(db: Db, id: number, input: PublicStrategyUpdate): Promise<PublicStrategy> {
-  if (id < 1 || id > MAX_ID) throw new PublicDetailError('NOT_FOUND', NOT_FOUND)
-  return db.transaction().execute(async (trx) => {
-    const current = await findPublicStrategy(trx, id)
-    if (!current) throw new PublicDetailError('NOT_FOUND', NOT_FOUND)
-    if (input.name !== undefined && input.name !== current.name) {
-      throw new PublicDetailError('INVALID_PARAMETER', 'name cannot be changed')
-    }
-    const updated = await updatePublicStrategy(trx, id, input)
-    if (!updated) throw new PublicDetailError('NOT_FOUND', NOT_FOUND)
-    return updated
-  })
+  const updated = id >= 1 && id <= MAX_ID ? await updatePublicStrategy(db, id, input) : undefined
+  if (!updated) throw new PublicDetailError('NOT_FOUND', NOT_FOUND)
+  return updated
 }

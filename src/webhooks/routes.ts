@@ -74,7 +74,12 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (fa
         description:
           'Deliveries follow Standard Webhooks: headers webhook-id (the event id, stable across retries), webhook-timestamp ' +
           '(Unix seconds) and webhook-signature `v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>` where key is ' +
-          'the base64url decoding of the secret. Body `{"id","type","timestamp","data"}`. A 2xx within 10 s succeeds; redirects ' +
+          'the base64url decoding of the secret. The secret is made of letters and digits only, so it is the same key read as ' +
+          'standard base64: the Standard Webhooks libraries take it exactly as returned, e.g. in Node ' +
+          '`new Webhook(secret).verify(rawBody, headers)` with `import { Webhook } from "standardwebhooks"` (or from "svix"), ' +
+          'in Python `standardwebhooks.Webhook(secret).verify(raw_body, headers)`. A secret issued before this rule may contain ' +
+          '`-` or `_`: give those libraries `secret.replaceAll("-", "+").replaceAll("_", "/")`, the same key in standard base64. ' +
+          'Body `{"id","type","timestamp","data"}`. A 2xx within 10 s succeeds; redirects ' +
           'are failures. Retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 24 h (±10 %). 10 consecutive failures or a 410 ' +
           'pause the webhook, 50 mark it broken; deliveries are held while it is not active.',
         body: WebhookCreateSchema,

@@ -70,7 +70,12 @@ export type Webhook = Static<typeof WebhookSchema>
 
 export const CreatedWebhookSchema = Type.Object({
   ...WebhookSchema.properties,
-  secret: Type.String({ description: 'base64url, 40 characters; the HMAC key is its base64url decoding. Shown only here.' }),
+  secret: Type.String({
+    description:
+      '40 characters of base64url without `-` or `_` (letters and digits), so base64 and base64url read the same 30-byte HMAC key: ' +
+      'pass it as is to the Standard Webhooks libraries (`new Webhook(secret)` of standardwebhooks or svix). Shown only here.',
+    pattern: '^[A-Za-z0-9]{40}$',
+  }),
   _secret_warning: Type.String(),
 })
 export type CreatedWebhook = Static<typeof CreatedWebhookSchema>

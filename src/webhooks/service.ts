@@ -38,7 +38,8 @@ export const MAX_WEBHOOKS = 25
 
 export const SECRET_WARNING =
   'Store this secret now: it is shown only in this response and cannot be retrieved again. ' +
-  'Verify the webhook-signature header of every delivery with it (Standard Webhooks; the HMAC key is the base64url decoding of the secret).'
+  'Verify the webhook-signature header of every delivery with it: it works as is with the Standard Webhooks libraries ' +
+  '(new Webhook(secret) of standardwebhooks or svix); the HMAC key is the base64url decoding of the secret.'
 
 export interface WebhookContext {
   db: Db

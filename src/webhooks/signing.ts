@@ -1,8 +1,21 @@
 import crypto from 'node:crypto'
 
-/** A webhook secret: 30 random bytes as 40 base64url characters, shown once at create. */
+const SECRET_BYTES = 30
+/** Base64 letters both alphabets share: a secret made only of these is the same key in base64 and base64url. */
+const SHARED_ALPHABET = /^[A-Za-z0-9]+$/
+
+/**
+ * A webhook secret: 30 random bytes as 40 base64url characters, shown once at create, drawn until
+ * the encoding has no `-` or `_`. The Standard Webhooks libraries (`standardwebhooks`, `svix`) decode
+ * the secret as standard base64 and throw on those two characters, which about 7 secrets in 10
+ * contained (1 − (62/64)^40 ≈ 0.72); without them the string decodes to the same 30 bytes in both
+ * alphabets (40 characters, no padding). Costs 3.6 draws on average and 2 bits of the key's 240.
+ */
 export function newWebhookSecret(): string {
-  return crypto.randomBytes(30).toString('base64url')
+  for (;;) {
+    const secret = crypto.randomBytes(SECRET_BYTES).toString('base64url')
+    if (SHARED_ALPHABET.test(secret)) return secret
+  }
 }
 
 export interface SignatureHeaders {

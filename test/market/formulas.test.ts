@@ -5,7 +5,7 @@ import { fixed } from '../../src/market/numbers.js'
 import { parseTimeRange } from '../../src/market/smart-money-list.js'
 import { canonicalQuery } from '../../src/market/upstream-client.js'
 import { ratioTtlMs } from '../../src/market/upstream-requests.js'
-import { whaleScore } from '../../src/market/whale-board.js'
+import { boardSeriesTtlMs, whaleScore } from '../../src/market/whale-board.js'
 
 describe('market formulas', () => {
   it('maps the exchange’s contract statuses onto trading, halt, post_only and break', () => {
@@ -14,6 +14,15 @@ describe('market formulas', () => {
     for (const status of ['HALT', 'SETTLING', 'DELIVERING', 'PRE_SETTLE', 'CLOSE']) assert.equal(mapStatus(status), 'halt', status)
     assert.equal(mapStatus('AUCTION_MATCH'), 'post_only')
     assert.equal(mapStatus('SOMETHING_NEW'), 'halt', 'an unknown status is not tradable')
+  })
+
+  it('stretches the whale board’s series TTL with its universe so refreshing it stays within 450 data requests per 5 min', () => {
+    assert.equal(boardSeriesTtlMs(10), 30_000)
+    assert.equal(boardSeriesTtlMs(45), 30_000)
+    assert.equal(boardSeriesTtlMs(75), 50_000)
+    assert.equal(boardSeriesTtlMs(150), 100_000)
+    assert.equal(boardSeriesTtlMs(5000), 300_000)
+    for (const symbols of [45, 100, 200, 450]) assert.ok((symbols * 300_000) / boardSeriesTtlMs(symbols) <= 450, `${symbols} symbols`)
   })
 
   it('scores whales symmetrically in the ratio and by the log of the volume', () => {

@@ -1,6 +1,6 @@
 import net from 'node:net'
 import type { LightMyRequestResponse } from 'fastify'
-import type { TestApp } from '../support/app.js'
+import { startTestApp, type TestApp } from '../support/app.js'
 
 /** A loopback port where nothing listens: bound once by us, then released. */
 export async function deadPort(): Promise<number> {
@@ -25,6 +25,12 @@ export async function upstreamJson<T = unknown>(t: TestApp, path: string): Promi
   return (await res.json()) as T
 }
 
+/** The replay exchange's own status and body text, read directly (what a mirror endpoint should forward). */
+export async function upstreamText(t: TestApp, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`${t.replay!.url}${path}`)
+  return { status: res.status, body: await res.text() }
+}
+
 /** Calls the replay exchange saw on `path` so far. */
 export function callsTo(t: TestApp, path: string): number {
   return t.replay!.stats().byPath[path] ?? 0
@@ -40,3 +46,11 @@ export async function eventually(condition: () => boolean | Promise<boolean>, ti
 }
 
 export const DECIMAL = /^-?\d+(\.\d+)?$/
+
+/**
+ * An app over a replay exchange whose clock stands still: the mirror's answers and direct reads of
+ * the exchange are of one moment, so they compare byte for byte.
+ */
+export function startFrozenMarketApp(): Promise<TestApp> {
+  return startTestApp('pglite', {}, { replay: { now: () => Date.UTC(2026, 10, 1) } })
+}
