@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from '../support/app.js'
 import { deadPort, timedGet } from './helpers.js'
 
 interface OpenApi {
-  paths: Record<string, Record<string, { tags?: string[]; parameters?: { in: string; name: string; required?: boolean }[] }>>
+  paths: Record<string, Record<string, { tags?: string[]; parameters?: { in: string; name: string; required?: boolean; schema?: { enum?: unknown[] } }[] }>>
 }
 
 /** Every market-data operation of the OpenAPI document, as a valid request. */
@@ -14,7 +14,7 @@ function marketRequests(document: OpenApi): string[] {
   for (const [path, operations] of Object.entries(document.paths)) {
     const get = operations.get
     if (!get?.tags?.some((tag) => tag.startsWith('market data'))) continue
-    const required = (get.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=BTCUSDT`)
+    const required = (get.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=${String(p.schema?.enum?.[0] ?? 'BTCUSDT')}`)
     const symbolQuery = path === '/v1/market/trades' ? ['symbol=BTCUSDT'] : [] // required, checked by the handler
     const query = path === '/v1/market/klines' ? 'symbol=BTCUSDT&interval=1h' : [...required, ...symbolQuery].join('&')
     urls.push(`${path.replace('{symbol}', 'BTCUSDT')}${query ? `?${query}` : ''}`)

@@ -14,7 +14,11 @@ describe('trading endpoints with body credentials', () => {
   let replay: ReplayExchange
   const logs = memoryLogger()
   before(async () => {
-    replay = await startReplay({ accounts: [{ apiKey: TRADER.api_key, secretKey: TRADER.api_secret, balances: { USDT: '10000' } }] })
+    // The exchange keeps the app's (test) clock, so our signed timestamps stay inside its recvWindow however long the run.
+    replay = await startReplay({
+      now: () => (t as TestApp | undefined)?.clock.now() ?? Date.now(),
+      accounts: [{ apiKey: TRADER.api_key, secretKey: TRADER.api_secret, balances: { USDT: '10000' } }],
+    })
     t = await startTestApp('pglite', { UPSTREAM_URL: replay.url, LOG_LEVEL: 'trace' }, { logger: logs.logger })
   })
   after(async () => {
