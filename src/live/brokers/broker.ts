@@ -1,14 +1,9 @@
 import type { Trade } from '../../engine/types.js'
 
+import type { KlineRow } from '../../backtests/history-store.js'
+
 /** A closed kline as a runner acts on it (parsed from the stream or REST at the market edge). */
-export interface ClosedBar {
-  openTime: number
-  open: number
-  high: number
-  low: number
-  close: number
-  volume: number
-}
+export type ClosedBar = KlineRow
 
 export interface FundingEvent {
   time: number
