@@ -22,6 +22,7 @@ import { opsRoutes } from './ops/routes.js'
 import type { Services } from './services.js'
 import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
+import { symbolRules } from './backtests/upstream-history.js'
 import { templateRoutes } from './templates/routes.js'
 import { webhookRoutes } from './webhooks/routes.js'
 import { apiKeyRoutes } from './auth/keys/routes.js'
@@ -127,7 +128,17 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(opsRoutes, { db: services.database.db, metrics })
   await app.register(publicStrategyRoutes, { db: services.database.db })
   await app.register(identityRoutes, { db: services.database.db, tokens: services.tokens, now: services.now, providers: services.config })
-  await app.register(strategyRoutes, { db: services.database.db, now: services.now, cache: services.strategyCache })
+  await app.register(strategyRoutes, {
+    db: services.database.db,
+    now: services.now,
+    cache: services.strategyCache,
+    live: {
+      secrets: services.secrets,
+      upstream: services.market.client,
+      rules: (symbol) => symbolRules(services.market, symbol),
+      onRunsChanged: () => services.runSignals.emit('runs-changed'),
+    },
+  })
   await app.register(templateRoutes)
   await app.register(backtestRoutes, {
     db: services.database.db,

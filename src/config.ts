@@ -11,6 +11,8 @@ export interface Config {
   upstreamUrl: string | undefined
   /** The `/futures/data` host; UPSTREAM_URL when not set (both unset: the built-in replay exchange). */
   upstreamDataUrl: string | undefined
+  /** Market streams for strategy runners (UPSTREAM_WS_URL); unset: the built-in replay exchange's, or UPSTREAM_URL with ws(s). */
+  upstreamWsUrl: string | undefined
   /** Recorded data for the built-in replay exchange (unset = the project's data/ folder). */
   replayDataDir: string | undefined
   masterKey: Buffer | undefined
@@ -67,6 +69,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     upstreamUrl,
     upstreamDataUrl: read.url('UPSTREAM_DATA_URL', ['http:', 'https:']) ?? upstreamUrl,
+    upstreamWsUrl: read.url('UPSTREAM_WS_URL', ['ws:', 'wss:']),
     replayDataDir: read.string('REPLAY_DATA_DIR') === undefined ? undefined : path.resolve(read.string('REPLAY_DATA_DIR')!),
     masterKey: read.key32('MASTER_KEY'),
     appJwtSecret: read.key32('APP_JWT_SECRET'),

@@ -10,6 +10,7 @@ import { startBacktestWorkers } from './backtests/runner.js'
 import { withUpstream } from './upstream.js'
 import { startQueue } from './db/queue.js'
 import { createServices } from './services.js'
+import { startRunners } from './live/runner/start-runners.js'
 import { openStorage } from './storage.js'
 
 export interface RunningServer {
@@ -36,6 +37,8 @@ export async function serve(config: Config, logger: FastifyBaseLogger): Promise<
     await services.webhooks.start({ database: storage.database, boss, log: logger })
     const workers = await startBacktestWorkers({ db: storage.database.db, boss, market: services.market, now: services.now, log: logger, workers: config.workers, signals: services.jobSignals })
     cleanups.push(() => workers.stop())
+    const runners = startRunners(services.config, storage.database.db, services.market, logger, services.runSignals)
+    if (runners) cleanups.push(() => runners.stop())
     if (storage.database.kind === 'embedded') {
       cleanups.push(await serveControlSocket(controlSocketPath(socketDirFor(config.dataDir)), operatorCommands(services)))
     }

@@ -28,6 +28,8 @@ export interface Services {
   boss: PgBoss | undefined
   /** Emits 'backtest-queued' once a job's creating transaction committed, so local workers start at once. */
   jobSignals: EventEmitter
+  /** Emits 'runs-changed' once a deploy or pause committed, so this process's runners react at once. */
+  runSignals: EventEmitter
   /** Webhook deliveries: test deliveries on any node; start() runs the dispatcher and workers; close() it on shutdown. */
   webhooks: WebhookPipeline
   now: () => number
@@ -48,6 +50,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     market: createMarketData(config, now),
     boss,
     jobSignals: new EventEmitter(),
+    runSignals: new EventEmitter(),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
     now,
   }

@@ -11,5 +11,5 @@ export async function withUpstream(config: Config, logger: FastifyBaseLogger, cl
   const replay = await startReplayExchange({ host: '127.0.0.1', port: 0, ...(config.replayDataDir ? { dataDir: config.replayDataDir } : {}) })
   cleanups.push(() => replay.close())
   logger.info({ upstream: replay.url }, 'UPSTREAM_URL is not set: market data comes from the built-in replay exchange')
-  return { ...config, upstreamUrl: replay.url, upstreamDataUrl: config.upstreamDataUrl ?? replay.url }
+  return { ...config, upstreamUrl: replay.url, upstreamDataUrl: config.upstreamDataUrl ?? replay.url, upstreamWsUrl: config.upstreamWsUrl ?? replay.wsUrl }
 }

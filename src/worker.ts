@@ -4,6 +4,7 @@ import type { Config } from './config.js'
 import { startQueue } from './db/queue.js'
 import { createMarketData } from './market/market-data.js'
 import { openStorage } from './storage.js'
+import { startRunners } from './live/runner/start-runners.js'
 import { withUpstream } from './upstream.js'
 import { loadOrCreateKey } from './auth/local-keys.js'
 import { SecretBox } from './auth/secret-box.js'
@@ -26,10 +27,13 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
   try {
     const boss = await startQueue(storage.database, (error) => logger.error({ err: error }, 'queue error'))
     cleanups.push(() => boss.stop({ graceful: true, timeout: 10_000 }))
-    const market = createMarketData(await withUpstream(config, logger, cleanups), Date.now)
+    const upstreamConfig = await withUpstream(config, logger, cleanups)
+    const market = createMarketData(upstreamConfig, Date.now)
     cleanups.push(() => market.close())
     const workers = await startBacktestWorkers({ db: storage.database.db, boss, market, now: Date.now, log: logger, workers: config.workers })
     cleanups.push(() => workers.stop())
+    const runners = startRunners(upstreamConfig, storage.database.db, market, logger)
+    if (runners) cleanups.push(() => runners.stop())
     // Webhook secrets are sealed under MASTER_KEY: every node of one deployment must share it.
     const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))
     const webhooks = createWebhookPipeline(config, storage.database.db, secrets, Date.now)

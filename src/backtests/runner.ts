@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import { TIMEFRAME_MS } from '../strategies/schemas.js'
 import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
@@ -25,14 +26,7 @@ const SWEEP_MS = 10_000
 /** Share of progress given to loading history before the engine starts. */
 const LOADING_SHARE = 0.1
 
-const INTERVAL_MS: Record<JobConfig['timeframe'], number> = {
-  '1m': 60_000,
-  '5m': 300_000,
-  '15m': 900_000,
-  '1h': 3_600_000,
-  '4h': 14_400_000,
-  '1d': 86_400_000,
-}
+const INTERVAL_MS = TIMEFRAME_MS
 
 /** The queue jobs are sent to; pg-boss needs it to exist before the first send. */
 export async function ensureBacktestQueue(boss: PgBoss): Promise<void> {

@@ -17,6 +17,9 @@ export interface Database {
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
   exchange_keys: ExchangeKeysTable
+  strategy_runs: StrategyRunsTable
+  strategy_orders: StrategyOrdersTable
+  strategy_trades: StrategyTradesTable
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
@@ -32,6 +35,8 @@ export interface UsersTable {
   plan_expires_at: Date | null
   created_at: DefaultedTimestamp
   updated_at: DefaultedTimestamp
+  /** numeric (0006_live): the dry-run wallet, 10,000 USDT unless set. */
+  paper_balance: ColumnType<string, string | undefined, string>
 }
 
 export interface ApiKeysTable {
@@ -219,4 +224,60 @@ export interface DeliveryAttemptsTable {
   response_status: number | null
   response_time_ms: number | null
   error: string | null
+}
+
+/** One deploy of a strategy (0006_live); active while ended_at is null. numeric columns arrive as strings. */
+export interface StrategyRunsTable {
+  strategy_id: string
+  run: number
+  user_id: number
+  template_id: string
+  params: Json<Record<string, unknown>>
+  symbol: string
+  timeframe: string
+  capital: string
+  leverage: number
+  dry_run: boolean
+  exchange_key_id: string | null
+  started_at: Timestamp
+  ended_at: Date | null
+  lease_owner: string | null
+  lease_expires_at: Date | null
+  state: Json<Record<string, unknown>> | null
+}
+
+export type OrderStatus = 'new' | 'filled' | 'skipped' | 'cancelled'
+
+export interface StrategyOrdersTable {
+  client_order_id: string
+  strategy_id: string
+  run: number
+  intent: number
+  symbol: string
+  target: string | null
+  reduce_only: boolean
+  status: OrderStatus
+  side: 'buy' | 'sell' | null
+  qty: string | null
+  price: string | null
+  fee: string | null
+  created_at: Timestamp
+  filled_at: Date | null
+}
+
+export interface StrategyTradesTable {
+  strategy_id: string
+  id: number
+  run: number
+  symbol: string
+  side: 'buy' | 'sell'
+  entry_time: Timestamp
+  entry_price: string
+  exit_time: Timestamp
+  exit_price: string
+  qty: string
+  fee: string
+  funding: string
+  pnl: string
+  exit_reason: string
 }

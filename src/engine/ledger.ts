@@ -2,6 +2,37 @@ import { liquidationPrice } from './margin.js'
 import { ceilToStep, floorToStep, roundTo, stepDecimals } from './steps.js'
 import type { OpenPosition, SymbolRules, Trade } from './types.js'
 
+/** The per-symbol arrays a snapshot carries. */
+const LEDGER_ARRAYS = [
+  'qty',
+  'entryPrice',
+  'margin',
+  'liq',
+  'tripEntryTime',
+  'tripEntryQty',
+  'tripEntryNotional',
+  'tripExitQty',
+  'tripExitNotional',
+  'tripEntryFills',
+  'tripEntryLast',
+  'tripExitFills',
+  'tripExitLast',
+  'tripRealized',
+  'tripFee',
+  'tripFunding',
+] as const
+
+/** A fill as the ledger applies it: symbol index, side, size, price, fee. */
+export type FillListener = (s: number, side: 'buy' | 'sell', size: number, price: number, fee: number) => void
+
+/** A ledger's state without its trades (Ledger.snapshot). */
+export interface LedgerState {
+  cash: number
+  feesPaid: number
+  fundingPaid: number
+  arrays: Record<string, number[]>
+}
+
 /**
  * The account of one backtest: cash (the wallet balance: capital + realized PnL − fees − funding) and
  * one isolated position per symbol. Every change of cash or position goes through here, so the
@@ -17,6 +48,8 @@ export class Ledger {
   feesPaid = 0
   fundingPaid = 0
   readonly trades: Trade[] = []
+  /** Told of every fill (a live runner records them); unset in backtests, where fills are only summed. */
+  onFill: FillListener | undefined
   /** Signed position quantity per symbol (> 0 long, < 0 short). */
   readonly qty: Float64Array
   /** Average entry price of the open quantity. */
@@ -27,19 +60,20 @@ export class Ledger {
   readonly liq: Float64Array
 
   // The open round trip per symbol, for its Trade record.
-  private readonly tripEntryTime: Float64Array
-  private readonly tripEntryQty: Float64Array
-  private readonly tripEntryNotional: Float64Array
-  private readonly tripExitQty: Float64Array
-  private readonly tripExitNotional: Float64Array
+  // Public only for snapshot(); nothing outside the ledger writes them.
+  readonly tripEntryTime: Float64Array
+  readonly tripEntryQty: Float64Array
+  readonly tripEntryNotional: Float64Array
+  readonly tripExitQty: Float64Array
+  readonly tripExitNotional: Float64Array
   /** Fills on each side of the trip and the price of the last one: a single fill reports its price exactly. */
-  private readonly tripEntryFills: Float64Array
-  private readonly tripEntryLast: Float64Array
-  private readonly tripExitFills: Float64Array
-  private readonly tripExitLast: Float64Array
-  private readonly tripRealized: Float64Array
-  private readonly tripFee: Float64Array
-  private readonly tripFunding: Float64Array
+  readonly tripEntryFills: Float64Array
+  readonly tripEntryLast: Float64Array
+  readonly tripExitFills: Float64Array
+  readonly tripExitLast: Float64Array
+  readonly tripRealized: Float64Array
+  readonly tripFee: Float64Array
+  readonly tripFunding: Float64Array
   private readonly stepDecimals: number[]
   private readonly tickDecimals: number[]
   /** Largest notional Binance lets a position reach at this leverage (the cap of the last tier allowing it). */
@@ -77,6 +111,25 @@ export class Ledger {
       for (const b of r.brackets) if ((b.initialLeverage ?? Infinity) >= leverage) cap = Math.max(cap, b.notionalCap)
       return cap
     })
+  }
+
+  /** Everything but the trades list, as plain numbers (JSON keeps every float64 digit), for a runner to save. */
+  snapshot(): LedgerState {
+    const arrays: Record<string, number[]> = {}
+    for (const key of LEDGER_ARRAYS) arrays[key] = Array.from(this[key])
+    return { cash: this.cash, feesPaid: this.feesPaid, fundingPaid: this.fundingPaid, arrays }
+  }
+
+  /** Puts a saved snapshot back (same symbols); trades recorded before it are not restored. */
+  restore(state: LedgerState): void {
+    this.cash = state.cash
+    this.feesPaid = state.feesPaid
+    this.fundingPaid = state.fundingPaid
+    for (const key of LEDGER_ARRAYS) {
+      const saved = state.arrays[key]
+      if (!saved || saved.length !== this.symbols.length) throw new RangeError(`ledger snapshot lacks ${key} for ${this.symbols.length} symbols`)
+      this[key].set(saved)
+    }
   }
 
   /** The unrealized PnL of symbol s's position at `price`; equity is cash plus this over every symbol. */
@@ -179,11 +232,12 @@ export class Ledger {
     return size > 0 && size >= rules.minQty && size * price >= rules.minNotional
   }
 
-  private charge(s: number, size: number, price: number): number {
+  private charge(s: number, size: number, price: number, side: number): number {
     const fee = size * price * this.takerRate
     this.cash -= fee
     this.feesPaid += fee
     this.tripFee[s]! += fee
+    if (this.onFill !== undefined) this.onFill(s, side > 0 ? 'buy' : 'sell', size, price, fee)
     return fee
   }
 
@@ -205,7 +259,7 @@ export class Ledger {
   }
 
   private add(s: number, size: number, price: number, side: number = Math.sign(this.qty[s]!)): void {
-    this.charge(s, size, price)
+    this.charge(s, size, price, side)
     const held = Math.abs(this.qty[s]!)
     this.entryPrice[s] = held === 0 ? price : (held * this.entryPrice[s]! + size * price) / (held + size)
     this.qty[s] = side * roundTo(held + size, this.stepDecimals[s]!)
@@ -223,7 +277,7 @@ export class Ledger {
     const realized = Math.sign(q) * size * (price - this.entryPrice[s]!)
     this.cash += realized
     this.tripRealized[s]! += realized
-    this.charge(s, size, price)
+    this.charge(s, size, price, -q)
     this.margin[s]! *= (held - size) / held
     this.qty[s] = Math.sign(q) * roundTo(held - size, this.stepDecimals[s]!)
     this.recordExit(s, size, price)
@@ -236,7 +290,7 @@ export class Ledger {
     const realized = Math.sign(q) * size * (price - this.entryPrice[s]!)
     this.cash += realized
     this.tripRealized[s]! += realized
-    this.charge(s, size, price)
+    this.charge(s, size, price, -q)
     this.recordExit(s, size, price)
     const fee = this.tripFee[s]!
     const funding = this.tripFunding[s]!

@@ -1,6 +1,7 @@
 import type { MultiSymbolSignal, SingleSymbolSignal } from '../templates/types.js'
 import { DailyCurve } from './daily-curve.js'
 import { Ledger } from './ledger.js'
+import { clampFraction, corruptBar, SingleSymbolStepper } from './single-stepper.js'
 import type { BarSeries, FeeRates, FundingSeries, SymbolRules } from './types.js'
 
 /** Thrown out of a run when onProgress answers false. */
@@ -36,61 +37,26 @@ export interface Simulation {
 const PROGRESS_MASK = 0xffff
 
 /**
- * The bar loop for one symbol: at each bar's open, settle the funding events due (open_time ≤ T <
- * open_time + interval; an event inside a gap settles at the first bar after it), liquidate a carried
- * position the open already crossed, fill the pending order, then check the bar's low/high against the
- * liquidation price; at its close, ask the template for a new target, filled at the next bar's open.
+ * The bar loop for one symbol: SingleSymbolStepper over the whole series, in chunks between progress calls.
  * Kept separate from the many-symbol loop because it is the hot path: nothing allocates per bar.
  */
 export function simulateSingle(setup: SimulationSetup, signal: SingleSymbolSignal): Simulation {
   const series = setup.bars[0]!
-  const funding = setup.funding[0]!
   const ledger = new Ledger([series.symbol], setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
   const curve = new DailyCurve(setup.start, setup.capital)
-  const { openTime, open, high, low, close } = series
-  const interval = series.intervalMs
+  const stepper = new SingleSymbolStepper(ledger, curve, series, setup.funding[0]!, signal)
+  const { openTime, close } = series
   const n = openTime.length
-  const fundingTime = funding.time
-  const fundingCount = fundingTime.length
-  const qty = ledger.qty
-  const liq = ledger.liq
   const onProgress = setup.onProgress
-  let nextFunding = fundingCount > 0 ? fundingTime[0]! : Infinity
-  let f = 0
-  let pending = Number.NaN
 
-  for (let i = 0; i < n; i++) {
-    const t = openTime[i]!
-    if (t >= curve.nextDay) curve.reach(t, i === 0 ? ledger.cash : ledger.cash + ledger.unrealized(0, close[i - 1]!))
-    const price = open[i]!
-    // Fail fast on corrupt data; both values are read anyway (the fill and the template), so this is free.
-    if (!(price > 0 && close[i]! > 0)) throw corruptBar(series, i)
-    while (nextFunding < t + interval) {
-      const mark = funding.markPrice[f]!
-      ledger.settleFunding(0, funding.rate[f]!, mark > 0 ? mark : price)
-      f++
-      nextFunding = f < fundingCount ? fundingTime[f]! : Infinity
-    }
-    let q = qty[0]!
-    if (q !== 0 && (q > 0 ? price <= liq[0]! : price >= liq[0]!)) {
-      ledger.liquidate(0, t)
-      q = 0
-    }
-    if (pending === pending) {
-      ledger.applyTarget(0, pending, price, t)
-      pending = Number.NaN
-      q = qty[0]!
-    }
-    if (q !== 0 && (q > 0 ? low[i]! <= liq[0]! : high[i]! >= liq[0]!)) ledger.liquidate(0, t + interval - 1)
-    const target = signal.onBar(i)
-    if (target === target) pending = clampFraction(target)
-    if ((i & PROGRESS_MASK) === PROGRESS_MASK && onProgress && onProgress((i + 1) / n) === false) {
-      throw new BacktestCancelledError((i + 1) / n)
-    }
+  for (let from = 0; from < n; from += PROGRESS_MASK + 1) {
+    const to = Math.min(n, from + PROGRESS_MASK + 1)
+    stepper.run(from, to)
+    if ((to & PROGRESS_MASK) === 0 && onProgress && onProgress(to / n) === false) throw new BacktestCancelledError(to / n)
   }
 
   const lastClose = new Float64Array([n > 0 ? close[n - 1]! : Number.NaN])
-  if (n > 0) curve.finish(openTime[n - 1]! + interval, ledger.cash + ledger.unrealized(0, lastClose[0]!))
+  if (n > 0) curve.finish(openTime[n - 1]! + series.intervalMs, ledger.cash + ledger.unrealized(0, lastClose[0]!))
   return { ledger, curve, lastClose }
 }
 
@@ -179,14 +145,6 @@ export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal)
 
   if (timeline.length > 0) curve.finish(timeline[timeline.length - 1]! + interval, equityAt(lastClose))
   return { ledger, curve, lastClose }
-}
-
-function corruptBar(series: BarSeries, i: number): RangeError {
-  return new RangeError(`${series.symbol}: the bar at ${series.openTime[i]} has a missing or non-positive open or close`)
-}
-
-function clampFraction(x: number): number {
-  return x > 1 ? 1 : x < -1 ? -1 : x
 }
 
 /** Sorted union of the series' open times. */

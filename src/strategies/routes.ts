@@ -5,7 +5,10 @@ import type { Db } from '../db/connect.js'
 import type { ReadCache } from '../db/read-cache.js'
 import type { Access } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
+import { type DeployContext, deployStrategy, pauseStrategy } from '../live/deploy.js'
 import {
+  DeployBodySchema,
+  PauseBodySchema,
   StrategyCreateSchema,
   StrategyIdSchema,
   StrategyListQuerySchema,
@@ -14,7 +17,7 @@ import {
   StrategySchema,
 } from './schemas.js'
 import type { StrategyRow } from './queries.js'
-import { createStrategy, deleteStrategy, getStrategy, pageStrategies, patchStrategy, type StrategyContext } from './service.js'
+import { createStrategy, deleteStrategy, forgetStrategy, getStrategy, pageStrategies, patchStrategy, type StrategyContext } from './service.js'
 
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:read' } })
 const write = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:write' } })
@@ -26,9 +29,11 @@ export interface StrategyRoutesOptions {
   db: Db
   now: () => number
   cache: ReadCache<StrategyRow | undefined> | undefined
+  /** What deploy and pause need beyond the database (src/live/deploy.ts). */
+  live: Omit<DeployContext, 'db' | 'userId' | 'now'>
 }
 
-export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache }) => {
+export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache, live }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache })
 
@@ -93,6 +98,60 @@ export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (
     async (request, reply) => {
       await deleteStrategy(context(request), request.params.id)
       return reply.code(204).send(null)
+    },
+  )
+
+  const deployContext = (request: FastifyRequest): DeployContext => ({ ...live, db, userId: request.principal!.userId, now: new Date(now()) })
+
+  app.post(
+    '/v1/strategies/:id/deploy',
+    {
+      config: write(10),
+      schema: {
+        tags,
+        security,
+        summary: 'Deploy (or resume) a draft or paused strategy; capital, leverage and dry_run override this run only',
+        description:
+          'A dry run trades the user\'s paper wallet (10,000 USDT unless set with `perpetua users set-paper-balance`) on live market data, ' +
+          'with the backtest engine\'s own fills (next bar\'s open, taker fee of Binance VIP 0), funding and liquidation. ' +
+          '402 INSUFFICIENT_FUNDS when the wallet (or the exchange account for a live run) less the capital of the user\'s other deployed runs is below the capital.',
+        params: StrategyIdSchema,
+        body: Type.Optional(DeployBodySchema),
+        response: { 200: StrategySchema, 402: ErrorEnvelopeSchema, 409: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const userId = request.principal!.userId
+      try {
+        await deployStrategy(deployContext(request), request.params.id, request.body ?? {})
+      } finally {
+        forgetStrategy(cache, userId, request.params.id)
+      }
+      return getStrategy(context(request), request.params.id)
+    },
+  )
+
+  app.post(
+    '/v1/strategies/:id/pause',
+    {
+      config: write(5),
+      schema: {
+        tags,
+        security,
+        summary: 'Pause a deployed strategy; close_positions closes its positions first',
+        params: StrategyIdSchema,
+        body: Type.Optional(PauseBodySchema),
+        response: { 200: StrategySchema, 409: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const userId = request.principal!.userId
+      try {
+        await pauseStrategy(deployContext(request), request.params.id, request.body?.close_positions ?? false)
+      } finally {
+        forgetStrategy(cache, userId, request.params.id)
+      }
+      return getStrategy(context(request), request.params.id)
     },
   )
 }

@@ -2,6 +2,16 @@ import { type Static, Type } from 'typebox'
 import { Cursor, DecimalString, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 
 export const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d'] as const
+
+/** Each timeframe's bar length in milliseconds. */
+export const TIMEFRAME_MS: Record<(typeof TIMEFRAMES)[number], number> = {
+  '1m': 60_000,
+  '5m': 300_000,
+  '15m': 900_000,
+  '1h': 3_600_000,
+  '4h': 14_400_000,
+  '1d': 86_400_000,
+}
 export const STRATEGY_STATUSES = ['draft', 'deployed', 'paused', 'stopped', 'error'] as const
 
 const fields = {
@@ -82,3 +92,19 @@ export const StrategyListQuerySchema = Type.Object(
 export type StrategyListQuery = Static<typeof StrategyListQuerySchema>
 
 export const StrategyPageSchema = Type.Object({ data: Type.Array(StrategySchema), next_cursor: Type.Union([Type.String(), Type.Null()]) })
+
+export const DeployBodySchema = Type.Object(
+  {
+    capital: Type.Optional(Type.String({ description: 'Capital of this run only (decimal string); default: the stored capital' })),
+    leverage: Type.Optional(Type.Integer({ description: 'Leverage of this run only, 1 to 20; default: the stored leverage' })),
+    dry_run: Type.Optional(Type.Boolean({ description: 'Trade the paper wallet on live market data, placing no real orders (default false)' })),
+    exchange_key_id: Type.Optional(Type.String({ maxLength: 64, description: 'Our addition: the verified exchange key a live run trades; default: the newest verified one' })),
+  },
+  { additionalProperties: false },
+)
+export type DeployBody = Static<typeof DeployBodySchema>
+
+export const PauseBodySchema = Type.Object(
+  { close_positions: Type.Optional(Type.Boolean({ description: 'Close every open position with reduce-only market orders first (default false)' })) },
+  { additionalProperties: false },
+)

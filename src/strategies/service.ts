@@ -23,6 +23,11 @@ export interface StrategyContext {
 
 const cacheKey = (userId: number, id: string): string => `${userId}/${id}`
 
+/** Drops a cached strategy after a write made elsewhere (deploy and pause live in src/live/). */
+export function forgetStrategy(cache: StrategyContext['cache'], userId: number, id: string): void {
+  cache?.invalidate(cacheKey(userId, id))
+}
+
 export async function createStrategy({ db, userId, now, cache }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
   assertPositiveCapital(input.capital)
   // Stored with defaults applied, so a strategy's params say exactly what it runs with.

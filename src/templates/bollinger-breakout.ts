@@ -23,6 +23,8 @@ export const bollingerBreakout: SingleSymbolTemplate<typeof schema> = {
     'short mirrors that.',
   schema,
   minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+  // The bands exist from bar period − 1 on and may signal there.
+  warmupBars: (p) => p.period - 1,
   multiSymbol: false,
   create: (context, p) => new BollingerSignal(context.bars[0]!, new Bollinger(p.period, p.width), p.allow_short),
 }

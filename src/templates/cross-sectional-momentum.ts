@@ -23,6 +23,8 @@ export const crossSectionalMomentum: MultiSymbolTemplate<typeof schema> = {
     'lookback bars of history.',
   schema,
   minCapital: 1000,
+  // A symbol is ranked once it has a bar lookback bars back.
+  warmupBars: (p) => p.lookback,
   multiSymbol: true,
   minSymbols: 2,
   refine: (p) =>

@@ -23,6 +23,8 @@ export const donchianBreakout: SingleSymbolTemplate<typeof schema> = {
     'also below the entry_period low and allow_short); a short mirrors that.',
   schema,
   minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+  // The entry channel of the previous entry_period bars exists from bar entry_period on.
+  warmupBars: (p) => p.entry_period,
   multiSymbol: false,
   create: (context, p) => new DonchianSignal(context.bars[0]!, p.entry_period, p.exit_period, p.allow_short),
 }

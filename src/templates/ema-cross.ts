@@ -22,6 +22,8 @@ export const emaCross: SingleSymbolTemplate<typeof schema> = {
     'Same cross rule and positions as sma_cross.',
   schema,
   minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+  // The slow EMA exists from bar slow − 1 on; that first difference has no predecessor, so no cross.
+  warmupBars: (p) => p.slow,
   multiSymbol: false,
   refine: (p) => (p.fast < p.slow ? undefined : { field: 'params.fast', message: 'params.fast must be less than params.slow' }),
   create: (context, p) => new EmaCrossSignal(context.bars[0]!, p.fast, p.slow, p.allow_short ? -1 : 0),

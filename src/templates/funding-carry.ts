@@ -13,6 +13,9 @@ const schema = Type.Object(
   { additionalProperties: false },
 )
 
+/** Binance settles funding every 8 h on most symbols (BTCUSDT since 2019); the warm-up assumes that spacing. */
+const FUNDING_INTERVAL_MS = 8 * 3_600_000
+
 /** Collects funding: holds the side that receives it while the recent average rate is large. */
 export const fundingCarry: SingleSymbolTemplate<typeof schema> = {
   id: 'funding_carry',
@@ -23,6 +26,8 @@ export const fundingCarry: SingleSymbolTemplate<typeof schema> = {
     '> −exit_rate. Needs the symbol’s funding history.',
   schema,
   minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+  // lookback_events events 8 h apart span (lookback_events − 1) × 8 h, so bar i sees them all only once (i + 1) × interval exceeds that.
+  warmupBars: (p, intervalMs) => Math.floor(((p.lookback_events - 1) * FUNDING_INTERVAL_MS) / intervalMs),
   multiSymbol: false,
   refine: (p) =>
     p.exit_rate < p.entry_rate ? undefined : { field: 'params.exit_rate', message: 'params.exit_rate must be less than params.entry_rate' },

@@ -24,6 +24,8 @@ export const macd: SingleSymbolTemplate<typeof schema> = {
     'into a short when it crosses below.',
   schema,
   minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+  // The histogram exists from bar slow + signal − 2 on (indicators/macd.ts); a cross needs one before it.
+  warmupBars: (p) => p.slow + p.signal - 1,
   multiSymbol: false,
   refine: (p) => (p.fast < p.slow ? undefined : { field: 'params.fast', message: 'params.fast must be less than params.slow' }),
   create: (context, p) => new MacdSignal(context.bars[0]!, new Macd(p.fast, p.slow, p.signal), p.allow_short ? -1 : 0),

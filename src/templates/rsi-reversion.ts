@@ -24,6 +24,8 @@ export const rsiReversion: SingleSymbolTemplate<typeof schema> = {
     'RSI ≤ exit (reversing into a long if RSI < oversold).',
   schema,
   minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+  // RSI needs period changes, so period + 1 closes: bar period is the first that may signal.
+  warmupBars: (p) => p.period,
   multiSymbol: false,
   refine: (p) => {
     if (!(p.oversold < p.exit)) return { field: 'params.oversold', message: 'params.oversold must be less than params.exit' }

@@ -23,6 +23,8 @@ export const smaCross: SingleSymbolTemplate<typeof schema> = {
     'into a short when allow_short is set.',
   schema,
   minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+  // Both averages exist from bar slow − 1 on; that first difference has no predecessor, so no cross.
+  warmupBars: (p) => p.slow,
   multiSymbol: false,
   refine: (p) => (p.fast < p.slow ? undefined : { field: 'params.fast', message: 'params.fast must be less than params.slow' }),
   create: (context, p) => new SmaCrossSignal(context.bars[0]!, p.fast, p.slow, p.allow_short ? -1 : 0),

@@ -46,6 +46,13 @@ interface TemplateBase<S extends TObject> {
   minCapital: number
   /** Rules across fields, checked after the schema; returns the first problem. */
   refine?(params: Static<S>): ParamProblem | undefined
+  /**
+   * The warm-up, one definition for backtests and runners: the closed bars the template reads before it
+   * may first state a target. Its signal answers NaN (no change) for every bar index below this, so a
+   * backtest starting at a bar and a runner fed exactly this many closed bars before it acts see the same
+   * template state at the first bar that may trade. A runner fetches this many recent closed bars at start.
+   */
+  warmupBars(params: Static<S>, intervalMs: number): number
 }
 
 export interface SingleSymbolTemplate<S extends TObject = TObject> extends TemplateBase<S> {

@@ -3,6 +3,9 @@ export const EVENT_TYPES = [
   'strategy.deployed',
   'strategy.position_opened',
   'strategy.error',
+  // Our additions (issue 11): a pause, and the close that ends a position.
+  'strategy.paused',
+  'strategy.position_closed',
   'backtest.job_done',
   'account.balance_low',
   'account.api_key_rotated',
@@ -61,6 +64,10 @@ export function testEventData(type: EventType, webhook: { id: string; balanceLow
       return { strategy_id: 'strat_00000000', name: 'example strategy', status: 'deployed', deployed_at: time, dry_run: false }
     case 'strategy.position_opened':
       return { strategy_id: 'strat_00000000', symbol: 'BTCUSDT', side: 'buy', qty: '0.010', entry_price: '65000.00', opened_at: time }
+    case 'strategy.paused':
+      return { strategy_id: 'strat_00000000', close_positions: true }
+    case 'strategy.position_closed':
+      return { strategy_id: 'strat_00000000', symbol: 'BTCUSDT', side: 'buy', qty: '0.010', entry_price: '65000.00', exit_price: '65500.00', pnl: '4.35', exit_reason: 'signal', time }
     case 'strategy.error':
       return { strategy_id: 'strat_00000000', code: 'EXAMPLE_ERROR', message: 'an example error from a test delivery' }
     case 'backtest.job_done':

@@ -288,4 +288,34 @@ describe('every template', () => {
       }
     }
   })
+
+  it('states no target before its warm-up (warmupBars), the boundary backtests and runners share', () => {
+    for (const template of TEMPLATES) {
+      for (const seed of [1, 2, 3, 4, 5, 6]) {
+        const count = template.multiSymbol ? 3 : 1
+        const bars = Array.from({ length: count }, (_, s) => randomBars(`S${s}USDT`, seed * 11 + s, 300, START, HOUR, 1000 + 500 * s))
+        const next = random(seed)
+        // Large rates from the first bar on, so funding_carry decides as early as its events allow.
+        const events = funding(Array.from({ length: 40 }, (_, k) => ({ time: START + k * 8 * HOUR + 1, rate: (next() - 0.5) * 0.004 })))
+        const params = validateParams(template.id, template.multiSymbol ? { lookback: 5, rebalance_every: 1 } : {})
+        const warmup = template.warmupBars(params as never, HOUR)
+        const context = { bars, funding: bars.map(() => events), rules: bars.map(() => BTCUSDT_RULES) }
+        let first = Infinity
+        if (template.multiSymbol) {
+          const signal = template.create(context, params as never)
+          const at = new Int32Array(count)
+          const targets = new Float64Array(count)
+          for (let i = 0; i < 300 && first === Infinity; i++) {
+            at.fill(i)
+            targets.fill(Number.NaN)
+            if (signal.onStep(at, targets)) first = i
+          }
+        } else {
+          const signal = template.create(context, params as never)
+          for (let i = 0; i < 300 && first === Infinity; i++) if (!Number.isNaN(signal.onBar(i))) first = i
+        }
+        assert.ok(first >= warmup, `${template.id} seed ${seed}: first target at bar ${first}, warm-up ${warmup}`)
+      }
+    }
+  })
 })

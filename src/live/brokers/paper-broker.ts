@@ -1,0 +1,207 @@
+import { DailyCurve } from '../../engine/daily-curve.js'
+import { Ledger, type LedgerState } from '../../engine/ledger.js'
+import { SingleSymbolStepper } from '../../engine/single-stepper.js'
+import type { BarSeries, FeeRates, FundingSeries, SymbolRules, Trade } from '../../engine/types.js'
+import type { SingleSymbolSignal, SingleSymbolTemplate } from '../../templates/types.js'
+import type { Broker, BrokerOutcome, ClosedBar, Fill, FundingEvent } from './broker.js'
+
+export interface PaperSetup {
+  template: SingleSymbolTemplate
+  params: Record<string, unknown>
+  symbol: string
+  intervalMs: number
+  rules: SymbolRules
+  capital: number
+  leverage: number
+  fees: FeeRates
+}
+
+interface PaperState {
+  ledger: LedgerState
+  pending: number
+  lastOpenTime: number
+  lastClose: number
+  /** Funding events settled so far, by time: a resumed runner skips them. */
+  fundingSettledThrough: number
+  startedAt: number
+}
+
+/**
+ * The dry-run broker: the engine's SingleSymbolStepper over a series that grows one closed bar at a
+ * time, so fills (next bar's open, taker fee), funding and liquidation are the backtest's own code.
+ */
+export class PaperBroker implements Broker {
+  readonly kind = 'paper'
+  readonly ledger: Ledger
+  private readonly series: BarSeries
+  private readonly funding: FundingSeries
+  private readonly stepper: SingleSymbolStepper
+  private readonly signal: SingleSymbolSignal
+  private count = 0
+  private fundingCount = 0
+  private fills: Fill[] = []
+  private fundingSettledThrough = -Infinity
+  lastOpenTime = Number.NaN
+  lastClose = Number.NaN
+
+  constructor(
+    private readonly setup: PaperSetup,
+    saved?: Record<string, unknown>,
+  ) {
+    const empty = () => new Float64Array(64)
+    this.series = { symbol: setup.symbol, intervalMs: setup.intervalMs, openTime: empty(), open: empty(), high: empty(), low: empty(), close: empty(), volume: empty() }
+    this.funding = { time: empty(), rate: empty(), markPrice: empty() }
+    this.ledger = new Ledger([setup.symbol], [setup.rules], setup.capital, setup.leverage, setup.fees.takerRate)
+    this.ledger.onFill = (_s, side, qty, price, fee) => this.fills.push({ side, qty, price, fee, time: Number.NaN })
+    this.signal = setup.template.create({ bars: [this.series], funding: [this.funding], rules: [setup.rules] }, setup.params as never)
+    const state = saved as PaperState | undefined
+    this.stepper = new SingleSymbolStepper(this.ledger, new DailyCurve(state?.startedAt ?? 0, setup.capital), this.series, this.funding, this.signal)
+    if (state) {
+      this.ledger.restore(state.ledger)
+      this.stepper.pending = numberOr(state.pending, Number.NaN)
+      this.lastOpenTime = numberOr(state.lastOpenTime, Number.NaN)
+      this.lastClose = numberOr(state.lastClose, Number.NaN)
+      this.fundingSettledThrough = numberOr(state.fundingSettledThrough, -Infinity)
+    }
+  }
+
+  warm(bars: readonly ClosedBar[], funding: readonly FundingEvent[]): void {
+    this.addFunding(funding)
+    for (const bar of bars) {
+      const i = this.append(bar)
+      // The warm-up contract (Template.warmupBars): NaN here; a target would be a template bug, dropped.
+      this.signal.onBar(i)
+    }
+    // Funding of warm-up bars is history: the run settles only events from its first bar on.
+    if (bars.length > 0) {
+      const end = bars[bars.length - 1]!.openTime + this.setup.intervalMs
+      let k = 0
+      while (k < this.fundingCount && this.funding.time[k]! < end) k++
+      this.stepper.fundingIndex = k
+    }
+    if (this.lastOpenTime !== this.lastOpenTime && bars.length > 0) this.lastClose = bars[bars.length - 1]!.close
+  }
+
+  onClosedBar(bar: ClosedBar, funding: readonly FundingEvent[]): BrokerOutcome {
+    this.addFunding(funding)
+    const i = this.append(bar)
+    const before = this.begin()
+    const hadIntent = this.stepper.pending === this.stepper.pending
+    this.stepper.run(i, i + 1)
+    this.lastOpenTime = bar.openTime
+    this.lastClose = bar.close
+    const fundingAfter = this.ledger.fundingPaid
+    const outcome = this.finish(before, bar.openTime, this.setup.intervalMs, hadIntent)
+    outcome.newTarget = this.stepper.pending
+    outcome.fundingPaid = fundingAfter - before.funding
+    this.fundingSettledThrough = this.stepper.fundingIndex > 0 ? this.funding.time[this.stepper.fundingIndex - 1]! : this.fundingSettledThrough
+    return outcome
+  }
+
+  closeAll(price: number, time: number): BrokerOutcome {
+    const before = this.begin()
+    this.ledger.moveTo(0, 0, price, time)
+    this.stepper.pending = Number.NaN
+    const outcome = this.finish(before, time, 0, true)
+    return outcome
+  }
+
+  snapshot(): Record<string, unknown> {
+    const state: PaperState = {
+      ledger: this.ledger.snapshot(),
+      pending: this.stepper.pending,
+      lastOpenTime: this.lastOpenTime,
+      lastClose: this.lastClose,
+      fundingSettledThrough: this.fundingSettledThrough,
+      startedAt: this.stepper.curve.times[0]!,
+    }
+    // JSON has no NaN: null stands for it and is read back by restoreNumbers.
+    return JSON.parse(JSON.stringify(state)) as Record<string, unknown>
+  }
+
+  totals(mark: number): { realized: number; unrealized: number; qty: number } {
+    const ledger = this.ledger
+    return { realized: ledger.cash - this.setup.capital, unrealized: ledger.unrealized(0, mark), qty: ledger.qty[0]! }
+  }
+
+  private begin() {
+    this.fills = []
+    return { qty: this.ledger.qty[0]!, trades: this.ledger.trades.length, funding: this.ledger.fundingPaid }
+  }
+
+  private finish(before: { qty: number; trades: number }, openTime: number, intervalMs: number, hadIntent: boolean): BrokerOutcome {
+    const trades: Trade[] = this.ledger.trades.slice(before.trades)
+    const liquidations: Fill[] = []
+    const intentFills: Fill[] = []
+    for (const fill of this.fills) {
+      const liquidation = trades.find((t) => t.exitReason === 'liquidation' && t.exitPrice === fill.price && t.qty === fill.qty)
+      if (liquidation) liquidations.push({ ...fill, time: liquidation.exitTime })
+      else intentFills.push({ ...fill, time: openTime })
+    }
+    void intervalMs
+    return {
+      filledIntent: hadIntent ? { fills: intentFills } : undefined,
+      liquidations,
+      trades,
+      qtyBefore: before.qty,
+      qtyAfter: this.ledger.qty[0]!,
+      entryPrice: this.ledger.entryPrice[0]!,
+      newTarget: Number.NaN,
+      fundingPaid: 0,
+    }
+  }
+
+  private append(bar: ClosedBar): number {
+    const s = this.series
+    if (this.count > 0 && !(bar.openTime > s.openTime[this.count - 1]!)) {
+      throw new RangeError(`${s.symbol}: bar ${bar.openTime} is not after ${s.openTime[this.count - 1]}`)
+    }
+    if (this.count === s.openTime.length) {
+      for (const key of ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) s[key] = grow(s[key], this.count)
+    }
+    const i = this.count++
+    s.openTime[i] = bar.openTime
+    s.open[i] = bar.open
+    s.high[i] = bar.high
+    s.low[i] = bar.low
+    s.close[i] = bar.close
+    s.volume[i] = bar.volume
+    return i
+  }
+
+  private addFunding(events: readonly FundingEvent[]): void {
+    const f = this.funding
+    for (const event of events) {
+      const last = this.fundingCount > 0 ? f.time[this.fundingCount - 1]! : -Infinity
+      if (!(event.time > last) || !(event.time > this.fundingSettledThrough)) continue
+      if (this.fundingCount === f.time.length) {
+        f.time = grow(f.time, this.fundingCount)
+        f.rate = grow(f.rate, this.fundingCount)
+        f.markPrice = grow(f.markPrice, this.fundingCount)
+      }
+      f.time[this.fundingCount] = event.time
+      f.rate[this.fundingCount] = event.rate
+      f.markPrice[this.fundingCount] = event.markPrice
+      this.fundingCount++
+    }
+    // The stepper stops at the arrays' length: cut views to the filled part.
+    this.stepperFunding()
+  }
+
+  private stepperFunding(): void {
+    // Arrays are over-allocated; the stepper reads time.length, so unfilled slots must never look due.
+    const f = this.funding
+    for (let k = this.fundingCount; k < f.time.length; k++) f.time[k] = Infinity
+  }
+}
+
+/** JSON turned NaN and ±Infinity into null. */
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' ? value : fallback
+}
+
+function grow(a: Float64Array, used: number): Float64Array {
+  const next = new Float64Array(Math.max(64, a.length * 2))
+  next.set(a.subarray(0, used))
+  return next
+}

@@ -1,0 +1,205 @@
+import type { SecretBox } from '../auth/secret-box.js'
+import type { Db } from '../db/connect.js'
+import { feeRates } from '../engine/fees.js'
+import { recordEvent } from '../events/outbox.js'
+import { isPositiveDecimal } from '../http/common-schemas.js'
+import { AppError, invalidParameter, notFound } from '../http/errors.js'
+import type { UpstreamClient } from '../market/upstream-client.js'
+import { findStrategy, type StrategyRow } from '../strategies/queries.js'
+import { getTemplate, validateParams } from '../templates/validate.js'
+import type { SingleSymbolTemplate } from '../templates/types.js'
+import { PaperBroker } from './brokers/paper-broker.js'
+import { availableUsdt, verifiedKey } from './exchange-balance.js'
+import {
+  activeRun,
+  cancelOpenOrders,
+  committedCapital,
+  endRun,
+  insertRun,
+  latestRun,
+  paperBalance,
+  type RunRow,
+  runOnSymbol,
+  saveRunState,
+} from './queries.js'
+import { recordOutcome, type RunState } from './record-outcome.js'
+import { intervalMs } from './timeframes.js'
+
+export interface DeployContext {
+  db: Db
+  userId: number
+  now: Date
+  secrets: SecretBox
+  upstream: UpstreamClient
+  /** Rules for the symbol (stepSize, filters) as the engine needs them. */
+  rules: (symbol: string) => Promise<import('../engine/types.js').SymbolRules>
+  /** Told after commit that a run started or ended, so this process's runners react at once. */
+  onRunsChanged?: () => void
+}
+
+export interface DeployBody {
+  capital?: string
+  leverage?: number
+  dry_run?: boolean
+  exchange_key_id?: string
+}
+
+/** Every paper (dry-run) fill pays the taker rate of Binance VIP 0, as match_exchange backtests do: strategies carry no fee model. */
+export const PAPER_FEES = feeRates('match_exchange')
+
+const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
+
+async function ownStrategy(db: Db, userId: number, id: string, forUpdate: boolean): Promise<StrategyRow> {
+  const row = STRATEGY_ID.test(id) ? await findStrategy(db, userId, id, forUpdate) : undefined
+  if (!row) throw notFound(`strategy ${id}`)
+  return row
+}
+
+/**
+ * POST /v1/strategies/{id}/deploy (spec state table): draft or paused → deployed, with this run's
+ * capital, leverage and mode. Checks in the spec's order of blame: 404, 409 state, 400 values, 409
+ * account, 402 funds. A resume from paused runs the params as they are now and carries the previous
+ * run's paper ledger (position and cash), so stats stay cumulative.
+ */
+export async function deployStrategy(context: DeployContext, id: string, body: DeployBody): Promise<void> {
+  const { db, userId, now } = context
+  const peek = await ownStrategy(db, userId, id, false)
+  assertDeployable(peek)
+  const dryRun = body.dry_run ?? false
+  // Network reads happen before the transaction, so no row stays locked while the exchange answers.
+  let exchangeKeyId: string | null = null
+  let exchangeAvailable = Number.NaN
+  if (!dryRun) {
+    exchangeKeyId = await verifiedKey(db, userId, body.exchange_key_id)
+    exchangeAvailable = await availableUsdt(db, context.secrets, context.upstream, userId, exchangeKeyId, now.getTime())
+  }
+  const previousRun = await latestRun(db, peek.id)
+  const rules = previousRun?.state ? await context.rules(previousRun.symbol) : undefined
+
+  await db.transaction().execute(async (trx) => {
+    const row = await ownStrategy(trx, userId, id, true)
+    assertDeployable(row)
+    const { template, params } = runnable(row)
+    const capitalText = body.capital ?? row.capital
+    if (!isPositiveDecimal(capitalText)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0')
+    const capital = Number(capitalText)
+    if (capital < template.minCapital) throw invalidParameter('capital', `template ${template.id} needs a capital of at least ${template.minCapital}`)
+    const leverage = body.leverage ?? row.leverage
+    if (!(Number.isInteger(leverage) && leverage >= 1 && leverage <= 20)) throw invalidParameter('leverage', 'leverage must be an integer from 1 to 20')
+    const symbol = row.symbols[0]!
+    const clash = await runOnSymbol(trx, userId, symbol, dryRun, exchangeKeyId, row.id)
+    if (clash) throw new AppError('INVALID_STATE', `strategy ${clash} already trades ${symbol} on this account; positions would net (one-way mode)`)
+    const committed = await committedCapital(trx, userId, dryRun, exchangeKeyId, row.id)
+    const available = (dryRun ? await paperBalance(trx, userId) : exchangeAvailable) - committed
+    if (available < capital) {
+      throw new AppError('INSUFFICIENT_FUNDS', `capital ${capitalText} exceeds the ${dryRun ? 'paper wallet' : 'exchange account'}'s available ${available} USDT (after other deployed runs)`)
+    }
+    const previous = await latestRun(trx, row.id)
+    await insertRun(trx, {
+      strategy_id: row.id,
+      run: (previous?.run ?? 0) + 1,
+      user_id: userId,
+      template_id: row.template_id,
+      params,
+      symbol,
+      timeframe: row.timeframe,
+      capital: capitalText,
+      leverage,
+      dry_run: dryRun,
+      exchange_key_id: exchangeKeyId,
+      started_at: now,
+    })
+    if (previous?.state && rules && previous.symbol === symbol && dryRun && previous.dry_run) {
+      const carried = carryState(previous, { template, params, capital, leverage, rules })
+      await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
+    }
+    await trx.updateTable('strategies').set({ status: 'deployed', deployed_at: now, updated_at: now }).where('id', '=', row.id).execute()
+    await recordEvent(trx, {
+      userId,
+      type: 'strategy.deployed',
+      data: { strategy_id: row.id, dry_run: dryRun, capital: capitalText, leverage, deployed_at: now.toISOString() },
+      at: now,
+    })
+  })
+  context.onRunsChanged?.()
+}
+
+/**
+ * POST /v1/strategies/{id}/pause: deployed → paused. With close_positions the paper broker closes the
+ * position (a reduce-only market order at the last close the runner saw) in the same transaction that
+ * ends the run; the runner, wherever it lives, then finds its run ended and stops.
+ */
+export async function pauseStrategy(context: DeployContext, id: string, closePositions: boolean): Promise<void> {
+  const { db, userId, now } = context
+  const peek = await ownStrategy(db, userId, id, false)
+  if (peek.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${peek.status}; only a deployed strategy can be paused`)
+  const rules = closePositions ? await context.rules(peek.symbols[0]!) : undefined
+  await db.transaction().execute(async (trx) => {
+    const row = await ownStrategy(trx, userId, id, true)
+    if (row.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${row.status}; only a deployed strategy can be paused`)
+    const run = await activeRun(trx, row.id, true)
+    if (run) {
+      await cancelOpenOrders(trx, row.id, run.run)
+      const state = run.state as unknown as RunState | null
+      if (closePositions && state && rules) {
+        const template = getTemplate(run.template_id) as SingleSymbolTemplate
+        const broker = new PaperBroker(paperSetup(run, template, rules), state.broker)
+        const price = broker.lastClose
+        const outcome = broker.closeAll(price, now.getTime())
+        const totals = broker.totals(price)
+        await recordOutcome(trx, { run, now, pendingOrder: null, totals }, outcome, true)
+        await saveRunState(trx, row.id, run.run, null, { broker: broker.snapshot(), pendingOrder: null })
+      }
+      await endRun(trx, row.id, run.run, now)
+    }
+    await trx.updateTable('strategies').set({ status: 'paused', updated_at: now }).where('id', '=', row.id).execute()
+    await recordEvent(trx, { userId, type: 'strategy.paused', data: { strategy_id: row.id, close_positions: closePositions }, at: now })
+  })
+  context.onRunsChanged?.()
+}
+
+function assertDeployable(row: StrategyRow): void {
+  if (row.status !== 'draft' && row.status !== 'paused') {
+    throw new AppError('INVALID_STATE', `strategy ${row.id} is ${row.status}; only a draft or paused strategy can be deployed`)
+  }
+}
+
+/** The template and params a run uses; params that no longer validate (a template changed) are a 400. */
+function runnable(row: StrategyRow): { template: SingleSymbolTemplate; params: Record<string, unknown> } {
+  const template = getTemplate(row.template_id)
+  const params = validateParams(row.template_id, row.params)
+  if (template.multiSymbol) throw invalidParameter('template_id', `runs of many-symbol templates (${row.template_id}) are not supported yet; backtest it instead`)
+  if (row.symbols.length !== 1) throw invalidParameter('symbols', 'a run trades exactly one symbol')
+  intervalMs(row.timeframe)
+  return { template, params }
+}
+
+export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: import('../engine/types.js').SymbolRules) {
+  return {
+    template,
+    params: validateParams(run.template_id, run.params),
+    symbol: run.symbol,
+    intervalMs: intervalMs(run.timeframe),
+    rules,
+    capital: Number(run.capital),
+    leverage: run.leverage,
+    fees: PAPER_FEES,
+  }
+}
+
+/**
+ * The state a resumed dry run starts from: the previous run's ledger (its position and cash, the cash
+ * moved by any change of capital) with no bar history, so the runner warms up afresh with today's params.
+ */
+function carryState(
+  previous: RunRow,
+  next: { template: SingleSymbolTemplate; params: Record<string, unknown>; capital: number; leverage: number; rules: import('../engine/types.js').SymbolRules },
+): RunState {
+  const state = previous.state as unknown as RunState
+  const old = new PaperBroker(paperSetup(previous, next.template, next.rules), state.broker)
+  const broker = old.snapshot() as { ledger: { cash: number }; pending: number | null; lastOpenTime: number | null; lastClose: number | null }
+  broker.ledger.cash += next.capital - Number(previous.capital)
+  broker.pending = null
+  broker.lastOpenTime = null
+  return { broker, pendingOrder: null }
+}

@@ -1,0 +1,173 @@
+import { sql } from 'kysely'
+import type { Selectable } from 'kysely'
+import type { Db } from '../db/connect.js'
+import type { OrderStatus, StrategyRunsTable } from '../db/schema.js'
+
+export type RunRow = Selectable<StrategyRunsTable>
+
+export async function activeRun(db: Db, strategyId: string, forUpdate = false): Promise<RunRow | undefined> {
+  let query = db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', strategyId).where('ended_at', 'is', null)
+  if (forUpdate) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+export async function lastRunNumber(db: Db, strategyId: string): Promise<number> {
+  const row = await db.selectFrom('strategy_runs').select(sql<number>`coalesce(max(run), 0)::int`.as('n')).where('strategy_id', '=', strategyId).executeTakeFirstOrThrow()
+  return row.n
+}
+
+/** The latest run of a strategy, ended or not: a resumed deploy carries its ledger on. */
+export async function latestRun(db: Db, strategyId: string): Promise<RunRow | undefined> {
+  return db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', strategyId).orderBy('run', 'desc').limit(1).executeTakeFirst()
+}
+
+export async function insertRun(db: Db, row: Omit<RunRow, 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'state' | 'params'> & { params: Record<string, unknown> }): Promise<void> {
+  await db
+    .insertInto('strategy_runs')
+    .values({ ...row, params: JSON.stringify(row.params), ended_at: null, lease_owner: null, lease_expires_at: null, state: null })
+    .execute()
+}
+
+export async function endRun(db: Db, strategyId: string, run: number, at: Date): Promise<void> {
+  await db.updateTable('strategy_runs').set({ ended_at: at, lease_owner: null, lease_expires_at: null }).where('strategy_id', '=', strategyId).where('run', '=', run).execute()
+}
+
+/** Capital of the user's other active runs of one kind (dry or on one exchange key), for the 402 check. */
+export async function committedCapital(db: Db, userId: number, dryRun: boolean, exchangeKeyId: string | null, exceptStrategy: string): Promise<number> {
+  let query = db
+    .selectFrom('strategy_runs')
+    .select(sql<string>`coalesce(sum(capital), 0)`.as('total'))
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null)
+    .where('dry_run', '=', dryRun)
+    .where('strategy_id', '!=', exceptStrategy)
+  if (!dryRun) query = query.where('exchange_key_id', '=', exchangeKeyId)
+  return Number((await query.executeTakeFirstOrThrow()).total)
+}
+
+/** Another active run of the user on this symbol and account (dry runs share the paper account). */
+export async function runOnSymbol(db: Db, userId: number, symbol: string, dryRun: boolean, exchangeKeyId: string | null, exceptStrategy: string): Promise<string | undefined> {
+  let query = db
+    .selectFrom('strategy_runs')
+    .select('strategy_id')
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null)
+    .where('symbol', '=', symbol)
+    .where('dry_run', '=', dryRun)
+    .where('strategy_id', '!=', exceptStrategy)
+  if (!dryRun) query = query.where('exchange_key_id', '=', exchangeKeyId)
+  return (await query.executeTakeFirst())?.strategy_id
+}
+
+export async function paperBalance(db: Db, userId: number): Promise<number> {
+  const row = await db.selectFrom('users').select('paper_balance').where('id', '=', userId).executeTakeFirstOrThrow()
+  return Number(row.paper_balance)
+}
+
+/**
+ * Claims up to `limit` active runs whose lease is free or expired, for `owner` until `until`. SKIP
+ * LOCKED lets processes claim side by side; the expiry check in the same statement is what makes a
+ * run owned by one process at a time.
+ */
+export async function claimRuns(db: Db, owner: string, now: Date, until: Date, limit: number): Promise<RunRow[]> {
+  const result = await sql<RunRow>`
+    UPDATE strategy_runs SET lease_owner = ${owner}, lease_expires_at = ${until}
+    WHERE (strategy_id, run) IN (
+      SELECT strategy_id, run FROM strategy_runs
+      WHERE ended_at IS NULL AND (lease_expires_at IS NULL OR lease_expires_at < ${now})
+      ORDER BY started_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    RETURNING *`.execute(db)
+  return result.rows
+}
+
+/** Renews the leases `owner` still holds; returns the strategy ids kept (a paused or stolen run is gone). */
+export async function renewLeases(db: Db, owner: string, strategyIds: readonly string[], until: Date): Promise<Set<string>> {
+  if (strategyIds.length === 0) return new Set()
+  const rows = await db
+    .updateTable('strategy_runs')
+    .set({ lease_expires_at: until })
+    .where('lease_owner', '=', owner)
+    .where('ended_at', 'is', null)
+    .where('strategy_id', 'in', strategyIds)
+    .returning('strategy_id')
+    .execute()
+  return new Set(rows.map((r) => r.strategy_id))
+}
+
+export async function releaseLeases(db: Db, owner: string): Promise<void> {
+  await db.updateTable('strategy_runs').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', '=', owner).where('ended_at', 'is', null).execute()
+}
+
+/** Saves a runner's state if it still owns the active run; false when the run was paused or taken over. */
+export async function saveRunState(db: Db, strategyId: string, run: number, owner: string | null, state: Record<string, unknown>): Promise<boolean> {
+  let query = db.updateTable('strategy_runs').set({ state: JSON.stringify(state) }).where('strategy_id', '=', strategyId).where('run', '=', run)
+  query = owner === null ? query : query.where('lease_owner', '=', owner).where('ended_at', 'is', null)
+  const result = await query.executeTakeFirst()
+  return Number(result.numUpdatedRows) > 0
+}
+
+export async function nextIntent(db: Db, strategyId: string, run: number): Promise<number> {
+  const row = await db
+    .selectFrom('strategy_orders')
+    .select(sql<number>`coalesce(max(intent), 0)::int`.as('n'))
+    .where('strategy_id', '=', strategyId)
+    .where('run', '=', run)
+    .executeTakeFirstOrThrow()
+  return row.n + 1
+}
+
+export interface OrderInsert {
+  client_order_id: string
+  strategy_id: string
+  run: number
+  intent: number
+  symbol: string
+  target: string | null
+  reduce_only: boolean
+  status: OrderStatus
+  created_at: Date
+}
+
+export async function insertOrder(db: Db, order: OrderInsert): Promise<void> {
+  await db.insertInto('strategy_orders').values({ ...order, side: null, qty: null, price: null, fee: null, filled_at: null }).onConflict((oc) => oc.column('client_order_id').doNothing()).execute()
+}
+
+export async function settleOrder(
+  db: Db,
+  clientOrderId: string,
+  fill: { status: OrderStatus; side: 'buy' | 'sell' | null; qty: string | null; price: string | null; fee: string | null; filled_at: Date | null },
+): Promise<void> {
+  await db.updateTable('strategy_orders').set(fill).where('client_order_id', '=', clientOrderId).execute()
+}
+
+/** Cancels the run's orders still new (a pause drops the intent waiting for the next open). */
+export async function cancelOpenOrders(db: Db, strategyId: string, run: number): Promise<void> {
+  await db.updateTable('strategy_orders').set({ status: 'cancelled' }).where('strategy_id', '=', strategyId).where('run', '=', run).where('status', '=', 'new').execute()
+}
+
+export async function nextTradeId(db: Db, strategyId: string): Promise<number> {
+  const row = await db.selectFrom('strategy_trades').select(sql<number>`coalesce(max(id), 0)::int`.as('n')).where('strategy_id', '=', strategyId).executeTakeFirstOrThrow()
+  return row.n + 1
+}
+
+export async function insertTrade(db: Db, trade: Selectable<import('../db/schema.js').StrategyTradesTable>): Promise<void> {
+  await db.insertInto('strategy_trades').values(trade).execute()
+}
+
+/** Updates a strategy's cumulative stats after fills (spec: stats across all runs). */
+export async function updateStats(
+  db: Db,
+  strategyId: string,
+  changes: { openPositions: number; totalPnl: string; closedTrades: number; winningTrades: number },
+): Promise<void> {
+  await db
+    .updateTable('strategies')
+    .set((eb) => ({
+      stat_open_positions: changes.openPositions,
+      stat_total_pnl: changes.totalPnl,
+      stat_total_trades: eb('stat_total_trades', '+', changes.closedTrades),
+      stat_winning_trades: eb('stat_winning_trades', '+', changes.winningTrades),
+    }))
+    .where('id', '=', strategyId)
+    .execute()
+}

@@ -1,0 +1,96 @@
+import crypto from 'node:crypto'
+import type { EventEmitter } from 'node:events'
+import type { FastifyBaseLogger } from 'fastify'
+import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
+import type { Db } from '../../db/connect.js'
+import type { MarketData } from '../../market/market-data.js'
+import { claimRuns, releaseLeases, renewLeases } from '../queries.js'
+import { KlineStreams } from '../stream/kline-streams.js'
+import { StrategyRunner } from './strategy-runner.js'
+
+/** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
+export const LEASE_RENEW_MS = 5_000
+export const LEASE_TTL_MS = 15_000
+const CLAIM_BATCH = 100
+
+export interface RunnerPoolOptions {
+  db: Db
+  market: MarketData
+  wsUrl: string
+  log: FastifyBaseLogger
+  /** 'runs-changed' after a deploy or pause on this node: claim at once instead of at the next tick. */
+  signals?: EventEmitter
+  renewMs?: number
+  ttlMs?: number
+}
+
+/**
+ * The runners of one process (`perpetua serve` and `perpetua worker` alike): claims deployed runs
+ * whose lease is free or expired, renews its own, and stops a runner whose run was paused or taken.
+ */
+export class RunnerPool {
+  readonly owner = `${process.pid}-${crypto.randomBytes(4).toString('hex')}`
+  readonly runners = new Map<string, StrategyRunner>()
+  private readonly streams: KlineStreams
+  private timer: NodeJS.Timeout | undefined
+  private ticking: Promise<void> = Promise.resolve()
+  private readonly onSignal = () => void this.tick()
+
+  constructor(private readonly options: RunnerPoolOptions) {
+    this.streams = new KlineStreams(options.wsUrl)
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.options.renewMs ?? LEASE_RENEW_MS)
+    this.options.signals?.on('runs-changed', this.onSignal)
+    void this.tick()
+  }
+
+  /** One round: renew, drop lost runs, claim new ones. Rounds never overlap. */
+  tick(): Promise<void> {
+    this.ticking = this.ticking.then(() => this.round()).catch((error) => this.options.log.error({ err: error }, 'runner pool round failed'))
+    return this.ticking
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer)
+    this.options.signals?.off('runs-changed', this.onSignal)
+    await this.ticking
+    for (const runner of this.runners.values()) runner.stop()
+    this.runners.clear()
+    this.streams.close()
+    await releaseLeases(this.options.db, this.owner)
+  }
+
+  private async round(): Promise<void> {
+    const { db } = this.options
+    const ttl = this.options.ttlMs ?? LEASE_TTL_MS
+    const until = new Date(Date.now() + ttl)
+    const kept = await renewLeases(db, this.owner, [...this.runners.keys()], until)
+    for (const [id, runner] of this.runners) {
+      if (!kept.has(id)) {
+        runner.stop()
+        this.runners.delete(id)
+      }
+    }
+    const claimed = await claimRuns(db, this.owner, new Date(), until, CLAIM_BATCH)
+    for (const run of claimed) {
+      this.runners.get(run.strategy_id)?.stop()
+      const runner = new StrategyRunner(run, {
+        db,
+        history: new UpstreamHistory(this.options.market),
+        streams: this.streams,
+        rules: (symbol) => symbolRules(this.options.market, symbol),
+        owner: this.owner,
+        now: Date.now,
+        exchangeNow: async () => {
+          const response = await this.options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
+          return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
+        },
+        onError: (error, failed) => this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed'),
+      })
+      this.runners.set(run.strategy_id, runner)
+      runner.start().catch((error) => this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start'))
+    }
+  }
+}

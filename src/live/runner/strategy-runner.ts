@@ -1,0 +1,182 @@
+import type { Db } from '../../db/connect.js'
+import type { SymbolRules } from '../../engine/types.js'
+import type { HistorySource } from '../../backtests/history-store.js'
+import { getTemplate } from '../../templates/validate.js'
+import type { SingleSymbolTemplate } from '../../templates/types.js'
+import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
+import { PaperBroker } from '../brokers/paper-broker.js'
+import { paperSetup } from '../deploy.js'
+import { type RunRow, saveRunState } from '../queries.js'
+import { recordOutcome, type RunState } from '../record-outcome.js'
+import type { KlineStreams } from '../stream/kline-streams.js'
+import { intervalMs } from '../timeframes.js'
+
+export interface RunnerDeps {
+  db: Db
+  history: HistorySource
+  streams: KlineStreams
+  rules: (symbol: string) => Promise<SymbolRules>
+  owner: string
+  now: () => number
+  /** The exchange's clock (GET /fapi/v1/time): the replay exchange's runs faster than ours. */
+  exchangeNow: () => Promise<number>
+  onError: (error: unknown, run: RunRow) => void
+}
+
+const HOUR = 3_600_000
+
+/** Warm-up and backfill state saved beside the broker's: the first bar the run may act on. */
+interface RunnerState extends RunState {
+  warmupFrom?: number
+  firstActive?: number
+}
+
+/**
+ * One deployed strategy in this process (it holds the run's lease): warms its template up on recent
+ * closed klines, follows the kline stream, acts on closed bars only, in order, and backfills over REST
+ * the bars it missed (at start, after a reconnect, or when a bar arrives after a gap) before acting again.
+ */
+export class StrategyRunner {
+  private broker!: PaperBroker
+  private pendingOrder: string | null = null
+  private unsubscribe: (() => void) | undefined
+  private chain: Promise<void> = Promise.resolve()
+  private stopped = false
+  private readonly interval: number
+  private fundingFetchedThrough = 0
+  private extra: { warmupFrom?: number; firstActive?: number } = {}
+
+  constructor(
+    readonly run: RunRow,
+    private readonly deps: RunnerDeps,
+  ) {
+    this.interval = intervalMs(run.timeframe)
+  }
+
+  async start(): Promise<void> {
+    const { run, deps } = this
+    const template = getTemplate(run.template_id) as SingleSymbolTemplate
+    const setup = paperSetup(run, template, await deps.rules(run.symbol))
+    const state = run.state as unknown as RunnerState | null
+    this.broker = new PaperBroker(setup, state?.broker)
+    this.pendingOrder = state?.pendingOrder ?? null
+    this.extra = { warmupFrom: state?.warmupFrom, firstActive: state?.firstActive }
+    const warmup = template.warmupBars(setup.params as never, this.interval)
+    // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
+    this.unsubscribe = deps.streams.subscribe(run.symbol, run.timeframe, (event) => {
+      if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar))
+      else this.enqueue(() => this.backfill(Number.POSITIVE_INFINITY))
+    })
+    await this.enqueue(() => this.warmUp(warmup))
+  }
+
+  stop(): void {
+    this.stopped = true
+    this.unsubscribe?.()
+  }
+
+  /** Resolves once every queued step is done (tests and shutdown). */
+  idle(): Promise<void> {
+    return this.chain
+  }
+
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      if (this.stopped) return
+      try {
+        await step()
+      } catch (error) {
+        this.deps.onError(error, this.run)
+      }
+    })
+    return this.chain
+  }
+
+  private async warmUp(bars: number): Promise<void> {
+    const last = this.broker.lastOpenTime
+    const resumed = last === last
+    // A fresh run: the newest `bars` closed bars. A resumed one: the `bars` up to its last bar, then the gap.
+    const end = resumed ? last + this.interval : await this.deps.exchangeNow()
+    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, end - (bars + 2) * this.interval, end - 1, 1500)
+    let closed = rows.filter((r) => r.openTime + this.interval <= end)
+    if (!resumed && closed.length > 0) closed = closed.slice(0, -1) // the newest row may still be open
+    const history = closed.slice(-bars)
+    const from = history[0]?.openTime ?? end
+    const funding = await this.fetchFunding(from, end)
+    this.broker.warm(history, funding)
+    if (!resumed) {
+      this.extra = { warmupFrom: from, firstActive: (history[history.length - 1]?.openTime ?? from - this.interval) + this.interval }
+    }
+    if (resumed) await this.backfill(Number.POSITIVE_INFINITY)
+  }
+
+  /** Acts on the closed bars after the last one seen and before `beforeOpen`, fetched over REST. */
+  private async backfill(beforeOpen: number): Promise<void> {
+    const last = this.broker.lastOpenTime
+    const from = last === last ? last + this.interval : this.extra.firstActive
+    if (from === undefined) return
+    for (let cursor = from; cursor < beforeOpen; ) {
+      const page = await this.deps.history.klines(this.run.symbol, this.run.timeframe, cursor, Math.min(beforeOpen, cursor + 1500 * this.interval) - 1, 1500)
+      // Without an upper bound the newest row may still be open: only rows the stream confirmed or older than it.
+      const rows = beforeOpen === Number.POSITIVE_INFINITY ? page.slice(0, -1) : page
+      for (const row of rows) if (row.openTime >= cursor) await this.act(row)
+      if (page.length < 1500) break
+      cursor = page[page.length - 1]!.openTime + this.interval
+    }
+  }
+
+  private async onBar(bar: ClosedBar): Promise<void> {
+    const last = this.broker.lastOpenTime
+    const expected = last === last ? last + this.interval : this.extra.firstActive
+    if (expected === undefined || bar.openTime < expected) return
+    if (bar.openTime > expected) await this.backfill(bar.openTime)
+    if (bar.openTime > (this.broker.lastOpenTime === this.broker.lastOpenTime ? this.broker.lastOpenTime : -Infinity)) await this.act(bar)
+  }
+
+  private async act(bar: ClosedBar): Promise<void> {
+    if (this.stopped) return
+    const funding = await this.fundingFor(bar)
+    const { run, deps } = this
+    const before = this.broker.snapshot()
+    const outcome = this.broker.onClosedBar(bar, funding)
+    const now = new Date(deps.now())
+    const ok = await deps.db.transaction().execute(async (trx) => {
+      const owned = await trx
+        .selectFrom('strategy_runs')
+        .select('run')
+        .where('strategy_id', '=', run.strategy_id)
+        .where('run', '=', run.run)
+        .where('lease_owner', '=', deps.owner)
+        .where('ended_at', 'is', null)
+        .forUpdate()
+        .executeTakeFirst()
+      if (!owned) return false
+      const totals = this.broker.totals(bar.close)
+      const next = await recordOutcome(trx, { run, now, pendingOrder: this.pendingOrder, totals }, outcome)
+      const pendingOrder = outcome.newTarget === outcome.newTarget ? next : outcome.filledIntent ? null : this.pendingOrder
+      const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra }
+      await saveRunState(trx, run.strategy_id, run.run, deps.owner, state as unknown as Record<string, unknown>)
+      this.pendingOrder = pendingOrder
+      return true
+    })
+    if (!ok) {
+      // Paused or taken over: the saved state is the truth; this runner stops without acting again.
+      void before
+      this.stop()
+    }
+  }
+
+  /** Funding events up to this bar's close, fetched when the bar holds an hour boundary (settlements are on the hour). */
+  private async fundingFor(bar: ClosedBar): Promise<FundingEvent[]> {
+    const end = bar.openTime + this.interval
+    const crossesHour = Math.floor((end - 1) / HOUR) !== Math.floor((bar.openTime - 1) / HOUR)
+    if (!crossesHour || end <= this.fundingFetchedThrough) return []
+    return this.fetchFunding(Math.max(this.fundingFetchedThrough, bar.openTime - HOUR), end)
+  }
+
+  private async fetchFunding(from: number, to: number): Promise<FundingEvent[]> {
+    const rows = await this.deps.history.fundingRates(this.run.symbol, from, to - 1, 1000)
+    this.fundingFetchedThrough = Math.max(this.fundingFetchedThrough, to)
+    return rows.map((r) => ({ time: r.fundingTime, rate: r.fundingRate, markPrice: r.markPrice ?? Number.NaN }))
+  }
+}

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { startTestApp, type TestApp } from '../support/app.js'
+import { backends } from '../support/database.js'
+import type { KeyPair } from '../support/signing.js'
+
+const base = { name: 'trend', template_id: 'sma_cross', params: { fast: 10, slow: 30 }, symbols: ['BTCUSDT'], timeframe: '1h', capital: '1000' }
+
+for (const backend of backends()) {
+  describe(`deploy and pause (${backend})`, () => {
+    let t: TestApp
+    let key: KeyPair
+    let other: KeyPair
+    const create = async (k: KeyPair = key, fields: Record<string, unknown> = {}) => {
+      const res = await t.signed(k, 'POST', '/v1/strategies', { ...base, ...fields })
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json().id as string
+    }
+    const events = async (strategyId: string) =>
+      (await t.database.handle.db.selectFrom('events').select(['type', 'data']).orderBy('seq').execute()).filter((e: { data: unknown }) => (e.data as { strategy_id?: string }).strategy_id === strategyId)
+    before(async () => {
+      t = await startTestApp(backend, {}, { replay: true })
+      key = await t.createKey(['strategies:read', 'strategies:write'])
+      other = await t.createKey(['strategies:read', 'strategies:write'])
+    })
+    after(() => t.close())
+
+    it('deploys a draft as a dry run: status deployed, deployed_at now, a run row with the overrides, the stored definition unchanged, strategy.deployed', async () => {
+      const id = await create()
+      const res = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true, capital: '500', leverage: 3 })
+      assert.equal(res.statusCode, 200, res.body)
+      const s = res.json()
+      const now = new Date(t.clock.now()).toISOString()
+      assert.equal(s.status, 'deployed')
+      assert.equal(s.deployed_at, now)
+      assert.equal(s.updated_at, now)
+      assert.equal(s.capital, '1000', 'overrides are for this run only')
+      assert.equal(s.leverage, 1)
+      const run = await t.database.handle.db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      assert.equal(Number(run.capital), 500)
+      assert.equal(run.leverage, 3)
+      assert.equal(run.dry_run, true)
+      assert.equal(run.ended_at, null)
+      const deployed = (await events(id)).find((e: { type: string }) => e.type === 'strategy.deployed')
+      assert.deepEqual(deployed?.data, { strategy_id: id, dry_run: true, capital: '500', leverage: 3, deployed_at: now })
+    })
+
+    it('answers every deploy error of the spec and changes nothing', async () => {
+      key = await t.createKey(['strategies:read', 'strategies:write'])
+      const id = await create()
+      const cases: [Record<string, unknown>, number, string, RegExp][] = [
+        [{ dry_run: true, capital: '199' }, 400, 'INVALID_PARAMETER', /at least 200/],
+        [{ dry_run: true, capital: 'lots' }, 400, 'INVALID_PARAMETER', /capital/],
+        [{ dry_run: true, leverage: 21 }, 400, 'INVALID_PARAMETER', /leverage/],
+        [{ dry_run: true, leverage: 0 }, 400, 'INVALID_PARAMETER', /leverage/],
+        [{ dry_run: 'yes' }, 400, 'INVALID_PARAMETER', /dry_run/],
+        [{ dry_run: true, capital: '10000.01' }, 402, 'INSUFFICIENT_FUNDS', /paper wallet/],
+        [{ dry_run: false }, 409, 'INVALID_STATE', /verified exchange key/],
+      ]
+      for (const [body, status, code, message] of cases) {
+        const res = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, body)
+        assert.equal(res.statusCode, status, `${JSON.stringify(body)}: ${res.body}`)
+        assert.equal(res.json().error.code, code)
+        assert.match(res.json().error.message, message)
+      }
+      assert.equal((await t.signed(key, 'GET', `/v1/strategies/${id}`)).json().status, 'draft')
+      const runs = await t.database.handle.db.selectFrom('strategy_runs').select('run').where('strategy_id', '=', id).execute()
+      assert.equal(runs.length, 0)
+      assert.equal((await t.signed(other, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 404, "another user's strategy is not found")
+      assert.equal((await t.signed(key, 'POST', '/v1/strategies/strat_00000000/deploy', { dry_run: true })).statusCode, 404)
+    })
+
+    it('402 counts the capital of the other deployed dry runs; 409 for a second run on the same symbol', async () => {
+      const user = await t.createKey(['strategies:read', 'strategies:write'])
+      const a = await create(user, { capital: '6000' })
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${a}/deploy`, { dry_run: true })).statusCode, 200)
+      const b = await create(user, { capital: '5000', symbols: ['ETHUSDT'] })
+      const poor = await t.signed(user, 'POST', `/v1/strategies/${b}/deploy`, { dry_run: true })
+      assert.equal(poor.statusCode, 402, poor.body)
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${b}/deploy`, { dry_run: true, capital: '4000' })).statusCode, 200)
+      const c = await create(user, { capital: '200' })
+      const clash = await t.signed(user, 'POST', `/v1/strategies/${c}/deploy`, { dry_run: true })
+      assert.equal(clash.statusCode, 409, clash.body)
+      assert.match(clash.json().error.message, /already trades BTCUSDT/)
+    })
+
+    it('refuses deploy unless draft or paused, pause unless deployed (pausing twice is an error), PATCH while deployed', async () => {
+      key = await t.createKey(['strategies:read', 'strategies:write'])
+      const id = await create()
+      const pauseDraft = await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})
+      assert.equal(pauseDraft.statusCode, 409)
+      assert.equal(pauseDraft.json().error.code, 'INVALID_STATE')
+      await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true, capital: '200' })
+      const again = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true, capital: '200' })
+      assert.equal(again.statusCode, 409)
+      assert.equal((await t.signed(key, 'PATCH', `/v1/strategies/${id}`, { params: { fast: 5, slow: 20 } })).statusCode, 409)
+      assert.equal((await t.signed(other, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 404)
+      const paused = await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})
+      assert.equal(paused.statusCode, 200, paused.body)
+      assert.equal(paused.json().status, 'paused')
+      const twice = await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})
+      assert.equal(twice.statusCode, 409)
+      const types = (await events(id)).map((e: { type: string }) => e.type)
+      assert.deepEqual(types, ['strategy.deployed', 'strategy.paused'])
+      const run = await t.database.handle.db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      assert.ok(run.ended_at, 'the pause ended the run')
+    })
+
+    it('resumes a paused strategy with the params changed while paused, as a new run', async () => {
+      const id = await create(key, { capital: '300', symbols: ['XRPUSDT'] })
+      await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+      await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})
+      const patched = await t.signed(key, 'PATCH', `/v1/strategies/${id}`, { params: { fast: 5, slow: 20 } })
+      assert.equal(patched.statusCode, 200, patched.body)
+      const resumed = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+      assert.equal(resumed.statusCode, 200, resumed.body)
+      const runs = await t.database.handle.db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).orderBy('run').execute()
+      assert.deepEqual(runs.map((r: { run: number; params: unknown; ended_at: Date | null }) => [r.run, r.params, r.ended_at === null]), [
+        [1, { fast: 10, slow: 30, allow_short: false }, false],
+        [2, { fast: 5, slow: 20, allow_short: false }, true],
+      ])
+    })
+
+    it('400 when the stored params no longer validate', async () => {
+      const id = await create(key, { symbols: ['ETHUSDT'], capital: '200' })
+      await t.database.handle.db.updateTable('strategies').set({ params: JSON.stringify({ fast: 50, slow: 30 }) }).where('id', '=', id).execute()
+      const res = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+      assert.equal(res.statusCode, 400, res.body)
+      assert.equal(res.json().error.field, 'params.fast')
+    })
+  })
+}
