@@ -99,11 +99,28 @@ export class PaperBroker implements Broker {
   }
 
   closeAll(price: number, time: number): BrokerOutcome {
-    const before = this.begin()
-    this.ledger.moveTo(0, 0, price, time)
     this.stepper.pending = Number.NaN
-    const outcome = this.finish(before, time, 0, true)
-    return outcome
+    return this.fillAt(0, price, time)
+  }
+
+  /**
+   * Moves the ledger to the signed quantity `qty` by one fill at `price` (the engine's moveTo: fee at the
+   * taker rate, round trips closed): how an exchange run books the fill the exchange reported.
+   */
+  fillAt(qty: number, price: number, time: number): BrokerOutcome {
+    const before = this.begin()
+    this.ledger.moveTo(0, qty, price, time)
+    return this.finish(before, time, 0, true)
+  }
+
+  /**
+   * Takes the target the template stated at the last close out of the stepper, so the stepper never
+   * fills it at the next open: an exchange run sends it as an order instead. NaN when none.
+   */
+  takeIntent(): number {
+    const target = this.stepper.pending
+    this.stepper.pending = Number.NaN
+    return target
   }
 
   snapshot(): Record<string, unknown> {

@@ -82,6 +82,11 @@ export class BinanceTradingClient {
     return this.call('GET', '/fapi/v1/order', { symbol, ...orderRef(id) }, 1)
   }
 
+  /** GET /fapi/v1/allOrders (weight 5): the symbol's recent orders, a second way to find one by client order id. */
+  allOrders(symbol: string, params: { startTime?: number; limit?: number } = {}): Promise<ExchangeAnswer<BinanceOrder[]>> {
+    return this.call('GET', '/fapi/v1/allOrders', { symbol, ...params }, 5)
+  }
+
   cancelOrder(symbol: string, id: OrderRef): Promise<ExchangeAnswer<BinanceOrder>> {
     return this.call('DELETE', '/fapi/v1/order', { symbol, ...orderRef(id) }, 1)
   }

@@ -1,0 +1,169 @@
+import { Ledger } from '../../engine/ledger.js'
+import { roundTo, stepDecimals } from '../../engine/steps.js'
+import type { BinanceOrder, BinanceTradingClient } from '../../trading/binance/trading-client.js'
+import type { ExchangeAnswer } from '../../trading/binance/answer.js'
+import { KEY_REFUSED, RunFailure } from '../exchange/run-failure.js'
+import type { BrokerOutcome, ClosedBar, FundingEvent } from './broker.js'
+import type { PaperBroker, PaperSetup } from './paper-broker.js'
+
+/** What sending (or looking up) one intent came to. */
+export type Execution =
+  | { kind: 'done'; outcome: BrokerOutcome }
+  | { kind: 'unknown'; reason: string }
+  | { kind: 'refused'; code: number; msg: string }
+
+/** Order statuses after which a MARKET order changes nothing more. */
+const FINAL = new Set(['FILLED', 'CANCELED', 'EXPIRED', 'REJECTED', 'EXPIRED_IN_MATCH'])
+
+/**
+ * The live broker: the run's own fill ledger and template are a PaperBroker's (the engine's code), but
+ * the template's target becomes a signed MARKET order, sized by the engine's formula from the run's own
+ * equity, and only the fill the exchange reports moves the ledger. It never resends an intent: an
+ * unknown outcome stays unknown until a lookup by client order id settles it.
+ */
+export class ExchangeBroker {
+  readonly kind = 'exchange'
+  private readonly decimals: number
+
+  constructor(
+    readonly paper: PaperBroker,
+    private readonly client: BinanceTradingClient,
+    private readonly setup: PaperSetup,
+  ) {
+    this.decimals = stepDecimals(setup.rules.stepSize)
+  }
+
+  get lastOpenTime(): number {
+    return this.paper.lastOpenTime
+  }
+
+  get lastClose(): number {
+    return this.paper.lastClose
+  }
+
+  get qty(): number {
+    return this.paper.ledger.qty[0]!
+  }
+
+  warm(bars: readonly ClosedBar[], funding: readonly FundingEvent[]): void {
+    this.paper.warm(bars, funding)
+  }
+
+  /** Funding and the template's target at this close; the target is left for send(), never filled by the stepper. */
+  onClosedBar(bar: ClosedBar, funding: readonly FundingEvent[]): BrokerOutcome {
+    const outcome = this.paper.onClosedBar(bar, funding)
+    this.paper.takeIntent()
+    return outcome
+  }
+
+  snapshot(): Record<string, unknown> {
+    return this.paper.snapshot()
+  }
+
+  totals(mark: number): { realized: number; unrealized: number; qty: number } {
+    return this.paper.totals(mark)
+  }
+
+  /**
+   * Before the first order: one-way mode (refused otherwise), then leverage and isolated margin, each
+   * idempotent (-4046 "No need to change margin type", -4059 "No need to change position side").
+   */
+  async prepare(): Promise<void> {
+    const mode = need(await this.client.positionMode(), 'read the position mode')
+    if (mode.dualSidePosition) throw new RunFailure('HEDGE_MODE', 'the account is in Hedge Mode; live runs need One-way Mode (positionSide BOTH)')
+    need(await this.client.setLeverage(this.setup.symbol, this.setup.leverage), `set leverage ${this.setup.leverage}`)
+    const margin = await this.client.setMarginType(this.setup.symbol, 'ISOLATED')
+    if (!(margin.kind === 'rejected' && (margin.code === -4046 || margin.code === -4059))) need(margin, 'set isolated margin')
+  }
+
+  /** The signed quantity the engine would hold after moving to `target` at `price` (Ledger.applyTarget on a copy). */
+  desiredQty(target: number, price: number, time: number): number {
+    const { ledger } = this.paper
+    const scratch = new Ledger([this.setup.symbol], [this.setup.rules], this.setup.capital, this.setup.leverage, this.setup.fees.takerRate)
+    scratch.restore(ledger.snapshot())
+    scratch.applyTarget(0, target, price, time)
+    return scratch.qty[0]!
+  }
+
+  /** Sends the intent `clientOrderId` (already committed) moving the position to `target` of equity at about `price`. */
+  async send(clientOrderId: string, target: number, price: number, time: number): Promise<Execution> {
+    const current = this.qty
+    const desired = this.desiredQty(target, price, time)
+    const delta = roundTo(desired - current, this.decimals)
+    if (delta === 0) return { kind: 'done', outcome: this.paper.fillAt(current, price, time) }
+    const reduceOnly = desired === 0 || (Math.sign(desired) === Math.sign(current) && Math.abs(desired) < Math.abs(current))
+    const answer = await this.client.placeOrder({
+      symbol: this.setup.symbol,
+      side: delta > 0 ? 'BUY' : 'SELL',
+      type: 'MARKET',
+      quantity: Math.abs(delta).toFixed(this.decimals),
+      reduceOnly,
+      clientOrderId,
+    })
+    return this.settle(answer, clientOrderId)
+  }
+
+  /** Reduce-only market order closing the whole position (pause with close_positions). */
+  async close(clientOrderId: string, time: number): Promise<Execution> {
+    const current = this.qty
+    if (current === 0) return { kind: 'done', outcome: this.paper.fillAt(0, this.lastClose, time) }
+    const answer = await this.client.placeOrder({
+      symbol: this.setup.symbol,
+      side: current > 0 ? 'SELL' : 'BUY',
+      type: 'MARKET',
+      quantity: Math.abs(current).toFixed(this.decimals),
+      reduceOnly: true,
+      clientOrderId,
+    })
+    return this.settle(answer, clientOrderId)
+  }
+
+  /**
+   * Looks a sent intent up by client order id: GET /fapi/v1/order, then the symbol's recent orders
+   * (a second index: the single lookup may "forget" an order it accepted). Not found stays unknown.
+   */
+  async lookUp(clientOrderId: string, sentAfter: number): Promise<Execution> {
+    const found = await this.client.order(this.setup.symbol, { clientOrderId })
+    if (found.kind === 'ok') return this.settle(found, clientOrderId)
+    if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw keyRefused(found)
+    const recent = await this.client.allOrders(this.setup.symbol, { startTime: sentAfter - 60_000, limit: 1000 })
+    if (recent.kind === 'ok') {
+      const order = recent.value.find((o) => o.clientOrderId === clientOrderId)
+      if (order) return this.settle({ kind: 'ok', value: order }, clientOrderId)
+    } else if (recent.kind === 'rejected' && KEY_REFUSED.has(recent.code)) throw keyRefused(recent)
+    return { kind: 'unknown', reason: `order ${clientOrderId} was not found yet, which does not prove it was not placed` }
+  }
+
+  /** The exchange's signed position on the symbol (one-way mode: one row, positionSide BOTH). */
+  async exchangeQty(): Promise<number> {
+    const rows = need(await this.client.positions(this.setup.symbol), 'read the position')
+    return roundTo(rows.filter((r) => r.symbol === this.setup.symbol).reduce((sum, r) => sum + Number(r.positionAmt), 0), this.decimals)
+  }
+
+  private settle(answer: ExchangeAnswer<BinanceOrder>, clientOrderId: string): Execution {
+    if (answer.kind === 'unknown') return answer
+    if (answer.kind === 'unavailable') return { kind: 'refused', code: 0, msg: answer.reason }
+    if (answer.kind === 'rejected') {
+      if (KEY_REFUSED.has(answer.code)) throw keyRefused(answer)
+      return { kind: 'refused', code: answer.code, msg: answer.msg }
+    }
+    const order = answer.value
+    if (!FINAL.has(order.status)) return { kind: 'unknown', reason: `order ${clientOrderId} is ${order.status}` }
+    const executed = Number(order.executedQty)
+    const time = order.updateTime
+    if (!(executed > 0)) return { kind: 'done', outcome: this.paper.fillAt(this.qty, this.lastClose, time) }
+    const signed = order.side === 'BUY' ? executed : -executed
+    return { kind: 'done', outcome: this.paper.fillAt(roundTo(this.qty + signed, this.decimals), Number(order.avgPrice), time) }
+  }
+}
+
+function need<T>(answer: ExchangeAnswer<T>, what: string): T {
+  if (answer.kind === 'ok') return answer.value
+  if (answer.kind === 'rejected' && KEY_REFUSED.has(answer.code)) throw keyRefused(answer)
+  if (answer.kind === 'rejected') throw new RunFailure('ORDER_REFUSED', `the exchange refused to ${what}: ${answer.code} ${answer.msg}`)
+  throw new Error(`could not ${what}: ${answer.reason}`)
+}
+
+function keyRefused(answer: { code: number; msg: string }): RunFailure {
+  return new RunFailure('KEY_REVOKED', `the exchange refused the key (${answer.code} ${answer.msg}); register a working key and deploy again`)
+}

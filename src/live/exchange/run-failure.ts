@@ -1,0 +1,40 @@
+import type { Db } from '../../db/connect.js'
+import { recordEvent } from '../../events/outbox.js'
+import type { RunRow } from '../queries.js'
+
+/** Why a live run cannot go on by itself: the strategy moves to error (docs/decisions.md, "Moves into error"). */
+export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED'
+
+export class RunFailure extends Error {
+  constructor(
+    readonly code: RunFailureCode,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'RunFailure'
+  }
+}
+
+/** Binance codes that mean the key no longer works: -2015 invalid key/IP/permissions, -2014 bad key format, -1022 bad signature. */
+export const KEY_REFUSED = new Set([-2015, -2014, -1022])
+
+/**
+ * Ends the run and moves its strategy from deployed to error with strategy.error, in one transaction,
+ * if this owner still holds the run (a pause or a takeover meanwhile wins). Returns whether it did.
+ */
+export async function failRun(db: Db, run: RunRow, owner: string, failure: RunFailure, now: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const ended = await trx
+      .updateTable('strategy_runs')
+      .set({ ended_at: now, lease_owner: null, lease_expires_at: null })
+      .where('strategy_id', '=', run.strategy_id)
+      .where('run', '=', run.run)
+      .where('lease_owner', '=', owner)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst()
+    if (Number(ended.numUpdatedRows) === 0) return false
+    await trx.updateTable('strategies').set({ status: 'error', updated_at: now }).where('id', '=', run.strategy_id).where('status', '=', 'deployed').execute()
+    await recordEvent(trx, { userId: run.user_id, type: 'strategy.error', data: { strategy_id: run.strategy_id, code: failure.code, message: failure.message }, at: now })
+    return true
+  })
+}
