@@ -32,10 +32,10 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     cleanups.push(() => market.close())
     const workers = await startBacktestWorkers({ db: storage.database.db, boss, market, now: Date.now, log: logger, workers: config.workers })
     cleanups.push(() => workers.stop())
-    const runners = startRunners(upstreamConfig, storage.database.db, market, logger)
-    if (runners) cleanups.push(() => runners.stop())
-    // Webhook secrets are sealed under MASTER_KEY: every node of one deployment must share it.
+    // Webhook secrets and exchange keys are sealed under MASTER_KEY: every node of one deployment must share it.
     const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))
+    const runners = startRunners(upstreamConfig, storage.database.db, market, logger, undefined, secrets)
+    if (runners) cleanups.push(() => runners.stop())
     const webhooks = createWebhookPipeline(config, storage.database.db, secrets, Date.now)
     cleanups.push(() => webhooks.close())
     await webhooks.start({ database: storage.database, boss, log: logger })

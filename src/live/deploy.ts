@@ -109,7 +109,9 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       exchange_key_id: exchangeKeyId,
       started_at: now,
     })
-    if (previous?.state && rules && previous.symbol === symbol && dryRun && previous.dry_run) {
+    // A live resume on the same key carries the run's ledger too: the exchange still holds its position,
+    // and reconciliation requires our fills to explain it.
+    if (previous?.state && rules && previous.symbol === symbol && previous.dry_run === dryRun && previous.exchange_key_id === exchangeKeyId) {
       const carried = carryState(previous, { template, params, capital, leverage, rules })
       await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
     }

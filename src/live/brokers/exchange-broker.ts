@@ -126,7 +126,7 @@ export class ExchangeBroker {
     const found = await this.client.order(this.setup.symbol, { clientOrderId })
     if (found.kind === 'ok') return this.settle(found, clientOrderId)
     if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw keyRefused(found)
-    const recent = await this.client.allOrders(this.setup.symbol, { startTime: sentAfter - 60_000, limit: 1000 })
+    const recent = await this.client.allOrders(this.setup.symbol, sentAfter === sentAfter ? { startTime: sentAfter - 60_000, limit: 1000 } : { limit: 1000 })
     if (recent.kind === 'ok') {
       const order = recent.value.find((o) => o.clientOrderId === clientOrderId)
       if (order) return this.settle({ kind: 'ok', value: order }, clientOrderId)

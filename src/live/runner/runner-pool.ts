@@ -6,6 +6,8 @@ import type { Db } from '../../db/connect.js'
 import type { MarketData } from '../../market/market-data.js'
 import { claimRuns, releaseLeases, renewLeases } from '../queries.js'
 import { KlineStreams } from '../stream/kline-streams.js'
+import type { SecretBox } from '../../auth/secret-box.js'
+import { tradingClientOf } from '../exchange/trading-client-of.js'
 import { StrategyRunner } from './strategy-runner.js'
 
 /** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
@@ -20,6 +22,8 @@ export interface RunnerPoolOptions {
   log: FastifyBaseLogger
   /** 'runs-changed' after a deploy or pause on this node: claim at once instead of at the next tick. */
   signals?: EventEmitter
+  /** Opens registered exchange keys for live runs; without it this process leaves live runs alone. */
+  secrets?: SecretBox
   renewMs?: number
   ttlMs?: number
 }
@@ -87,6 +91,7 @@ export class RunnerPool {
           const response = await this.options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
           return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
         },
+        ...(this.options.secrets ? { tradingClient: (r) => tradingClientOf(db, this.options.secrets!, this.options.market.client, r) } : {}),
         onError: (error, failed) => this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed'),
       })
       this.runners.set(run.strategy_id, runner)

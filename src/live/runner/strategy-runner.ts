@@ -3,8 +3,12 @@ import type { SymbolRules } from '../../engine/types.js'
 import type { HistorySource } from '../../backtests/history-store.js'
 import { getTemplate } from '../../templates/validate.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
-import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
+import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
+import { ExchangeBroker } from '../brokers/exchange-broker.js'
 import { PaperBroker } from '../brokers/paper-broker.js'
+import { failRun, RunFailure } from '../exchange/run-failure.js'
+import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
+import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { paperSetup } from '../deploy.js'
 import { type RunRow, saveRunState } from '../queries.js'
 import { recordOutcome, type RunState } from '../record-outcome.js'
@@ -21,12 +25,14 @@ export interface RunnerDeps {
   /** The exchange's clock (GET /fapi/v1/time): the replay exchange's runs faster than ours. */
   exchangeNow: () => Promise<number>
   onError: (error: unknown, run: RunRow) => void
+  /** The signed client of a live run's exchange key (absent where this process holds no master key). */
+  tradingClient?: (run: RunRow) => Promise<BinanceTradingClient>
 }
 
 const HOUR = 3_600_000
 
 /** Warm-up and backfill state saved beside the broker's: the first bar the run may act on. */
-interface RunnerState extends RunState {
+interface RunnerState extends RunState, LiveState {
   warmupFrom?: number
   firstActive?: number
 }
@@ -37,7 +43,9 @@ interface RunnerState extends RunState {
  * the bars it missed (at start, after a reconnect, or when a bar arrives after a gap) before acting again.
  */
 export class StrategyRunner {
-  private broker!: PaperBroker
+  private broker!: PaperBroker | ExchangeBroker
+  /** A live run's order path (intents sent, unknown outcomes looked up, reconciliation); undefined for a dry run. */
+  private live: LiveOrders | undefined
   private pendingOrder: string | null = null
   private unsubscribe: (() => void) | undefined
   private chain: Promise<void> = Promise.resolve()
@@ -58,16 +66,32 @@ export class StrategyRunner {
     const template = getTemplate(run.template_id) as SingleSymbolTemplate
     const setup = paperSetup(run, template, await deps.rules(run.symbol))
     const state = run.state as unknown as RunnerState | null
-    this.broker = new PaperBroker(setup, state?.broker)
+    const paper = new PaperBroker(setup, state?.broker)
+    this.broker = paper
     this.pendingOrder = state?.pendingOrder ?? null
     this.extra = { warmupFrom: state?.warmupFrom, firstActive: state?.firstActive }
+
     const warmup = template.warmupBars(setup.params as never, this.interval)
     // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
     this.unsubscribe = deps.streams.subscribe(run.symbol, run.timeframe, (event) => {
       if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar))
-      else this.enqueue(() => this.backfill(Number.POSITIVE_INFINITY))
+      else
+        this.enqueue(async () => {
+          // After a reconnect the exchange's picture comes first: trading waits until it agrees with ours.
+          await this.live?.reconcile()
+          await this.backfill(Number.POSITIVE_INFINITY)
+        })
     })
-    await this.enqueue(() => this.warmUp(warmup))
+    await this.enqueue(async () => {
+      if (!run.dry_run) {
+        // Inside the chain, so a refused key (RunFailure) moves the strategy to error like any later step.
+        if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
+        const broker = new ExchangeBroker(paper, await deps.tradingClient(run), setup)
+        this.broker = broker
+        this.live = new LiveOrders(broker, { commit: (outcome, settles) => this.commit(outcome, settles), pendingOrder: () => this.pendingOrder, state: state ?? undefined })
+      }
+      await this.warmUp(warmup)
+    })
   }
 
   stop(): void {
@@ -86,6 +110,10 @@ export class StrategyRunner {
       try {
         await step()
       } catch (error) {
+        if (error instanceof RunFailure) {
+          this.stop()
+          await failRun(this.deps.db, this.run, this.deps.owner, error, new Date(this.deps.now()))
+        }
         this.deps.onError(error, this.run)
       }
     })
@@ -106,6 +134,10 @@ export class StrategyRunner {
     this.broker.warm(history, funding)
     if (!resumed) {
       this.extra = { warmupFrom: from, firstActive: (history[history.length - 1]?.openTime ?? from - this.interval) + this.interval }
+    }
+    if (this.live) {
+      await this.live.prepare()
+      await this.live.reconcile()
     }
     if (resumed) await this.backfill(Number.POSITIVE_INFINITY)
   }
@@ -136,10 +168,21 @@ export class StrategyRunner {
   private async act(bar: ClosedBar): Promise<void> {
     if (this.stopped) return
     const funding = await this.fundingFor(bar)
+    if (this.live) return this.live.act(bar, funding, this.interval)
+    await this.commit(this.broker.onClosedBar(bar, funding), undefined)
+  }
+
+  /**
+   * Writes one outcome (fills, trades, stats, events, the next intent) and the runner's state in one
+   * transaction, if this process still owns the run; returns the new intent's client order id (or null),
+   * or undefined when the run was paused or taken over (the runner then stops). `pendingOrder` overrides
+   * which order the outcome's fill settles (a live run books the fill of the order it just sent).
+   */
+  private async commit(outcome: BrokerOutcome, settles: string | null | undefined): Promise<string | null | undefined> {
     const { run, deps } = this
-    const before = this.broker.snapshot()
-    const outcome = this.broker.onClosedBar(bar, funding)
     const now = new Date(deps.now())
+    const pendingBefore = settles === undefined ? this.pendingOrder : settles
+    let created: string | null = null
     const ok = await deps.db.transaction().execute(async (trx) => {
       const owned = await trx
         .selectFrom('strategy_runs')
@@ -151,19 +194,21 @@ export class StrategyRunner {
         .forUpdate()
         .executeTakeFirst()
       if (!owned) return false
-      const totals = this.broker.totals(bar.close)
-      const next = await recordOutcome(trx, { run, now, pendingOrder: this.pendingOrder, totals }, outcome)
-      const pendingOrder = outcome.newTarget === outcome.newTarget ? next : outcome.filledIntent ? null : this.pendingOrder
-      const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra }
+      const totals = this.broker.totals(this.broker.lastClose)
+      const next = await recordOutcome(trx, { run, now, pendingOrder: pendingBefore, totals }, outcome)
+      created = next
+      const pendingOrder = outcome.newTarget === outcome.newTarget ? next : outcome.filledIntent ? null : pendingBefore
+      const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
       await saveRunState(trx, run.strategy_id, run.run, deps.owner, state as unknown as Record<string, unknown>)
       this.pendingOrder = pendingOrder
       return true
     })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
-      void before
       this.stop()
+      return undefined
     }
+    return created
   }
 
   /** Funding events up to this bar's close, fetched when the bar holds an hour boundary (settlements are on the hour). */
