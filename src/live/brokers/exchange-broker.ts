@@ -27,7 +27,7 @@ export class ExchangeBroker {
 
   constructor(
     readonly paper: PaperBroker,
-    private readonly client: BinanceTradingClient,
+    private client: BinanceTradingClient,
     private readonly setup: PaperSetup,
   ) {
     this.decimals = stepDecimals(setup.rules.stepSize)
@@ -43,6 +43,11 @@ export class ExchangeBroker {
 
   get qty(): number {
     return this.paper.ledger.qty[0]!
+  }
+
+  /** Trades with freshly opened credentials from now on (after a reconnect: a deleted or replaced key shows up). */
+  useClient(client: BinanceTradingClient): void {
+    this.client = client
   }
 
   warm(bars: readonly ClosedBar[], funding: readonly FundingEvent[]): void {

@@ -78,7 +78,10 @@ export class StrategyRunner {
       else
         this.enqueue(async () => {
           // After a reconnect the exchange's picture comes first: trading waits until it agrees with ours.
-          await this.live?.reconcile()
+          if (this.live && this.broker instanceof ExchangeBroker) {
+            this.broker.useClient(await this.deps.tradingClient!(this.run))
+            await this.live.reconcile()
+          }
           await this.backfill(Number.POSITIVE_INFINITY)
         })
     })

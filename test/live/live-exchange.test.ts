@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict'
+import crypto from 'node:crypto'
+import { after, before, describe, it } from 'node:test'
+import { pino } from 'pino'
+import { symbolRules } from '../../src/backtests/upstream-history.js'
+import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
+import { PAPER_FEES } from '../../src/live/deploy.js'
+import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import { BinanceTradingClient } from '../../src/trading/binance/trading-client.js'
+import { type SignedInUser, signIn } from '../auth/bearer.js'
+import { loadFunding, loadKlines } from '../engine/helpers.js'
+import { startTestApp, type TestApp } from '../support/app.js'
+import { backends } from '../support/database.js'
+import { poll } from '../support/poll.js'
+
+const MINUTE = 60_000
+// 1m bars close twice a wall second from 2025-06-17 06:00 UTC (inside the recorded minutes).
+const SPEED = 120
+const REPLAY_START = Date.UTC(2025, 5, 17, 6, 0, 0)
+const PARAMS = { fast: 3, slow: 8, allow_short: true }
+
+interface Account {
+  apiKey: string
+  secretKey: string
+}
+const account = (name: string): Account => ({
+  apiKey: `${name}${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
+  secretKey: `${name}S${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
+})
+const ACCOUNTS = { parity: account('PARITY'), unknown: account('UNKNOWN'), forgot: account('FORGOT'), foreign: account('FOREIGN'), revoked: account('REVOKED') }
+
+for (const backend of backends()) {
+  describe(`live runs on the exchange (${backend})`, () => {
+    let t: TestApp
+    let pool: RunnerPool
+    let user: SignedInUser
+    const keyIds: Record<string, string> = {}
+    const strategies: Record<string, string> = {}
+
+    const call = (method: 'GET' | 'POST', url: string, payload?: object) => {
+      // Deploy reads the balance signed with the app's clock: keep it at wall time (the replay's window).
+      t.clock.value = Date.now()
+      return t.app.inject({ method, url, headers: user.headers, ...(payload ? { payload } : {}) })
+    }
+    const exchange = (a: Account) => new BinanceTradingClient(t.services.market.client, { apiKey: a.apiKey, apiSecret: a.secretKey }, Date.now)
+    const db = () => t.database.handle.db
+    const orders = (id: string) => db().selectFrom('strategy_orders').selectAll().where('strategy_id', '=', id).orderBy('intent').execute()
+    const filled = async (id: string) => (await orders(id)).filter((o) => o.status === 'filled')
+    const exchangeOrders = async (a: Account) => {
+      const answer = await exchange(a).allOrders('BTCUSDT', { limit: 1000 })
+      assert.equal(answer.kind, 'ok')
+      return answer.kind === 'ok' ? answer.value : []
+    }
+    const exchangeQty = async (a: Account) => {
+      const answer = await exchange(a).positions('BTCUSDT')
+      return answer.kind === 'ok' ? Number(answer.value[0]?.positionAmt ?? 0) : Number.NaN
+    }
+    const runState = async (id: string) =>
+      (await db().selectFrom('strategy_runs').select('state').where('strategy_id', '=', id).executeTakeFirst())?.state as
+        | { warmupFrom: number; firstActive: number; pendingOrder: string | null; broker: { lastOpenTime: number | null; ledger: { arrays: { qty: number[] } } } }
+        | null
+        | undefined
+    const create = async (name: string) => {
+      const res = await call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', leverage: 2 })
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json().id as string
+    }
+    const deploy = async (id: string, keyId: string) => {
+      const res = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: keyId })
+      assert.equal(res.statusCode, 200, res.body)
+    }
+    const hex = (id: string) => id.slice('strat_'.length)
+
+    before(async () => {
+      t = await startTestApp(backend, {}, { replay: { speed: SPEED, replayStart: REPLAY_START, accounts: Object.values(ACCOUNTS).map((a) => ({ ...a, balances: { USDT: '10000' } })) } })
+      user = await signIn(t)
+      for (const [name, a] of Object.entries(ACCOUNTS)) {
+        const res = await call('POST', '/v1/exchange-keys', { api_key: a.apiKey, api_secret: a.secretKey, label: name })
+        assert.equal(res.statusCode, 200, res.body)
+        keyIds[name] = res.json().id as string
+      }
+      pool = new RunnerPool({ db: db(), market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals, secrets: t.services.secrets })
+      pool.start()
+      for (const name of Object.keys(ACCOUNTS)) strategies[name] = await create(name)
+      const faults = t.replay!.faults
+      // The first two orders of one run execute, then answer 503 "Unknown error" and 408 -1007.
+      faults.add({ path: new RegExp(`newClientOrderId=${strategies.unknown!.replace('strat_', 'pp-')}-`), executeThen: 503, times: 1 })
+      faults.add({ path: new RegExp(`newClientOrderId=${strategies.unknown!.replace('strat_', 'pp-')}-`), executeThen: -1007, times: 1 })
+      // Another run's first order executes, answers 503, and every lookup by id says "unknown order" for a while.
+      faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(strategies.forgot!)}-`), executeThen: 503, times: 1 })
+      faults.add({ path: new RegExp(`origClientOrderId=pp-${hex(strategies.forgot!)}-`), forget: true, times: 12 })
+      for (const name of Object.keys(ACCOUNTS)) await deploy(strategies[name]!, keyIds[name]!)
+    })
+    after(async () => {
+      await pool.stop()
+      await t.close()
+    })
+
+    it('402 when the account holds less than the capital; the strategy stays draft', async () => {
+      const id = await create('too big')
+      const res = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: keyIds.parity, capital: '9500' })
+      assert.equal(res.statusCode, 402, res.body)
+      assert.equal(res.json().error.code, 'INSUFFICIENT_FUNDS')
+      assert.match(res.json().error.message, /exchange account/)
+      assert.equal((await call('GET', `/v1/strategies/${id}`)).json().status, 'draft')
+    })
+
+    it('makes the trades of a backtest over the same bars, at prices within a few basis points', async () => {
+      const id = strategies.parity!
+      const done = await poll('the live run to act on 60 closed bars with 3 closed trades', 90_000, async () => {
+        const s = await runState(id)
+        const trades = await db().selectFrom('strategy_trades').select('id').where('strategy_id', '=', id).execute()
+        return s?.broker.lastOpenTime && s.broker.lastOpenTime >= s.firstActive + 60 * MINUTE && trades.length >= 3 && s.pendingOrder === null ? s : undefined
+      })
+      const stored = await db().selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
+      const last = stored[stored.length - 1]!.exit_time.getTime()
+      const bars = loadKlines('BTCUSDT', 'BTCUSDT-1m-20250504-20250624.csv.gz', MINUTE)
+      const rules = await symbolRules(t.services.market, 'BTCUSDT')
+      const expected = runBacktest({
+        templateId: 'sma_cross',
+        params: PARAMS,
+        bars: [bars],
+        funding: [loadFunding('BTCUSDT-fundingRate-20190910-20260517.csv')],
+        rules: [{ ...rules, brackets: BINANCE_BTCUSDT_BRACKETS }],
+        capital: 1000,
+        leverage: 2,
+        fees: PAPER_FEES,
+        start: done.warmupFrom,
+        end: last,
+      })
+      const comparable = expected.trades.filter((tr) => tr.exitTime <= last)
+      assert.equal(stored.length, comparable.length, 'the same number of closed trades')
+      let worstBps = 0
+      for (const [i, live] of stored.entries()) {
+        const backtest = comparable[i]!
+        assert.equal(live.side, backtest.side)
+        // The order goes out when the closed kline arrives (the stream sends it within a wall second).
+        const entryLag = live.entry_time.getTime() - backtest.entryTime
+        assert.ok(entryLag >= 0 && entryLag < 2 * MINUTE, `trade ${i} entered ${entryLag} ms after the backtest's`)
+        for (const [a, b] of [
+          [Number(live.entry_price), backtest.entryPrice],
+          [Number(live.exit_price), backtest.exitPrice],
+        ] as const) {
+          worstBps = Math.max(worstBps, (Math.abs(a - b) / b) * 10_000)
+        }
+        assert.ok(Math.abs(Number(live.qty) - backtest.qty) / backtest.qty < 0.01, `trade ${i} qty ${live.qty} against ${backtest.qty}`)
+      }
+      console.log(JSON.stringify({ parity_trades: stored.length, worst_price_deviation_bps: Number(worstBps.toFixed(2)) }))
+      assert.ok(worstBps < 30, `prices within 30 bps of the backtest's (worst ${worstBps.toFixed(2)})`)
+      // Every fill is one exchange order under its intent's id, and the exchange holds what our fills add up to.
+      const sent = await exchangeOrders(ACCOUNTS.parity)
+      const ours = await filled(id)
+      assert.deepEqual(sent.map((o) => o.clientOrderId).sort(), ours.filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id).sort())
+      const state = (await runState(id))!
+      assert.equal(await exchangeQty(ACCOUNTS.parity), state.broker.ledger.arrays.qty[0])
+    })
+
+    it('never duplicates an order answered 503 or -1007 after it executed', async () => {
+      const id = strategies.unknown!
+      await poll('three filled orders', 60_000, async () => ((await filled(id)).length >= 3 && (await runState(id))?.pendingOrder === null ? true : undefined))
+      const sent = await exchangeOrders(ACCOUNTS.unknown)
+      const ids = sent.map((o) => o.clientOrderId)
+      assert.equal(new Set(ids).size, ids.length, 'no client order id twice')
+      const booked = (await filled(id)).filter((o) => Number(o.qty) > 0)
+      assert.deepEqual(ids.sort(), booked.map((o) => o.client_order_id).sort(), 'each sent order booked once as filled, nothing else sent')
+      const state = (await runState(id))!
+      assert.equal(await exchangeQty(ACCOUNTS.unknown), state.broker.ledger.arrays.qty[0])
+      assert.equal(t.replay!.faults.active().length <= 2, true)
+    })
+
+    it('does not send a "forgotten" order again: it stays unknown until a lookup finds it', async () => {
+      const id = strategies.forgot!
+      const first = await poll('the first order booked', 60_000, async () => (await filled(id)).find((o) => Number(o.qty) > 0))
+      await poll('two more bars', 30_000, async () => ((await runState(id))?.pendingOrder === null ? true : undefined))
+      const sent = await exchangeOrders(ACCOUNTS.forgot)
+      assert.equal(sent.filter((o) => o.clientOrderId === first.client_order_id).length, 1)
+      const ids = sent.map((o) => o.clientOrderId)
+      assert.equal(new Set(ids).size, ids.length)
+      assert.equal(await exchangeQty(ACCOUNTS.forgot), (await runState(id))!.broker.ledger.arrays.qty[0])
+    })
+
+    it('reconciliation after a reconnect finds a position the run cannot explain and moves the strategy to error', async () => {
+      const id = strategies.foreign!
+      await poll('a first fill', 60_000, async () => ((await filled(id)).some((o) => Number(o.qty) > 0) && (await runState(id))?.pendingOrder === null ? true : undefined))
+      // Someone trades the same symbol on the account, and the user stream's events of it are lost.
+      const remove = t.replay!.faults.add({ userEvents: 'drop' })
+      const manual = await exchange(ACCOUNTS.foreign).placeOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.002', clientOrderId: 'manual-1' })
+      assert.equal(manual.kind, 'ok')
+      remove()
+      const before = (await exchangeOrders(ACCOUNTS.foreign)).length
+      t.replay!.faults.disconnectStreams()
+      const strategy = await poll('the strategy in error', 30_000, async () => {
+        const s = (await call('GET', `/v1/strategies/${id}`)).json()
+        return s.status === 'error' ? s : undefined
+      })
+      assert.equal(strategy.status, 'error')
+      const event = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
+      const mine = event.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      assert.equal(mine?.code, 'POSITION_MISMATCH')
+      assert.match(mine!.message, /exchange holds a position/)
+      const run = await db().selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      assert.notEqual(run.ended_at, null)
+      assert.equal((await exchangeOrders(ACCOUNTS.foreign)).length, before, 'no order after the mismatch')
+    })
+
+    it('a revoked key (-2015) moves the strategy to error with strategy.error', async () => {
+      const id = strategies.revoked!
+      await poll('a first bar acted on', 60_000, async () => ((await runState(id))?.broker.lastOpenTime ? true : undefined))
+      // As if the key were deleted on Binance: the exchange no longer knows it.
+      await db().updateTable('exchange_keys').set({ api_key_enc: t.services.secrets.seal(account('GONE').apiKey) }).where('id', '=', keyIds.revoked!).execute()
+      t.replay!.faults.disconnectStreams()
+      await poll('the strategy in error', 30_000, async () => ((await call('GET', `/v1/strategies/${id}`)).json().status === 'error' ? true : undefined))
+      const events = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
+      const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      assert.equal(mine?.code, 'KEY_REVOKED')
+      assert.match(mine!.message, /-2015/)
+    })
+  })
+}
