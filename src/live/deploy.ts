@@ -15,14 +15,17 @@ import {
   cancelOpenOrders,
   committedCapital,
   endRun,
+  insertOrder,
   insertRun,
   latestRun,
+  nextIntent,
   paperBalance,
   type RunRow,
   runOnSymbol,
   saveRunState,
 } from './queries.js'
-import { recordOutcome, type RunState } from './record-outcome.js'
+import { closeLivePosition } from './exchange/close-live-position.js'
+import { clientOrderId, recordOutcome, type RunState } from './record-outcome.js'
 import { intervalMs } from './timeframes.js'
 
 export interface DeployContext {
@@ -136,11 +139,22 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   const peek = await ownStrategy(db, userId, id, false)
   if (peek.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${peek.status}; only a deployed strategy can be paused`)
   const rules = closePositions ? await context.rules(peek.symbols[0]!) : undefined
+  let liveClose: { run: RunRow; closeId: string } | undefined
   await db.transaction().execute(async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     if (row.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${row.status}; only a deployed strategy can be paused`)
     const run = await activeRun(trx, row.id, true)
-    if (run) {
+    if (run && !run.dry_run) {
+      // A live run's orders waiting for an answer may have executed: they stay 'new' (never cancelled
+      // unseen); the close looks the last one up after this commit, with the run ended so no runner acts.
+      if (closePositions && run.state) {
+        const intent = await nextIntent(trx, row.id, run.run)
+        const closeId = clientOrderId(row.id, run.run, intent)
+        await insertOrder(trx, { client_order_id: closeId, strategy_id: row.id, run: run.run, intent, symbol: run.symbol, target: '0', reduce_only: true, status: 'new', created_at: now })
+        liveClose = { run, closeId }
+      }
+      await endRun(trx, row.id, run.run, now)
+    } else if (run) {
       await cancelOpenOrders(trx, row.id, run.run)
       const state = run.state as unknown as RunState | null
       if (closePositions && state && rules) {
@@ -158,6 +172,7 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
     await recordEvent(trx, { userId, type: 'strategy.paused', data: { strategy_id: row.id, close_positions: closePositions }, at: now })
   })
   context.onRunsChanged?.()
+  if (liveClose && rules) await closeLivePosition({ db, secrets: context.secrets, upstream: context.upstream, rules, now }, liveClose.run, liveClose.closeId)
 }
 
 function assertDeployable(row: StrategyRow): void {

@@ -155,6 +155,24 @@ for (const backend of backends()) {
       assert.equal(await exchangeQty(ACCOUNTS.parity), state.broker.ledger.arrays.qty[0])
     })
 
+    it('pause with close_positions closes the exchange position with a reduce-only order before answering', async () => {
+      const id = strategies.parity!
+      const held = await exchangeQty(ACCOUNTS.parity)
+      assert.notEqual(held, 0, 'sma_cross with shorts is always in a position after its first cross')
+      const res = await call('POST', `/v1/strategies/${id}/pause`, { close_positions: true })
+      assert.equal(res.statusCode, 200, res.body)
+      assert.equal(res.json().status, 'paused')
+      assert.equal(res.json().stats.open_positions, 0)
+      assert.equal(await exchangeQty(ACCOUNTS.parity), 0)
+      const close = (await exchangeOrders(ACCOUNTS.parity)).at(-1)!
+      assert.equal(close.reduceOnly, true)
+      assert.equal(Number(close.executedQty), Math.abs(held))
+      const row = (await orders(id)).find((o) => o.client_order_id === close.clientOrderId)
+      assert.equal(row?.status, 'filled')
+      assert.equal(row?.reduce_only, true)
+      assert.equal((await runState(id))!.broker.ledger.arrays.qty[0], 0)
+    })
+
     it('never duplicates an order answered 503 or -1007 after it executed', async () => {
       const id = strategies.unknown!
       await poll('three filled orders', 60_000, async () => ((await filled(id)).length >= 3 && (await runState(id))?.pendingOrder === null ? true : undefined))

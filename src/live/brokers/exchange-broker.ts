@@ -108,18 +108,24 @@ export class ExchangeBroker {
     return this.settle(answer, clientOrderId)
   }
 
-  /** Reduce-only market order closing the whole position (pause with close_positions). */
+  /**
+   * Reduce-only MARKET order for exactly the exchange's position (pause with close_positions): sized from
+   * the exchange, not our ledger, so it can only shrink whatever is open; the ledger is booked flat at its price.
+   */
   async close(clientOrderId: string, time: number): Promise<Execution> {
-    const current = this.qty
-    if (current === 0) return { kind: 'done', outcome: this.paper.fillAt(0, this.lastClose, time) }
+    const theirs = await this.exchangeQty()
+    if (theirs === 0) return { kind: 'done', outcome: this.paper.fillAt(0, this.lastClose, time) }
     const answer = await this.client.placeOrder({
       symbol: this.setup.symbol,
-      side: current > 0 ? 'SELL' : 'BUY',
+      side: theirs > 0 ? 'SELL' : 'BUY',
       type: 'MARKET',
-      quantity: Math.abs(current).toFixed(this.decimals),
+      quantity: Math.abs(theirs).toFixed(this.decimals),
       reduceOnly: true,
       clientOrderId,
     })
+    if (answer.kind === 'ok' && answer.value.status === 'FILLED') {
+      return { kind: 'done', outcome: this.paper.fillAt(0, Number(answer.value.avgPrice), answer.value.updateTime) }
+    }
     return this.settle(answer, clientOrderId)
   }
 
