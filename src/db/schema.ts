@@ -18,6 +18,7 @@ export interface Database {
   delivery_attempts: DeliveryAttemptsTable
   exchange_keys: ExchangeKeysTable
   strategy_runs: StrategyRunsTable
+  balance_alerts: BalanceAlertsTable
   strategy_orders: StrategyOrdersTable
   strategy_trades: StrategyTradesTable
 }
@@ -280,4 +281,11 @@ export interface StrategyTradesTable {
   funding: string
   pnl: string
   exit_reason: string
+}
+
+export interface BalanceAlertsTable {
+  exchange_key_id: string
+  asset: string
+  below: boolean
+  changed_at: Date
 }

@@ -7,6 +7,7 @@ import type { MarketData } from '../../market/market-data.js'
 import { claimRuns, releaseLeases, renewLeases } from '../queries.js'
 import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
+import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
 import { StrategyRunner } from './strategy-runner.js'
 
@@ -24,6 +25,8 @@ export interface RunnerPoolOptions {
   signals?: EventEmitter
   /** Opens registered exchange keys for live runs; without it this process leaves live runs alone. */
   secrets?: SecretBox
+  /** How often the account.balance_low watcher reads accounts (it runs where secrets are given). */
+  balanceWatchMs?: number
   renewMs?: number
   ttlMs?: number
 }
@@ -39,15 +42,21 @@ export class RunnerPool {
   private timer: NodeJS.Timeout | undefined
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
+  private readonly balances: BalanceWatcher | undefined
 
   constructor(private readonly options: RunnerPoolOptions) {
     this.streams = new KlineStreams(options.wsUrl)
+    if (options.secrets) {
+      const { db, secrets, log } = options
+      this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })
+    }
   }
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.options.renewMs ?? LEASE_RENEW_MS)
     this.options.signals?.on('runs-changed', this.onSignal)
     void this.tick()
+    this.balances?.start()
   }
 
   /** One round: renew, drop lost runs, claim new ones. Rounds never overlap. */
@@ -60,6 +69,7 @@ export class RunnerPool {
     clearInterval(this.timer)
     this.options.signals?.off('runs-changed', this.onSignal)
     await this.ticking
+    await this.balances?.stop()
     for (const runner of this.runners.values()) runner.stop()
     this.runners.clear()
     this.streams.close()
