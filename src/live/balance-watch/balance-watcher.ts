@@ -8,6 +8,12 @@ import { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { BALANCE_LOW } from '../../webhooks/events.js'
 import { markBelow, watchedAccounts } from './queries.js'
 
+/**
+ * The assets a threshold applies to: it is a dollar amount (the spec's examples, "100"), so only the USD
+ * margin assets; comparing 1.5 BNB with a threshold of 100 would fire for every holder of BNB.
+ */
+export const TRACKED_ASSETS = new Set(['USDT', 'USDC', 'FDUSD'])
+
 /** How often accounts are read: GET /fapi/v2/balance costs 5 weight, so 100 accounts every 30 s is ~1,000 of the 2,400 a minute. */
 export const BALANCE_WATCH_MS = 30_000
 
@@ -22,8 +28,7 @@ export interface BalanceWatcherOptions {
 
 /**
  * account.balance_low: reads the exchange accounts of users subscribed to it and fires once when a
- * tracked asset's available balance falls below the threshold, re-arming when it recovers. Tracked
- * assets: those the account holds (a wallet balance above 0) and USDT, the margin asset, always.
+ * tracked asset's available balance falls below the threshold, re-arming when it recovers.
  */
 export class BalanceWatcher {
   private timer: NodeJS.Timeout | undefined
@@ -61,7 +66,7 @@ export class BalanceWatcher {
       }
       const threshold = Number(account.threshold)
       for (const row of answer.value as { asset: string; balance: string; availableBalance: string }[]) {
-        if (!(row.asset === 'USDT' || Number(row.balance) > 0)) continue
+        if (!TRACKED_ASSETS.has(row.asset)) continue
         const below = Number(row.availableBalance) < threshold
         const at = new Date(now())
         await db.transaction().execute(async (trx) => {
