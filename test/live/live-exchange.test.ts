@@ -2,13 +2,10 @@ import assert from 'node:assert/strict'
 import crypto from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
-import { symbolRules } from '../../src/backtests/upstream-history.js'
-import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
-import { PAPER_FEES } from '../../src/live/deploy.js'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
 import { BinanceTradingClient } from '../../src/trading/binance/trading-client.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
-import { loadFunding, loadKlines } from '../engine/helpers.js'
+import { btcMinuteBacktest } from './btc-minute-backtest.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import { poll } from '../support/poll.js'
@@ -114,20 +111,7 @@ for (const backend of backends()) {
       })
       const stored = await db().selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
       const last = stored[stored.length - 1]!.exit_time.getTime()
-      const bars = loadKlines('BTCUSDT', 'BTCUSDT-1m-20250504-20250624.csv.gz', MINUTE)
-      const rules = await symbolRules(t.services.market, 'BTCUSDT')
-      const expected = runBacktest({
-        templateId: 'sma_cross',
-        params: PARAMS,
-        bars: [bars],
-        funding: [loadFunding('BTCUSDT-fundingRate-20190910-20260517.csv')],
-        rules: [{ ...rules, brackets: BINANCE_BTCUSDT_BRACKETS }],
-        capital: 1000,
-        leverage: 2,
-        fees: PAPER_FEES,
-        start: done.warmupFrom,
-        end: last,
-      })
+      const expected = await btcMinuteBacktest(t.services.market, { params: PARAMS, capital: 1000, leverage: 2, start: done.warmupFrom, end: last })
       const comparable = expected.trades.filter((tr) => tr.exitTime <= last)
       assert.equal(stored.length, comparable.length, 'the same number of closed trades')
       let worstBps = 0
