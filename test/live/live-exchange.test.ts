@@ -24,7 +24,7 @@ const account = (name: string): Account => ({
   apiKey: `${name}${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
   secretKey: `${name}S${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
 })
-const ACCOUNTS = { parity: account('PARITY'), unknown: account('UNKNOWN'), forgot: account('FORGOT'), foreign: account('FOREIGN'), revoked: account('REVOKED') }
+const ACCOUNTS = { parity: account('PARITY'), unknown: account('UNKNOWN'), forgot: account('FORGOT'), foreign: account('FOREIGN'), revoked: account('REVOKED'), dropped: account('DROPPED') }
 
 for (const backend of backends()) {
   describe(`live runs on the exchange (${backend})`, () => {
@@ -86,6 +86,10 @@ for (const backend of backends()) {
       // Another run's first order executes, answers 503, and every lookup by id says "unknown order" for a while.
       faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(strategies.forgot!)}-`), executeThen: 503, times: 1 })
       faults.add({ path: new RegExp(`origClientOrderId=pp-${hex(strategies.forgot!)}-`), forget: true, times: 12 })
+      // Another run's first order never reaches the exchange (the connection drops after sending).
+      faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(strategies.dropped!)}-`), drop: true, times: 1 })
+      // Counts its lookups by id (a 1 ms delay changes nothing else).
+      faults.add({ path: new RegExp(`origClientOrderId=pp-${hex(strategies.dropped!)}-`), latencyMs: 1, times: 1000 })
       for (const name of Object.keys(ACCOUNTS)) await deploy(strategies[name]!, keyIds[name]!)
     })
     after(async () => {
@@ -182,6 +186,26 @@ for (const backend of backends()) {
       assert.equal(await exchangeQty(ACCOUNTS.forgot), (await runState(id))!.broker.ledger.arrays.qty[0])
       const forgets = t.replay!.faults.active().filter((f) => f.forget && String(f.path).includes(hex(id)))
       assert.ok(forgets.length === 0 || forgets[0]!.times! <= 12 - 5, 'the order was looked up and "forgotten" at least five times first')
+    })
+
+    it('an order found nowhere for 10 exchange minutes, with the position unchanged, is booked skipped and the run goes on', async () => {
+      const id = strategies.dropped!
+      const later = await poll('an order filled after the lost one', 60_000, async () => {
+        const rows = await orders(id)
+        const lost = rows.find((o) => o.status === 'skipped')
+        return lost && rows.some((o) => o.status === 'filled' && o.intent > lost.intent && Number(o.qty) > 0) ? { lost, rows } : undefined
+      })
+      const sent = await exchangeOrders(ACCOUNTS.dropped)
+      assert.equal(sent.filter((o) => o.clientOrderId === later.lost.client_order_id).length, 0, 'the lost order never reached the exchange')
+      const ids = sent.map((o) => o.clientOrderId)
+      assert.equal(new Set(ids).size, ids.length)
+      assert.deepEqual(ids.sort(), later.rows.filter((o) => o.status === 'filled' && Number(o.qty) > 0).map((o) => o.client_order_id).sort())
+      assert.equal(await exchangeQty(ACCOUNTS.dropped), (await runState(id))!.broker.ledger.arrays.qty[0])
+      // It stayed unknown, looked up after sending and again at later bars, for 10 exchange minutes.
+      const counter = t.replay!.faults.active().find((f) => f.latencyMs === 1 && String(f.path).includes(hex(id)))!
+      assert.ok(1000 - counter.times! >= 4 + 3, `looked up ${1000 - counter.times!} times`)
+      const next = later.rows.find((o) => o.intent > later.lost.intent)!
+      assert.ok(next.created_at.getTime() - later.lost.created_at.getTime() >= (10 * MINUTE) / SPEED - 500, `next intent ${next.created_at.getTime() - later.lost.created_at.getTime()} ms later`)
     })
 
     it('reconciliation after a reconnect finds a position the run cannot explain and moves the strategy to error', async () => {

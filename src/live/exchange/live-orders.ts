@@ -28,6 +28,16 @@ export interface LiveOrdersDeps {
 const MARGIN_REFUSALS_TO_FAIL = 3
 
 /**
+ * How long (exchange time) an order found nowhere stays unknown before, with the exchange's position
+ * equal to ours, it is taken as never executed: a MARKET order that executed moves the position. Binance
+ * may not show an accepted order "for over half an hour" (freqtrade#12681), but it does not hold a MARKET
+ * order that long unexecuted; should one still execute later, reconciliation sees the position differ and
+ * moves the strategy to error, never a silent duplicate. Without this a crash between commit and send
+ * would stop the run for good.
+ */
+export const NOT_FOUND_GIVE_UP_MS = 10 * 60_000
+
+/**
  * A live run's order path (research/live-trading.md §2–§5): the intent is committed, then sent once;
  * an unknown outcome is looked up by client order id at every later bar and reconciliation, and no new
  * order goes out while one is unknown; the exchange's position must equal the run's fills before it trades.
@@ -73,7 +83,7 @@ export class LiveOrders {
 
   /** One closed bar: settle what is pending, step the template, and send its new target as one order. */
   async act(bar: ClosedBar, funding: readonly FundingEvent[], intervalMs: number): Promise<void> {
-    const settled = this.deps.pendingOrder() === null || (await this.resolve())
+    const settled = this.deps.pendingOrder() === null || (await this.resolve(bar.openTime + intervalMs))
     const outcome = this.broker.onClosedBar(bar, funding)
     const target = outcome.newTarget === outcome.newTarget ? outcome.newTarget : this.held
     if (!settled) {
@@ -91,12 +101,18 @@ export class LiveOrders {
     await this.book(id, await this.broker.send(id, target, bar.close, closeTime))
   }
 
-  private async resolve(): Promise<boolean> {
+  /** Looks the pending order up; `exchangeNow` (a bar's close) lets a long-missing one be settled as never executed. */
+  private async resolve(exchangeNow = Number.NaN): Promise<boolean> {
     const id = this.deps.pendingOrder()
     if (id === null) return true
     const execution = await this.broker.lookUp(id, this.sentAt ?? Number.NaN)
-    if (execution.kind === 'unknown') return false
-    await this.book(id, execution)
+    if (execution.kind !== 'unknown') {
+      await this.book(id, execution)
+      return true
+    }
+    const missingFor = exchangeNow - (this.sentAt ?? Number.NaN)
+    if (!(missingFor > NOT_FOUND_GIVE_UP_MS) || (await this.broker.exchangeQty()) !== this.broker.qty) return false
+    await this.book(id, { kind: 'refused', code: 0, msg: `not found ${Math.round(missingFor / 60_000)} minutes after it was sent, with the position unchanged` })
     return true
   }
 
