@@ -30,6 +30,7 @@ for (const backend of backends()) {
   describe(`live runs on the exchange (${backend})`, () => {
     let t: TestApp
     let pool: RunnerPool
+    let successor: RunnerPool | undefined
     let user: SignedInUser
     const keyIds: Record<string, string> = {}
     const strategies: Record<string, string> = {}
@@ -94,6 +95,7 @@ for (const backend of backends()) {
     })
     after(async () => {
       await pool.stop()
+      await successor?.stop()
       await t.close()
     })
 
@@ -243,6 +245,22 @@ for (const backend of backends()) {
       const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
       assert.equal(mine?.code, 'KEY_REVOKED')
       assert.match(mine!.message, /-2015/)
+    })
+
+    it('another process resumes a live run with the same position, reconciles, and sends no order twice', async () => {
+      const id = strategies.unknown!
+      const before = (await filled(id)).length
+      await pool.stop()
+      successor = new RunnerPool({ db: db(), market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), secrets: t.services.secrets })
+      successor.start()
+      await poll('two more fills under the new owner', 60_000, async () => ((await filled(id)).length >= before + 2 && (await runState(id))?.pendingOrder === null ? true : undefined))
+      const run = await db().selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      assert.equal(run.lease_owner, successor.owner)
+      assert.equal(run.run, 1, 'the same run, not a new one')
+      const ids = (await exchangeOrders(ACCOUNTS.unknown)).map((o) => o.clientOrderId)
+      assert.equal(new Set(ids).size, ids.length)
+      assert.deepEqual(ids.sort(), (await filled(id)).filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id).sort())
+      assert.equal(await exchangeQty(ACCOUNTS.unknown), (await runState(id))!.broker.ledger.arrays.qty[0])
     })
   })
 }
