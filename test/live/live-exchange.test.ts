@@ -24,7 +24,7 @@ const account = (name: string): Account => ({
   apiKey: `${name}${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
   secretKey: `${name}S${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
 })
-const ACCOUNTS = { parity: account('PARITY'), unknown: account('UNKNOWN'), forgot: account('FORGOT'), foreign: account('FOREIGN'), revoked: account('REVOKED'), dropped: account('DROPPED') }
+const ACCOUNTS = { parity: account('PARITY'), unknown: account('UNKNOWN'), forgot: account('FORGOT'), foreign: account('FOREIGN'), revoked: account('REVOKED'), dropped: account('DROPPED'), poor: account('POOR') }
 
 for (const backend of backends()) {
   describe(`live runs on the exchange (${backend})`, () => {
@@ -92,6 +92,8 @@ for (const backend of backends()) {
       // Counts its lookups by id (a 1 ms delay changes nothing else).
       faults.add({ path: new RegExp(`origClientOrderId=pp-${hex(strategies.dropped!)}-`), latencyMs: 1, times: 1000 })
       for (const name of Object.keys(ACCOUNTS)) await deploy(strategies[name]!, keyIds[name]!)
+      // After its deploy passed the 402 check, one account is drained: every order will meet -2019.
+      t.replay!.accounts.fund(ACCOUNTS.poor.apiKey, 'USDT', '-9999')
     })
     after(async () => {
       await pool.stop()
@@ -245,6 +247,18 @@ for (const backend of backends()) {
       const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
       assert.equal(mine?.code, 'KEY_REVOKED')
       assert.match(mine!.message, /-2015/)
+    })
+
+    it('three margin refusals (-2019) in a row move the strategy to error; nothing was bought', async () => {
+      const id = strategies.poor!
+      await poll('the strategy in error', 60_000, async () => ((await call('GET', `/v1/strategies/${id}`)).json().status === 'error' ? true : undefined))
+      const events = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
+      const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      assert.equal(mine?.code, 'MARGIN_REFUSED')
+      assert.match(mine!.message, /-2019/)
+      const rows = await orders(id)
+      assert.deepEqual(rows.map((o) => o.status), ['skipped', 'skipped', 'skipped'])
+      assert.equal(await exchangeQty(ACCOUNTS.poor), 0)
     })
 
     it('another process resumes a live run with the same position, reconciles, and sends no order twice', async () => {
