@@ -123,12 +123,15 @@ for (const backend of backends()) {
       const comparable = expected.trades.filter((tr) => tr.exitTime <= last)
       assert.equal(stored.length, comparable.length, 'the same number of closed trades')
       let worstBps = 0
+      let worstLag = 0
       for (const [i, live] of stored.entries()) {
         const backtest = comparable[i]!
         assert.equal(live.side, backtest.side)
-        // The order goes out when the closed kline arrives (the stream sends it within a wall second).
+        // The order goes out when the closed kline arrives: the stream sends it within a wall second (two
+        // replay minutes at this speed), later on a loaded machine (1.15 s measured with 10 runs on 2 cores).
         const entryLag = live.entry_time.getTime() - backtest.entryTime
-        assert.ok(entryLag >= 0 && entryLag < 2 * MINUTE, `trade ${i} entered ${entryLag} ms after the backtest's`)
+        worstLag = Math.max(worstLag, entryLag)
+        assert.ok(entryLag >= 0 && entryLag < 4 * MINUTE, `trade ${i} entered ${entryLag} ms after the backtest's`)
         for (const [a, b] of [
           [Number(live.entry_price), backtest.entryPrice],
           [Number(live.exit_price), backtest.exitPrice],
@@ -137,7 +140,7 @@ for (const backend of backends()) {
         }
         assert.ok(Math.abs(Number(live.qty) - backtest.qty) / backtest.qty < 0.01, `trade ${i} qty ${live.qty} against ${backtest.qty}`)
       }
-      console.log(JSON.stringify({ parity_trades: stored.length, worst_price_deviation_bps: Number(worstBps.toFixed(2)) }))
+      console.log(JSON.stringify({ parity_trades: stored.length, worst_price_deviation_bps: Number(worstBps.toFixed(2)), worst_entry_lag_replay_ms: worstLag }))
       assert.ok(worstBps < 30, `prices within 30 bps of the backtest's (worst ${worstBps.toFixed(2)})`)
       // Every fill is one exchange order under its intent's id, and the exchange holds what our fills add up to.
       const sent = await exchangeOrders(ACCOUNTS.parity)
