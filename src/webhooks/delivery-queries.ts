@@ -123,6 +123,31 @@ export interface LeasedDelivery {
   status: WebhookStatus
 }
 
+/**
+ * A job takes its deliveries over from the round that queued them (`roundLease`), under a lease of its
+ * own that expires soon (`until`) and is renewed while the job runs (renewLeases). Rows the round no longer owns (settled, or re-leased after expiry) are left alone.
+ */
+export async function takeLeased(db: Db, ids: string[], roundLease: string, jobLease: string, until: Date, now: Date): Promise<void> {
+  if (ids.length === 0) return
+  await db
+    .updateTable('deliveries')
+    .set({ lease: jobLease, next_attempt_at: until, updated_at: now })
+    .where('id', 'in', ids)
+    .where('lease', '=', roundLease)
+    .where('state', '=', 'pending')
+    .execute()
+}
+
+/** Moves the expiry of running jobs' leases to `until`: by id (the primary key), only rows each lease still holds. */
+export async function renewLeases(db: Db, running: Array<{ ids: string[]; lease: string }>, until: Date): Promise<void> {
+  const rows = running.flatMap((job) => job.ids.map((id) => ({ id, lease: job.lease })))
+  if (rows.length === 0) return
+  await sql`
+    UPDATE deliveries d SET next_attempt_at = ${until}
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.lease)}::text[]) AS v(id, lease)
+    WHERE d.id = v.id AND d.lease = v.lease AND d.state = 'pending'`.execute(db)
+}
+
 /** The deliveries of a job that the job still owns (a sweep may have re-leased them after expiry). */
 export async function loadLeased(db: Db, ids: string[], lease: string): Promise<LeasedDelivery[]> {
   if (ids.length === 0) return []
