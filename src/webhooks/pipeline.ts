@@ -13,7 +13,6 @@ import {
   expireHeld,
   insertTestDelivery,
   type LeasedDelivery,
-  loadLeased,
   renewLeases,
   type Settlement,
   settle,
@@ -249,8 +248,7 @@ export class WebhookPipeline {
     const held = { ids: job.ids, lease: crypto.randomUUID() }
     this.holding.add(held)
     try {
-      await takeLeased(db, job.ids, job.lease, held.lease, new Date(now() + RUN_LEASE_MS), new Date(now()))
-      const rows = await loadLeased(db, job.ids, held.lease)
+      const rows = await takeLeased(db, job.ids, job.lease, held.lease, new Date(now() + RUN_LEASE_MS), new Date(now()))
       const given: Array<{ row: LeasedDelivery; dueAt: 'hold' | 'retry' }> = []
       const groups = new Map<string, LeasedDelivery[]>()
       for (const row of rows) {
