@@ -50,6 +50,12 @@ const QUEUED_LEASE_MS = 5 * 60_000
  */
 const RUN_LEASE_MS = 15_000
 const RENEW_MS = 5_000
+/**
+ * A running job records its outcomes at most this often (and at its end): a node that dies repeats at
+ * most this long's sends, and a short job still settles in one statement, as before. Settling every
+ * outcome at once would add a statement per delivery on the single-session PGlite.
+ */
+const RECORD_SPACING_MS = 100
 /** Finished deliveries and their attempts are kept this long for GET /v1/webhooks/{id}/deliveries. */
 const RETENTION_MS = 7 * 24 * 3_600_000
 /** How often the sweep looks for due retries and events a missed notification did not announce. */
@@ -256,7 +262,7 @@ export class WebhookPipeline {
         else if (groups.has(row.webhook_id)) groups.get(row.webhook_id)!.push(row)
         else groups.set(row.webhook_id, [row])
       }
-      const recorder = new GroupCommit<Outcome>((outcomes) => this.record(outcomes, [], held.lease))
+      const recorder = new GroupCommit<Outcome>((outcomes) => this.record(outcomes, [], held.lease), RECORD_SPACING_MS)
       await Promise.all(
         [...groups.values()].map(async (group) => {
           const secret = secrets.open(group[0]!.secret_enc)
