@@ -6,9 +6,6 @@ import { MINUTE, poll, SNAPSHOT_TIME } from '../support.js'
 
 const API_KEY = 'binancePackageTestKey'
 const SECRET = 'binancePackageTestSecret'
-// The trading wing has not landed: with time sync on, the client signs with the replayed time and
-// gets -1021 until signatures are also timed against the replay clock.
-const AFTER_TRADING_WING = 'needs the trading wing: signatures timed against the replay clock'
 
 type Row = [number, string, string, string, string, string, number, string, number, string, string, string]
 
@@ -103,7 +100,7 @@ describe('the binance package (USDMClient, WebsocketClient) against the replay e
     await poll('a second update of the open bar', 5_000, () => (events.filter((m) => m.e === 'kline').length >= 2 ? true : undefined))
   })
 
-  it('reads the futures balance', { todo: AFTER_TRADING_WING }, async () => {
+  it('reads the futures balance', async () => {
     const balances = await client.getBalance()
     assert.equal(balances.find((b) => b.asset === 'USDT')?.balance, '1234.50000000')
   })

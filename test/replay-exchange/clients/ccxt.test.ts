@@ -7,9 +7,6 @@ import { MINUTE, SNAPSHOT_TIME } from '../support.js'
 const API_KEY = 'ccxtClientTestKey'
 const SECRET = 'ccxtClientTestSecret'
 const BTC = 'BTC/USDT:USDT'
-// The trading wing has not landed: with time sync on, ccxt signs with the replayed time and gets
-// -1021 until signatures are also timed against the replay clock, and fetchBalance reads /fapi/v3/account.
-const AFTER_TRADING_WING = 'needs the trading wing: signatures timed against the replay clock, and /fapi/v3/account'
 
 /**
  * ccxt's binanceusdm as a user runs it, with only its base URLs moved from Binance's hosts to the
@@ -122,9 +119,12 @@ describe('ccxt binanceusdm against the replay exchange', () => {
     assert.equal(mark.symbol, BTC)
   })
 
-  it('fetches the futures balance', { todo: AFTER_TRADING_WING }, async () => {
+  it('fetches the futures balance', async () => {
+    const before = replay.stats().byPath['/fapi/v3/account'] ?? 0
     const balance = await exchange.fetchBalance()
+    assert.equal(replay.stats().byPath['/fapi/v3/account'], before + 1, 'ccxt reads the v3 account')
     assert.equal(balance['USDT']!.total, 2500)
+    assert.equal(balance['USDT']!.free, 2500)
     assert.equal(balance['BNB']!.total, 1.5)
   })
 })
