@@ -1,27 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { USDMClient, WebsocketClient } from 'binance'
+import type { USDMClient, WebsocketClient } from 'binance'
 import { type ReplayExchange, startReplayExchange } from '../../../src/replay-exchange/index.js'
 import { MINUTE, poll, SNAPSHOT_TIME } from '../support.js'
+import { usdmClient, usdmWebsocket } from './clients.js'
 
 const API_KEY = 'binancePackageTestKey'
 const SECRET = 'binancePackageTestSecret'
 
 type Row = [number, string, string, string, string, string, number, string, number, string, string, string]
-
-/**
- * The package's time sync starts an hourly setInterval in the USDMClient constructor and keeps no
- * handle to it; unref it so this test process can exit. The client itself is unchanged.
- */
-function unrefIntervals<T>(make: () => T): T {
-  const original = globalThis.setInterval
-  globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => original(...args).unref()) as typeof setInterval
-  try {
-    return make()
-  } finally {
-    globalThis.setInterval = original
-  }
-}
 
 describe('the binance package (USDMClient, WebsocketClient) against the replay exchange', () => {
   let replay: ReplayExchange
@@ -31,7 +18,7 @@ describe('the binance package (USDMClient, WebsocketClient) against the replay e
   before(async () => {
     replay = await startReplayExchange({ accounts: [{ apiKey: API_KEY, secretKey: SECRET, balances: { USDT: '1234.5' } }] })
     // Only the base URL differs from production; time sync is on (off by default in the package).
-    client = unrefIntervals(() => new USDMClient({ api_key: API_KEY, api_secret: SECRET, baseUrl: replay.url, disableTimeSync: false }))
+    client = usdmClient(replay, { apiKey: API_KEY, secretKey: SECRET })
   })
   after(async () => {
     ws?.closeAll(true)
@@ -85,7 +72,7 @@ describe('the binance package (USDMClient, WebsocketClient) against the replay e
   })
 
   it('subscribes to klines through the WebsocketClient on its default path (/market/stream)', async () => {
-    const socket = new WebsocketClient({ api_key: API_KEY, api_secret: SECRET, wsUrl: replay.wsUrl, restOptions: { baseUrl: replay.url } })
+    const socket = usdmWebsocket(replay, { apiKey: API_KEY, secretKey: SECRET })
     ws = socket
     const urls: string[] = []
     const events: { e?: string; s?: string; k?: { i: string; t: number; x: boolean } }[] = []

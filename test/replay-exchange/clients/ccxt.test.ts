@@ -1,35 +1,21 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import ccxt from 'ccxt'
 import { type ReplayExchange, startReplayExchange } from '../../../src/replay-exchange/index.js'
 import { MINUTE, SNAPSHOT_TIME } from '../support.js'
+import { binanceusdm, type Ccxt } from './clients.js'
 
 const API_KEY = 'ccxtClientTestKey'
 const SECRET = 'ccxtClientTestSecret'
 const BTC = 'BTC/USDT:USDT'
 
-/**
- * ccxt's binanceusdm as a user runs it, with only its base URLs moved from Binance's hosts to the
- * replay exchange: keys set, clock sync on, everything else default.
- */
-function binanceusdm(replay: ReplayExchange) {
-  const exchange = new ccxt.pro.binanceusdm({ apiKey: API_KEY, secret: SECRET, options: { adjustForTimeDifference: true } })
-  const api = exchange.urls['api'] as Record<string, unknown> & { ws: Record<string, unknown> }
-  for (const [name, url] of Object.entries(api)) if (typeof url === 'string') api[name] = url.replace(/^https:\/\/[^/]+/, replay.url)
-  for (const [name, url] of Object.entries(api.ws)) if (typeof url === 'string') api.ws[name] = url.replace(/^wss:\/\/[^/]+/, replay.wsUrl)
-  return exchange
-}
-
 describe('ccxt binanceusdm against the replay exchange', () => {
   let replay: ReplayExchange
-  let exchange: ReturnType<typeof binanceusdm>
+  let exchange: Ccxt
   const rest = async <T>(path: string): Promise<T> => (await (await fetch(`${replay.url}${path}`)).json()) as T
 
   before(async () => {
     replay = await startReplayExchange({ accounts: [{ apiKey: API_KEY, secretKey: SECRET, balances: { USDT: '2500', BNB: '1.5' } }] })
-    exchange = binanceusdm(replay)
-    // ccxt refuses plain ws:// until this agent is loaded (Exchange.getHttpAgentIfNeeded); the replay serves no TLS.
-    await exchange.loadHttpProxyAgent()
+    exchange = await binanceusdm(replay, { apiKey: API_KEY, secretKey: SECRET })
   })
   after(async () => {
     await exchange.close()
