@@ -33,11 +33,23 @@ export type Ccxt = Awaited<ReturnType<typeof binanceusdm>>
  * handle to it; unref it so the test process can exit. The client itself is unchanged.
  */
 export function unrefIntervals<T>(make: () => T): T {
-  const original = globalThis.setInterval
-  globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => original(...args).unref()) as typeof setInterval
+  const restore = unrefIntervalsFromNow()
   try {
     return make()
   } finally {
+    restore()
+  }
+}
+
+/**
+ * Unrefs every setInterval started until the returned function is called. The WebsocketClient
+ * starts its 50-minute listenKey keep-alive whenever it (re)subscribes, also on its own after a
+ * listenKey expires, and neither unsubscribing nor closeAll clears the respawned one.
+ */
+export function unrefIntervalsFromNow(): () => void {
+  const original = globalThis.setInterval
+  globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => original(...args).unref()) as typeof setInterval
+  return () => {
     globalThis.setInterval = original
   }
 }
@@ -49,7 +61,7 @@ export function usdmClient(replay: ReplayExchange, keys: ClientKeys): USDMClient
 
 /** The `binance` package's WebsocketClient: only the stream and REST base URLs differ from production. */
 export function usdmWebsocket(replay: ReplayExchange, keys: ClientKeys): WebsocketClient {
-  return unrefIntervals(() => new WebsocketClient({ api_key: keys.apiKey, api_secret: keys.secretKey, wsUrl: replay.wsUrl, restOptions: { baseUrl: replay.url, disableTimeSync: false } }))
+  return new WebsocketClient({ api_key: keys.apiKey, api_secret: keys.secretKey, wsUrl: replay.wsUrl, restOptions: { baseUrl: replay.url } })
 }
 
 /**
