@@ -87,6 +87,31 @@ describe('the binance package (USDMClient, WebsocketClient) against the replay e
     await poll('a second update of the open bar', 5_000, () => (events.filter((m) => m.e === 'kline').length >= 2 ? true : undefined))
   })
 
+  it('subscribes to partial depth and bookTicker of the derived book on its default path (/public/stream)', async () => {
+    const socket = ws!
+    const urls: string[] = []
+    const events: { e?: string; s?: string; U?: number; u?: number; pu?: number; b?: unknown; a?: unknown; B?: string; A?: string }[] = []
+    socket.on('open', (event) => urls.push(String((event as { ws?: { url?: string } }).ws?.url)))
+    socket.on('message', (message) => events.push(message as (typeof events)[number]))
+    await socket.subscribePartialBookDepths('BTCUSDT', 5, 100, 'usdm')
+    await socket.subscribeSymbolBookTicker('BTCUSDT', 'usdm')
+    const depth = await poll('two depth updates', 10_000, () => {
+      const updates = events.filter((m) => m.e === 'depthUpdate')
+      return updates.length >= 2 ? updates : undefined
+    })
+    for (const update of depth) {
+      const bids = update.b as [string, string][]
+      const asks = update.a as [string, string][]
+      assert.deepEqual([update.s, bids.length, asks.length], ['BTCUSDT', 5, 5])
+      assert.ok(Math.abs(Number(asks[0]![0]) - Number(bids[0]![0]) - 0.1) < 1e-6)
+    }
+    assert.equal(depth[1]!.pu, depth[0]!.u, 'pu is the previous update id')
+    assert.equal(depth[1]!.U, depth[0]!.u! + 1)
+    const top = await poll('a bookTicker', 10_000, () => events.find((m) => m.e === 'bookTicker'))
+    assert.ok(Number(top.B) > 0 && Number(top.A) > 0)
+    assert.deepEqual(urls, [`${replay.wsUrl}/public/stream`])
+  })
+
   it('reads the futures balance', async () => {
     const balances = await client.getBalance()
     assert.equal(balances.find((b) => b.asset === 'USDT')?.balance, '1234.50000000')

@@ -105,6 +105,27 @@ describe('ccxt binanceusdm against the replay exchange', () => {
     assert.equal(mark.symbol, BTC)
   })
 
+  it('watches the derived order book (diff depth over a REST snapshot) and the best bid and ask on their default streams', async () => {
+    let book = await exchange.watchOrderBook(BTC)
+    const first = book.nonce!
+    // Two more diffs applied on ccxt's 1000-level snapshot: Binance's U / u / pu sync rules held.
+    while (book.nonce! < first + 1500) book = await exchange.watchOrderBook(BTC)
+    assert.equal(book.bids.length, 1000)
+    assert.equal(book.asks.length, 1000)
+    // Contiguous ticks from a one-tick spread outwards: a level a diff failed to remove would break it.
+    const ticks = (levels: (number | undefined)[][]) => levels.map(([price]) => Math.round(price! * 10))
+    const bids = ticks(book.bids)
+    const asks = ticks(book.asks)
+    assert.equal(asks[0]! - bids[0]!, 1)
+    assert.ok(bids.every((p, i) => i === 0 || p === bids[i - 1]! - 1))
+    assert.ok(asks.every((p, i) => i === 0 || p === asks[i - 1]! + 1))
+    assert.ok([...book.bids, ...book.asks].every(([, qty]) => qty! > 0))
+    const top = (await exchange.watchBidsAsks([BTC]))[BTC]!
+    assert.ok(Math.abs(top.ask! - top.bid! - 0.1) < 1e-6 && top.bidVolume! > 0 && top.askVolume! > 0, JSON.stringify(top))
+    const next = (await exchange.watchBidsAsks([BTC]))[BTC]!
+    assert.ok(next.timestamp! > top.timestamp!)
+  })
+
   it('fetches the futures balance', async () => {
     const before = replay.stats().byPath['/fapi/v3/account'] ?? 0
     const balance = await exchange.fetchBalance()
