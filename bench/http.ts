@@ -1,6 +1,6 @@
 import { summariseProfiles } from './support/cpu-profile.js'
-import { atLeast, measureBareFastify, ratio, withRatio } from './support/ceiling.js'
-import { type LoadOptions, type LoadRun, runLoad } from './support/load.js'
+import { type Ceiling, type Paired, againstCeiling, atLeast, startCeiling, withRatio } from './support/ceiling.js'
+import type { LoadOptions } from './support/load.js'
 import { createApiKeys } from './support/keys.js'
 import { log } from './support/log.js'
 import { createServerDatabase, dropServerDatabase } from '../test/support/database.js'
@@ -16,21 +16,28 @@ const UNLIMITED = '1000000000'
 const EMAIL = 'bench@perpetua.test'
 
 /**
- * The ceiling (a bare Fastify process), then on the embedded server the HTTP stack alone (GET
- * /healthz) and a signed GET /v1/strategies/{id}: signature check, replay guard, rate-limit charge,
+ * On the embedded server, each beside a bare Fastify process's run just before it: the HTTP stack
+ * alone (GET /healthz) and a signed GET /v1/strategies/{id}: signature check, replay guard, rate-limit charge,
  * one strategy read. With BENCH_DATABASE_URL (a PostgreSQL server's admin URL) the signed read runs
  * again on a server of its own on a fresh database there.
  */
 export async function run(options: SuiteOptions): Promise<SuiteResult> {
   await ensureBuilt()
   const load = { durationS: options.durationS, connections: options.connections, warmupS: options.warmupS }
-  const bare = await measureBareFastify(load)
-  const embedded = await measureServer('embedded', undefined, options, load)
-  const adminUrl = process.env.BENCH_DATABASE_URL
-  const server = adminUrl ? await measureOnPostgres(adminUrl, options, load) : undefined
+  const ceiling = await startCeiling()
+  let embedded: Measured
+  let server: Measured | undefined
+  try {
+    embedded = await measureServer('embedded', undefined, ceiling, options, load)
+    const adminUrl = process.env.BENCH_DATABASE_URL
+    server = adminUrl ? await measureOnPostgres(adminUrl, ceiling, options, load) : undefined
+  } finally {
+    await ceiling.stop()
+  }
 
   const failures: string[] = []
-  const runs: Record<string, LoadRun> = { bare, ...prefixed('embedded', embedded.runs), ...(server ? prefixed('postgres', server.runs) : {}) }
+  const pairs = { ...prefixed('embedded', embedded.runs), ...(server ? prefixed('postgres', server.runs) : {}) }
+  const runs = Object.fromEntries(Object.entries(pairs).flatMap(([name, pair]) => [[name, pair.run], [`bare_before_${name}`, pair.bare]]))
   for (const [name, { summary }] of Object.entries(runs)) {
     if (summary.non2xx > 0) failures.push(`${name}: ${summary.non2xx} non-2xx responses (${JSON.stringify(summary.status_codes)})`)
     if (summary.errors > 0) failures.push(`${name}: ${summary.errors} connection errors or timeouts`)
@@ -41,15 +48,14 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     duration_s: options.durationS,
     warmup_s: options.warmupS,
     connections: options.connections,
-    bare_fastify: bare.summary,
-    healthz: withRatio(embedded.runs.healthz, bare),
-    signed_get_strategy: withRatio(embedded.runs.signed, bare),
-    ...(server ? { postgres: { healthz: withRatio(server.runs.healthz, bare), signed_get_strategy: withRatio(server.runs.signed, bare) } } : {}),
+    healthz: withRatio(embedded.runs.healthz),
+    signed_get_strategy: withRatio(embedded.runs.signed),
+    ...(server ? { postgres: { healthz: withRatio(server.runs.healthz), signed_get_strategy: withRatio(server.runs.signed) } } : {}),
     goal: {
-      healthz_to_bare: atLeast(ratio(embedded.runs.healthz, bare), GOAL_HEALTHZ),
-      signed_get_strategy_to_bare: atLeast(ratio(embedded.runs.signed, bare), GOAL_SIGNED),
+      healthz_to_bare: atLeast(embedded.runs.healthz.ratio, GOAL_HEALTHZ),
+      signed_get_strategy_to_bare: atLeast(embedded.runs.signed.ratio, GOAL_SIGNED),
       ...(server
-        ? { postgres_signed_get_strategy_to_bare: atLeast(ratio(server.runs.signed, bare), GOAL_SIGNED) }
+        ? { postgres_signed_get_strategy_to_bare: atLeast(server.runs.signed.ratio, GOAL_SIGNED) }
         : { postgres_signed_get_strategy_to_bare: 'not measured: set BENCH_DATABASE_URL' }),
     },
   }
@@ -59,20 +65,20 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
 }
 
 interface Measured {
-  runs: { healthz: LoadRun; signed: LoadRun }
+  runs: { healthz: Paired; signed: Paired }
   profile?: Record<string, unknown>
 }
 
-async function measureOnPostgres(adminUrl: string, options: SuiteOptions, load: LoadOptions): Promise<Measured> {
+async function measureOnPostgres(adminUrl: string, ceiling: Ceiling, options: SuiteOptions, load: LoadOptions): Promise<Measured> {
   const url = await createServerDatabase(adminUrl)
   try {
-    return await measureServer('postgres', url, options, load)
+    return await measureServer('postgres', url, ceiling, options, load)
   } finally {
     await dropServerDatabase(url, adminUrl)
   }
 }
 
-async function measureServer(label: string, databaseUrl: string | undefined, options: SuiteOptions, load: LoadOptions): Promise<Measured> {
+async function measureServer(label: string, databaseUrl: string | undefined, ceiling: Ceiling, options: SuiteOptions, load: LoadOptions): Promise<Measured> {
   const server = await startServer({
     env: { RATE_LIMIT_WEIGHT_PER_MINUTE: UNLIMITED, RATE_LIMIT_IP_PER_MINUTE: UNLIMITED, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
     cpuProfile: options.cpuProfile,
@@ -91,14 +97,14 @@ async function measureServer(label: string, databaseUrl: string | undefined, opt
       capital: '1000',
     })
     log(`${label}: strategy ${strategy.id}`)
-    const healthz = await runLoad(`${label}_healthz`, { url: server.url, path: '/healthz' }, load)
-    const signed = await runLoad(`${label}_signed_get_strategy`, { url: server.url, path: `/v1/strategies/${strategy.id}`, signers }, load)
+    const healthz = await againstCeiling(ceiling, `${label}_healthz`, { url: server.url, path: '/healthz' }, load)
+    const signed = await againstCeiling(ceiling, `${label}_signed_get_strategy`, { url: server.url, path: `/v1/strategies/${strategy.id}`, signers }, load)
     const profile = server.profileDir
       ? {
           database: label,
           dir: server.profileDir,
-          healthz: summariseProfiles(server.profileDir, healthz.window),
-          signed_get_strategy: summariseProfiles(server.profileDir, signed.window),
+          healthz: summariseProfiles(server.profileDir, healthz.run.window),
+          signed_get_strategy: summariseProfiles(server.profileDir, signed.run.window),
         }
       : undefined
     return { runs: { healthz, signed }, ...(profile ? { profile } : {}) }
@@ -107,6 +113,6 @@ async function measureServer(label: string, databaseUrl: string | undefined, opt
   }
 }
 
-function prefixed(prefix: string, runs: Record<string, LoadRun>): Record<string, LoadRun> {
+function prefixed(prefix: string, runs: Record<string, Paired>): Record<string, Paired> {
   return Object.fromEntries(Object.entries(runs).map(([name, run]) => [`${prefix}_${name}`, run]))
 }

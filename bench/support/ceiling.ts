@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import path from 'node:path'
 import readline from 'node:readline'
-import { type LoadOptions, type LoadRun, type LoadSummary, runLoad } from './load.js'
+import { type LoadOptions, type LoadRun, type LoadSummary, type LoadTarget, runLoad } from './load.js'
 import { REPO_ROOT } from './server.js'
 
 /** A goal as the reports print it: the measured value, the bound, and whether the value met it. */
@@ -20,35 +20,53 @@ export function atMost(value: number, bound: number): Goal {
   return { value, at_most: bound, met: value <= bound }
 }
 
-/** `run`'s throughput as a share of the bare server's, to three decimals. */
-export function ratio(run: LoadRun, bare: LoadRun): number {
-  return Math.round((1000 * run.summary.req_per_s) / Math.max(1, bare.summary.req_per_s)) / 1000
+/** A bare Fastify hello-world process (bench/support/bare-fastify.ts): the ceiling the HTTP benches divide by. */
+export interface Ceiling {
+  url: string
+  stop(): Promise<void>
 }
 
-/**
- * Loads a bare Fastify hello-world process (bench/support/bare-fastify.ts) with the given settings
- * and stops it: the ceiling a suite divides its own routes by, measured in the same run.
- */
-export async function measureBareFastify(load: LoadOptions): Promise<LoadRun> {
+export async function startCeiling(): Promise<Ceiling> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'support', 'bare-fastify.ts')], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = async () => {
+    child.kill('SIGTERM')
+    await exited
+  }
   try {
     const line = await new Promise<string>((resolve, reject) => {
       readline.createInterface({ input: child.stdout! }).once('line', resolve)
       child.once('exit', (code) => reject(new Error(`the bare Fastify server exited with ${code}`)))
     })
-    const { url } = JSON.parse(line) as { url: string }
-    return await runLoad('bare_fastify', { url, path: '/' }, load)
-  } finally {
-    child.kill('SIGTERM')
-    await exited
+    return { url: (JSON.parse(line) as { url: string }).url, stop }
+  } catch (error) {
+    await stop()
+    throw error
   }
 }
 
-/** A summary with its ratio to the bare server beside it. */
-export function withRatio(run: LoadRun, bare: LoadRun): LoadSummary & { ratio_to_bare: number } {
-  return { ...run.summary, ratio_to_bare: ratio(run, bare) }
+/** A route's run beside the bare server's run just before it. */
+export interface Paired {
+  run: LoadRun
+  bare: LoadRun
+  ratio: number
+}
+
+/**
+ * Loads the bare server, then `target`, with the same settings. Other work on a shared host moves
+ * throughput by a third within a minute (bare Fastify measured 22.0k and 16.9k req/s in two runs
+ * minutes apart), so each route is divided by a bare run taken right before it, not one per suite.
+ */
+export async function againstCeiling(ceiling: Ceiling, title: string, target: LoadTarget, load: LoadOptions): Promise<Paired> {
+  const bare = await runLoad(`bare_fastify (before ${title})`, { url: ceiling.url, path: '/' }, load)
+  const run = await runLoad(title, target, load)
+  return { run, bare, ratio: Math.round((1000 * run.summary.req_per_s) / Math.max(1, bare.summary.req_per_s)) / 1000 }
+}
+
+/** A route's summary with the bare server's throughput and the ratio beside it. */
+export function withRatio(paired: Paired): LoadSummary & { bare_req_per_s: number; ratio_to_bare: number } {
+  return { ...paired.run.summary, bare_req_per_s: paired.bare.summary.req_per_s, ratio_to_bare: paired.ratio }
 }
