@@ -83,6 +83,7 @@ async function measureServer(label: string, databaseUrl: string | undefined, cei
     env: { RATE_LIMIT_WEIGHT_PER_MINUTE: UNLIMITED, RATE_LIMIT_IP_PER_MINUTE: UNLIMITED, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
     cpuProfile: options.cpuProfile,
   })
+  let runs: Measured['runs']
   try {
     // One key per connection, all for one user: strategies are owned per user, so each key can read the one strategy.
     log(`${label}: creating ${options.connections} API keys for ${EMAIL}`)
@@ -99,18 +100,19 @@ async function measureServer(label: string, databaseUrl: string | undefined, cei
     log(`${label}: strategy ${strategy.id}`)
     const healthz = await againstCeiling(ceiling, `${label}_healthz`, { url: server.url, path: '/healthz' }, load)
     const signed = await againstCeiling(ceiling, `${label}_signed_get_strategy`, { url: server.url, path: `/v1/strategies/${strategy.id}`, signers }, load)
-    const profile = server.profileDir
-      ? {
-          database: label,
-          dir: server.profileDir,
-          healthz: summariseProfiles(server.profileDir, healthz.run.window),
-          signed_get_strategy: summariseProfiles(server.profileDir, signed.run.window),
-        }
-      : undefined
-    return { runs: { healthz, signed }, ...(profile ? { profile } : {}) }
+    runs = { healthz, signed }
   } finally {
-    await server.stop()
+    await server.stop() // the server writes its CPU profile as it exits
   }
+  if (!server.profileDir) return { runs }
+  const profile = {
+    database: label,
+    dir: server.profileDir,
+    windows_us: { healthz: runs.healthz.run.window, signed_get_strategy: runs.signed.run.window },
+    healthz: summariseProfiles(server.profileDir, runs.healthz.run.window),
+    signed_get_strategy: summariseProfiles(server.profileDir, runs.signed.run.window),
+  }
+  return { runs, profile }
 }
 
 function prefixed(prefix: string, runs: Record<string, Paired>): Record<string, Paired> {
