@@ -73,7 +73,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
   }
   if (server.profileDir) {
     const dir = server.profileDir
-    ;(report as Record<string, unknown>).cpu_profile = { dir, ...Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, summariseProfiles(dir, run.window)])) }
+    ;(report as Record<string, unknown>).cpu_profile = { dir, windows_us: Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, run.window])), ...Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, summariseProfiles(dir, run.window)])) }
   }
   return { report, failures }
 }

@@ -3,7 +3,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { after, describe, it } from 'node:test'
 import pg from 'pg'
-import { PGLITE_SOCKET_PORT, startPgliteHost } from '../../src/db/pglite-host.js'
+import { initDatabase, PGLITE_SOCKET_PORT, startPgliteHost } from '../../src/db/pglite-host.js'
+import { findTemplate, markTemplate } from '../../src/db/pglite-template.js'
 import { tempDir } from '../support/database.js'
 
 describe('startPgliteHost', () => {
@@ -41,6 +42,31 @@ describe('startPgliteHost', () => {
     fs.writeFileSync(path.join(dataDir, 'pg', 'something'), 'kept')
     await assert.rejects(startPgliteHost(dataDir), /holds files but no database/)
     assert.deepEqual(fs.readdirSync(path.join(dataDir, 'pg')), ['something'])
+  })
+
+  it('copies a template made by this PGlite on a first start and leaves the template as it was', async () => {
+    const templateDir = tempDir('pglite-template')
+    dirs.push(templateDir)
+    await initDatabase(path.join(templateDir, 'pg'))
+    assert.equal(findTemplate(templateDir), undefined, 'not a template before it is marked')
+    markTemplate(templateDir)
+    const template = findTemplate(templateDir)
+    assert.equal(template, path.join(templateDir, 'pg'))
+    const before = fs.readdirSync(template!, { recursive: true }).length
+
+    const dataDir = tempDir('pglite-host')
+    dirs.push(dataDir)
+    const host = await startPgliteHost(dataDir, template)
+    try {
+      await query(host.socketDir, 'create table only_here (id int)')
+      assert.deepEqual(await query(host.socketDir, 'select count(*)::int as n from only_here'), [{ n: 0 }])
+    } finally {
+      await host.stop()
+    }
+    assert.equal(fs.readdirSync(template!, { recursive: true }).length, before)
+
+    fs.writeFileSync(path.join(templateDir, 'pglite-version'), '0.0.1\n')
+    assert.equal(findTemplate(templateDir), undefined, 'a template from another PGlite version is not used')
   })
 
   it('replaces a side folder left by a start that was killed while creating the database', async () => {
