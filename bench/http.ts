@@ -98,8 +98,8 @@ async function measureServer(label: string, databaseUrl: string | undefined, cei
       capital: '1000',
     })
     log(`${label}: strategy ${strategy.id}`)
-    const healthz = await againstCeiling(ceiling, `${label}_healthz`, { url: server.url, path: '/healthz' }, load)
-    const signed = await againstCeiling(ceiling, `${label}_signed_get_strategy`, { url: server.url, path: `/v1/strategies/${strategy.id}`, signers }, load)
+    const healthz = await againstCeiling(ceiling, `${label}_healthz`, { url: server.url, path: '/healthz', pid: server.pid }, load)
+    const signed = await againstCeiling(ceiling, `${label}_signed_get_strategy`, { url: server.url, path: `/v1/strategies/${strategy.id}`, signers, pid: server.pid }, load)
     runs = { healthz, signed }
   } finally {
     await server.stop() // the server writes its CPU profile as it exits

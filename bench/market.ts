@@ -39,7 +39,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
   let herdUpstream = 0
   try {
     for (const [name, path] of Object.entries(CACHED_READS)) {
-      pairs[name] = await againstCeiling(ceiling, name, { url: server.url, path }, load)
+      pairs[name] = await againstCeiling(ceiling, name, { url: server.url, path, pid: server.pid }, load)
       runs[name] = pairs[name]!.run
       runs[`bare_before_${name}`] = pairs[name]!.bare
     }

@@ -23,6 +23,7 @@ export function atMost(value: number, bound: number): Goal {
 /** A bare Fastify hello-world process (bench/support/bare-fastify.ts): the ceiling the HTTP benches divide by. */
 export interface Ceiling {
   url: string
+  pid: number
   stop(): Promise<void>
 }
 
@@ -41,7 +42,7 @@ export async function startCeiling(): Promise<Ceiling> {
       readline.createInterface({ input: child.stdout! }).once('line', resolve)
       child.once('exit', (code) => reject(new Error(`the bare Fastify server exited with ${code}`)))
     })
-    return { url: (JSON.parse(line) as { url: string }).url, stop }
+    return { url: (JSON.parse(line) as { url: string }).url, pid: child.pid!, stop }
   } catch (error) {
     await stop()
     throw error
@@ -61,12 +62,20 @@ export interface Paired {
  * minutes apart), so each route is divided by a bare run taken right before it, not one per suite.
  */
 export async function againstCeiling(ceiling: Ceiling, title: string, target: LoadTarget, load: LoadOptions): Promise<Paired> {
-  const bare = await runLoad(`bare_fastify (before ${title})`, { url: ceiling.url, path: '/' }, load)
+  const bare = await runLoad(`bare_fastify (before ${title})`, { url: ceiling.url, path: '/', pid: ceiling.pid }, load)
   const run = await runLoad(title, target, load)
   return { run, bare, ratio: Math.round((1000 * run.summary.req_per_s) / Math.max(1, bare.summary.req_per_s)) / 1000 }
 }
 
 /** A route's summary with the bare server's throughput and the ratio beside it. */
 export function withRatio(paired: Paired): LoadSummary & { bare_req_per_s: number; ratio_to_bare: number } {
-  return { ...paired.run.summary, bare_req_per_s: paired.bare.summary.req_per_s, ratio_to_bare: paired.ratio }
+  const bareCpu = paired.bare.summary.server_cpu_us_per_req
+  const ownCpu = paired.run.summary.server_cpu_us_per_req
+  return {
+    ...paired.run.summary,
+    bare_req_per_s: paired.bare.summary.req_per_s,
+    ratio_to_bare: paired.ratio,
+    // The same ratio in server CPU per request (bare's cost ÷ ours): what the route would keep if CPU, not the shared host, set the pace.
+    ...(bareCpu !== undefined && ownCpu ? { bare_server_cpu_us_per_req: bareCpu, cpu_ratio_to_bare: Math.round((1000 * bareCpu) / ownCpu) / 1000 } : {}),
+  }
 }
