@@ -144,8 +144,12 @@ for (const backend of backends()) {
       assert.equal(trades.data.length, count.length)
       assert.deepEqual(trades.data.map((tr) => tr.id), [...trades.data.map((tr) => tr.id)].sort((a, b) => b - a))
       const firstPage = (await t.signed(key, 'GET', `/v1/strategies/${id}/trades?limit=1`)).json() as { data: { id: number }[]; next_cursor: string }
-      const second = (await t.signed(key, 'GET', `/v1/strategies/${id}/trades?limit=1&cursor=${firstPage.next_cursor}`)).json() as { data: { id: number }[] }
-      assert.equal(second.data[0]!.id, firstPage.data[0]!.id - 1)
+      assert.ok(count.length >= 1, 'the close made a trade')
+      if (count.length === 1) assert.equal(firstPage.next_cursor, null)
+      else {
+        const second = (await t.signed(key, 'GET', `/v1/strategies/${id}/trades?limit=1&cursor=${firstPage.next_cursor}`)).json() as { data: { id: number }[] }
+        assert.equal(second.data[0]!.id, firstPage.data[0]!.id - 1)
+      }
       assert.equal((await t.signed(other, 'GET', `/v1/strategies/${id}/trades`)).statusCode, 404)
       assert.equal((await t.signed(other, 'GET', `/v1/strategies/${id}/orders`)).statusCode, 404)
       const bad = await t.signed(key, 'GET', `/v1/strategies/${id}/orders?cursor=nope!`)
