@@ -127,7 +127,7 @@ for (const backend of backends()) {
       assert.ok(page.next_cursor)
       const filled = ((await t.signed(key, 'GET', `/v1/strategies/${id}/orders?limit=100`)).json() as typeof page).data.filter((o) => o.status === 'filled')
       assert.equal(filled[0]!.reduce_only, true)
-      const all = []
+      const all: { client_order_id: string; created_at: string }[] = []
       for (let cursor: string | null = null, i = 0; i < 100; i++) {
         const res = await t.signed(key, 'GET', `/v1/strategies/${id}/orders?limit=3${cursor ? `&cursor=${cursor}` : ''}`)
         const p = res.json() as { data: { client_order_id: string; created_at: string }[]; next_cursor: string | null }
