@@ -25,7 +25,7 @@ describe('perpetua users set-paper-balance on an embedded DATA_DIR', () => {
 
   it('refuses a negative, non-decimal or missing amount, printing nothing', async () => {
     for (const amount of ['-5', 'lots', '1e6']) {
-      const result = await runCli(['users', 'set-paper-balance', '--email', 'bo@example.test', '--amount', amount], env)
+      const result = await runCli(['users', 'set-paper-balance', '--email', 'bo@example.test', `--amount=${amount}`], env)
       assert.notEqual(result.code, 0)
       assert.equal(result.stdout, '')
       assert.match(result.stderr, /--amount must be a decimal/)
