@@ -40,6 +40,18 @@ for (const backend of backends()) {
       const state = async () => (await db.selectFrom('strategy_runs').select('state').where('strategy_id', '=', id).executeTakeFirst())?.state as
         | { warmupFrom: number; firstActive: number; broker: { lastOpenTime: number | null; ledger: { cash: number; feesPaid: number; fundingPaid: number; arrays: { qty: number[] } } } }
         | null
+      // Drop the kline stream twice mid-run: the runner must backfill the bars it missed (the reconnect waits
+      // 250 ms, about a bar at this speed) and act on each exactly once, or the trades below would differ.
+      const dropped: number[] = []
+      for (const bars of [20, 40]) {
+        await poll(`the run to act on ${bars} bars`, 60_000, async () => {
+          const s = await state()
+          return s && s.broker.lastOpenTime !== null && s.broker.lastOpenTime >= s.firstActive + bars * MINUTE ? true : undefined
+        })
+        const before = (await state())!.broker.lastOpenTime!
+        assert.ok(t.replay!.faults.disconnectStreams() >= 1, 'a kline stream was open')
+        dropped.push(before)
+      }
       const done = await poll('the run to act on 80 closed bars with at least 4 closed trades', 60_000, async () => {
         const s = await state()
         const trades = await db.selectFrom('strategy_trades').select('id').where('strategy_id', '=', id).execute()
@@ -83,6 +95,7 @@ for (const backend of backends()) {
       assert.equal(final.broker.ledger.feesPaid, expected.feesPaid)
       assert.equal(final.broker.ledger.fundingPaid, expected.fundingPaid)
       assert.equal(final.broker.ledger.arrays.qty[0], (expected.openPositions[0]?.qty ?? 0) * (expected.openPositions[0]?.side === 'sell' ? -1 : 1))
+      assert.ok(last > dropped[1]! + 5 * MINUTE, 'the run went on after the drops')
       const filled = await db.selectFrom('strategy_orders').selectAll().where('strategy_id', '=', id).where('status', '=', 'filled').execute()
       assert.ok(filled.length >= expected.trades.length, 'every trade came from filled intents')
       assert.ok(filled.every((o) => /^pp-[0-9a-f]+-1-\d+$/.test(o.client_order_id)))
