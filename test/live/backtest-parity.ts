@@ -3,6 +3,7 @@ import { symbolRules } from '../../src/backtests/upstream-history.js'
 import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
 import type { TestApp } from '../support/app.js'
+import type { KeyPair } from '../support/signing.js'
 import { loadFunding, loadKlines } from '../engine/helpers.js'
 
 const MINUTE = 60_000
@@ -57,4 +58,17 @@ export async function assertBacktestParity(t: TestApp, id: string, run: { params
   assert.equal(final.broker.ledger.fundingPaid, expected.fundingPaid)
   assert.equal(final.broker.ledger.arrays.qty[0], (expected.openPositions[0]?.qty ?? 0) * (expected.openPositions[0]?.side === 'sell' ? -1 : 1))
   return final
+}
+
+/** sma_cross 3/8 with shorts on BTCUSDT 1m: at replay speed 300 it trades within seconds. */
+export const FAST_PARAMS = { fast: 3, slow: 8, allow_short: true }
+
+/** Creates the fast strategy for `key` and deploys it as a dry run; returns its id. */
+export async function deployFastDryRun(t: TestApp, key: KeyPair, leverage = 1): Promise<string> {
+  const created = await t.signed(key, 'POST', '/v1/strategies', { name: 'fast', template_id: 'sma_cross', params: FAST_PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', leverage })
+  assert.equal(created.statusCode, 200, created.body)
+  const id = created.json().id as string
+  const deployed = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+  assert.equal(deployed.statusCode, 200, deployed.body)
+  return id
 }

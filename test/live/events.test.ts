@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import { type HttpsReceiver, startHttpsReceiver, testCertificates, verifyStandardWebhook } from '../support/https-receiver.js'
 import { poll } from '../support/poll.js'
+import { deployFastDryRun } from './backtest-parity.js'
 
 const REPLAY = { speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) }
 const EVENTS = ['strategy.deployed', 'strategy.position_opened', 'strategy.position_closed', 'strategy.paused']
@@ -36,16 +37,7 @@ for (const backend of backends()) {
       const hook = await t.signed(key, 'POST', '/v1/webhooks', { url: `${receiver.url}/live`, events: EVENTS })
       assert.equal(hook.statusCode, 200, hook.body)
       const secret = hook.json().secret as string
-      const created = await t.signed(key, 'POST', '/v1/strategies', {
-        name: 'fast',
-        template_id: 'sma_cross',
-        params: { fast: 3, slow: 8, allow_short: true },
-        symbols: ['BTCUSDT'],
-        timeframe: '1m',
-        capital: '1000',
-      })
-      const id = created.json().id as string
-      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      const id = await deployFastDryRun(t, key)
       const db = t.database.handle.db
       await poll('an open position', 60_000, async () =>
         (await db.selectFrom('strategies').select('stat_open_positions').where('id', '=', id).executeTakeFirstOrThrow()).stat_open_positions === 1 ? true : undefined,

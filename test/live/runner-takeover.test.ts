@@ -6,7 +6,7 @@ import { killChildren, startCli } from '../cli/cli-process.js'
 import { startTestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { poll } from '../support/poll.js'
-import { assertBacktestParity, runState } from './backtest-parity.js'
+import { assertBacktestParity, deployFastDryRun, FAST_PARAMS, runState } from './backtest-parity.js'
 
 const MINUTE = 60_000
 const REPLAY = { speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) }
@@ -21,10 +21,7 @@ describe('a runner whose process dies', () => {
       const worker = startCli(['worker'], { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, DATA_DIR: tempDir('worker'), WORKERS: '1', LOG_LEVEL: 'info' })
       await poll('the worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running') ? true : undefined))
       const key = await t.createKey(['strategies:read', 'strategies:write'])
-      const params = { fast: 3, slow: 8, allow_short: true }
-      const created = await t.signed(key, 'POST', '/v1/strategies', { name: 'fast', template_id: 'sma_cross', params, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000' })
-      const id = created.json().id as string
-      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      const id = await deployFastDryRun(t, key)
       const db = t.database.handle.db
       const run = () => db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
       const workerOwner = (await poll('the worker to claim the run', 30_000, async () => (await run()).lease_owner ?? undefined))
@@ -59,7 +56,7 @@ describe('a runner whose process dies', () => {
       })
       await pool.stop()
       pool = undefined
-      await assertBacktestParity(t, id, { params, capital: 1000, leverage: 1 })
+      await assertBacktestParity(t, id, { params: FAST_PARAMS, capital: 1000, leverage: 1 })
       const filled = await db.selectFrom('strategy_orders').select('filled_at').where('strategy_id', '=', id).where('status', '=', 'filled').execute()
       assert.equal(new Set(filled.map((o) => o.filled_at!.getTime())).size, filled.length, 'no bar filled two orders')
       process.stdout.write(`# takeover: resumed ${elapsed} ms after the kill\n`)

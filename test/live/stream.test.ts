@@ -4,6 +4,7 @@ import { pino } from 'pino'
 import WebSocket from 'ws'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
 import { poll } from '../support/poll.js'
+import { deployFastDryRun } from './backtest-parity.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import { type KeyPair, signedHeaders } from '../support/signing.js'
@@ -58,22 +59,9 @@ for (const backend of backends()) {
       const error = await promise.then(() => undefined, (e: { status?: number }) => e)
       return error?.status
     }
-    const deployFast = async () => {
-      const created = await t.signed(key, 'POST', '/v1/strategies', {
-        name: 'fast',
-        template_id: 'sma_cross',
-        params: { fast: 3, slow: 8, allow_short: true },
-        symbols: ['BTCUSDT'],
-        timeframe: '1m',
-        capital: '1000',
-      })
-      const id = created.json().id as string
-      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
-      return id
-    }
 
     it('sends the current status first, then orders and positions as bars close; pause with close_positions is flat and its messages come before its answer', async () => {
-      const id = await deployFast()
+      const id = await deployFastDryRun(t, key)
       const path = `/v1/strategies/${id}/stream`
       const { socket, messages } = await signedOpen(key, path)
       await poll('the first message', 5_000, () => messages[0])
