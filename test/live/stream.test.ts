@@ -3,6 +3,8 @@ import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
 import WebSocket from 'ws'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import { activeRun } from '../../src/live/queries.js'
+import { enterError } from '../../src/live/run-error.js'
 import { poll } from '../support/poll.js'
 import { deployFastDryRun } from './backtest-parity.js'
 import { startTestApp, type TestApp } from '../support/app.js'
@@ -144,6 +146,24 @@ for (const backend of backends()) {
       const bad = await t.signed(key, 'GET', `/v1/strategies/${id}/orders?cursor=nope!`)
       assert.equal(bad.statusCode, 400)
       assert.equal((await t.signed(key, 'GET', `/v1/strategies/${id}/trades?cursor=${Buffer.from('["2025-01-01T00:00:00.000Z","x"]').toString('base64url')}`)).statusCode, 400)
+    })
+
+    it('a run that enters error ends, says so on the stream (error, then status) and as strategy.error; an edit returns it to draft', async () => {
+      const created = await t.signed(key, 'POST', '/v1/strategies', { name: 'slow', template_id: 'sma_cross', params: { fast: 3, slow: 8 }, symbols: ['XRPUSDT'], timeframe: '1h', capital: '300' })
+      const id = created.json().id as string
+      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      const { socket, messages } = await signedOpen(key, `/v1/strategies/${id}/stream`)
+      await poll('the status', 5_000, () => messages[0])
+      const db = t.database.handle.db
+      await db.transaction().execute(async (trx) => enterError(trx, (await activeRun(trx, id, true))!, { code: 'POSITION_UNEXPLAINED', message: 'the exchange holds 0.5 BTCUSDT we never ordered' }, new Date(t.clock.now())))
+      await poll('the error and status messages', 5_000, () => (messages.length >= 3 ? true : undefined))
+      assert.deepEqual(messages.slice(1).map((m) => [m.type, m.data.status ?? m.data.code]), [['error', 'POSITION_UNEXPLAINED'], ['status', 'error']])
+      socket.close()
+      const event = await db.selectFrom('events').select('data').where('type', '=', 'strategy.error').executeTakeFirstOrThrow()
+      assert.deepEqual(event.data, { strategy_id: id, code: 'POSITION_UNEXPLAINED', message: 'the exchange holds 0.5 BTCUSDT we never ordered' })
+      assert.equal(await activeRun(db, id), undefined, 'the run ended')
+      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 409)
+      assert.equal((await t.signed(key, 'PATCH', `/v1/strategies/${id}`, { name: 'slow, checked' })).json().status, 'draft')
     })
 
     it('authenticates the upgrade: none → 401, another user → 404, Bearer-less browsers use a one-time ticket valid 30 s', async () => {
