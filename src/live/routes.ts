@@ -5,12 +5,12 @@ import type { WebSocket } from 'ws'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
-import { AppError } from '../http/errors.js'
+import { AppError, invalidParameter } from '../http/errors.js'
 import type { SharedState } from '../http/shared-state.js'
 import { StrategyIdSchema } from '../strategies/schemas.js'
 import { ownStrategy } from './deploy.js'
 import { pageOrders, pageTrades } from './history/service.js'
-import { HistoryQuerySchema, OrderPageSchema, StreamQuerySchema, StreamTicketSchema, TradePageSchema } from './schemas.js'
+import { HistoryQuerySchema, OrderPageSchema, StreamMessageSchema, StreamQuerySchema, StreamTicketSchema, TradePageSchema } from './schemas.js'
 import { statusData, type StreamMessage } from './stream/status-messages.js'
 import type { StrategyFeed } from './stream/strategy-feed.js'
 import { issueTicket, redeemTicket } from './stream/stream-ticket.js'
@@ -95,25 +95,30 @@ export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify,
     request.principal = request.principal ?? { userId, keyId: null, scopes: new Set() }
   }
 
-  app.get(
-    '/v1/strategies/:id/stream',
-    {
-      websocket: true,
-      config: { access: { kind: 'v1', signed: false, weight: 1, scope: 'strategies:read' } },
-      preHandler: admit,
-      schema: {
-        tags,
-        security,
-        summary: 'Our addition: WebSocket of status, order, position_opened, position_closed and error messages; the first is the current status',
-        description:
-          'Messages `{"type","strategy_id","time","data"}`. Authenticate the upgrade request like REST (signature over the GET, or Bearer), ' +
-          'or pass `?ticket=` from POST /v1/strategies/{id}/stream-ticket.',
-        params: StrategyIdSchema,
-        querystring: StreamQuerySchema,
-      },
+  // wsHandler (not `websocket: true`, which hides the route from the OpenAPI document): the upgrade goes to
+  // follow(), a plain GET gets a 400 saying what the endpoint is.
+  app.route({
+    method: 'GET',
+    url: '/v1/strategies/:id/stream',
+    config: { access: { kind: 'v1', signed: false, weight: 1, scope: 'strategies:read' } },
+    preHandler: admit,
+    schema: {
+      tags,
+      security,
+      summary: 'Our addition: WebSocket of status, order, position_opened, position_closed and error messages; the first is the current status',
+      description:
+        'Messages `{"type","strategy_id","time","data"}` (the 200 schema below describes one message, sent after 101 Switching Protocols). ' +
+        'Authenticate the upgrade request like REST (signature over the GET, or Bearer), or pass `?ticket=` from POST /v1/strategies/{id}/stream-ticket. ' +
+        'A request without `Upgrade: websocket` answers 400.',
+      params: StrategyIdSchema,
+      querystring: StreamQuerySchema,
+      response: { 200: StreamMessageSchema, ...errors },
     },
-    (socket, request) => void follow(socket, request.principal!.userId, request.params.id),
-  )
+    handler: async () => {
+      throw invalidParameter('upgrade', 'this endpoint is a WebSocket: send the GET with Upgrade: websocket')
+    },
+    wsHandler: (socket, request) => void follow(socket, request.principal!.userId, (request.params as { id: string }).id),
+  })
 
   async function follow(socket: WebSocket, userId: number, id: string): Promise<void> {
     const send = (message: StreamMessage) =>

@@ -56,3 +56,12 @@ export const StreamTicketSchema = Type.Object({
   ticket: Type.String({ description: 'Pass as ?ticket= on GET /v1/strategies/{id}/stream; valid once, for 30 s' }),
   expires_at: IsoTimestamp,
 })
+
+export const StreamMessageSchema = Type.Object({
+  type: Type.Union(['status', 'order', 'position_opened', 'position_closed', 'error'].map((t) => Type.Literal(t)), {
+    description: 'status: {status, deployed_at, stats} as GET /v1/strategies/{id}; order: a fill; position_opened / position_closed: the data of the strategy.* events; error: {strategy_id, code, message}',
+  }),
+  strategy_id: Type.String(),
+  time: IsoTimestamp,
+  data: Type.Record(Type.String(), Type.Unknown()),
+})

@@ -171,6 +171,9 @@ for (const backend of backends()) {
       const id = created.json().id as string
       const path = `/v1/strategies/${id}/stream`
       assert.equal(await refusal(open(path)), 401)
+      const plain = await t.signed(key, 'GET', path)
+      assert.equal(plain.statusCode, 400, 'a GET without Upgrade is told what the endpoint is')
+      assert.match(plain.json().error.message, /WebSocket/)
       assert.equal(await refusal(signedOpen(other, path)), 404)
       assert.equal(await refusal(open(`${path}?ticket=v1.forged`)), 401)
 
