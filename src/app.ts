@@ -23,6 +23,7 @@ import { opsRoutes } from './ops/routes.js'
 import type { Services } from './services.js'
 import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
+import { liveRoutes } from './live/routes.js'
 import { symbolRules } from './backtests/upstream-history.js'
 import { templateRoutes } from './templates/routes.js'
 import { webhookRoutes } from './webhooks/routes.js'
@@ -142,8 +143,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       upstream: services.market.client,
       rules: (symbol) => symbolRules(services.market, symbol),
       onRunsChanged: () => services.runSignals.emit('runs-changed'),
+      feed: services.strategyFeed,
     },
   })
+  await app.register(liveRoutes, { db: services.database.db, now: services.now, secrets: services.secrets, shared: services.shared, feed: services.strategyFeed })
+  app.addHook('onClose', () => services.strategyFeed.close())
   await app.register(templateRoutes)
   await app.register(backtestRoutes, {
     db: services.database.db,
