@@ -1,53 +1,44 @@
 import { summariseProfiles } from './support/cpu-profile.js'
-import { type LoadRun, runLoad } from './support/load.js'
+import { type Ceiling, type Paired, againstCeiling, atLeast, startCeiling, withRatio } from './support/ceiling.js'
+import type { LoadOptions } from './support/load.js'
 import { createApiKeys } from './support/keys.js'
 import { log } from './support/log.js'
+import { createServerDatabase, dropServerDatabase } from '../test/support/database.js'
 import { ensureBuilt, startServer } from './support/server.js'
 import { RequestSigner, signedJson } from './support/signing.js'
 import type { SuiteOptions, SuiteResult } from './support/suite.js'
 
-/** The goal: a signed, authenticated, database-backed read keeps at least this share of /healthz throughput. */
-const GOAL_RATIO = 0.4
+/** Goals from issue 13, as shares of a bare Fastify hello-world's throughput in the same run. */
+const GOAL_HEALTHZ = 0.9
+const GOAL_SIGNED = 0.5
 // Far above anything one bench run can spend, so the budget never cuts the run (the limit's maximum is 1e9).
 const UNLIMITED = '1000000000'
 const EMAIL = 'bench@perpetua.test'
 
 /**
- * The HTTP stack alone (GET /healthz) against a signed GET /v1/strategies/{id}: signature check,
- * replay guard, rate-limit charge, one strategy read. Both on the same server, one after the other.
+ * On the embedded server, each beside a bare Fastify process's run just before it: the HTTP stack
+ * alone (GET /healthz) and a signed GET /v1/strategies/{id}: signature check, replay guard, rate-limit charge,
+ * one strategy read. With BENCH_DATABASE_URL (a PostgreSQL server's admin URL) the signed read runs
+ * again on a server of its own on a fresh database there.
  */
 export async function run(options: SuiteOptions): Promise<SuiteResult> {
   await ensureBuilt()
-  const server = await startServer({
-    env: { RATE_LIMIT_WEIGHT_PER_MINUTE: UNLIMITED, RATE_LIMIT_IP_PER_MINUTE: UNLIMITED },
-    cpuProfile: options.cpuProfile,
-  })
-  let healthz: LoadRun
-  let signed: LoadRun
+  const load = { durationS: options.durationS, connections: options.connections, warmupS: options.warmupS }
+  const ceiling = await startCeiling()
+  let embedded: Measured
+  let server: Measured | undefined
   try {
-    // One key per connection, all for one user: strategies are owned per user, so each key can read the one strategy.
-    log(`creating ${options.connections} API keys for ${EMAIL}`)
-    const keys = await createApiKeys(server, EMAIL, ['strategies:read', 'strategies:write'], options.connections)
-    const signers = keys.map((key) => new RequestSigner(key))
-    const strategy = await signedJson<{ id: string }>(server.url, signers[0]!, 'POST', '/v1/strategies', {
-      name: 'bench',
-      template_id: 'sma_cross',
-      params: {},
-      symbols: ['BTCUSDT'],
-      timeframe: '1h',
-      capital: '1000',
-    })
-    log(`strategy ${strategy.id}`)
-    const load = { durationS: options.durationS, connections: options.connections, warmupS: options.warmupS }
-    healthz = await runLoad('healthz', { url: server.url, path: '/healthz' }, load)
-    signed = await runLoad('signed_get_strategy', { url: server.url, path: `/v1/strategies/${strategy.id}`, signers }, load)
+    embedded = await measureServer('embedded', undefined, ceiling, options, load)
+    const adminUrl = process.env.BENCH_DATABASE_URL
+    server = adminUrl ? await measureOnPostgres(adminUrl, ceiling, options, load) : undefined
   } finally {
-    await server.stop()
+    await ceiling.stop()
   }
 
-  const ratio = healthz.summary.req_per_s === 0 ? 0 : Math.round((1000 * signed.summary.req_per_s) / healthz.summary.req_per_s) / 1000
   const failures: string[] = []
-  for (const [name, { summary }] of Object.entries({ healthz, signed_get_strategy: signed })) {
+  const pairs = { ...prefixed('embedded', embedded.runs), ...(server ? prefixed('postgres', server.runs) : {}) }
+  const runs = Object.fromEntries(Object.entries(pairs).flatMap(([name, pair]) => [[name, pair.run], [`bare_before_${name}`, pair.bare]]))
+  for (const [name, { summary }] of Object.entries(runs)) {
     if (summary.non2xx > 0) failures.push(`${name}: ${summary.non2xx} non-2xx responses (${JSON.stringify(summary.status_codes)})`)
     if (summary.errors > 0) failures.push(`${name}: ${summary.errors} connection errors or timeouts`)
     if (summary.requests === 0) failures.push(`${name}: no requests completed`)
@@ -57,17 +48,73 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     duration_s: options.durationS,
     warmup_s: options.warmupS,
     connections: options.connections,
-    healthz: healthz.summary,
-    signed_get_strategy: signed.summary,
-    ratio_signed_to_healthz: ratio,
-    goal: { ratio_at_least: GOAL_RATIO, met: ratio >= GOAL_RATIO },
+    healthz: withRatio(embedded.runs.healthz),
+    signed_get_strategy: withRatio(embedded.runs.signed),
+    ...(server ? { postgres: { healthz: withRatio(server.runs.healthz), signed_get_strategy: withRatio(server.runs.signed) } } : {}),
+    goal: {
+      healthz_to_bare: atLeast(embedded.runs.healthz.ratio, GOAL_HEALTHZ),
+      signed_get_strategy_to_bare: atLeast(embedded.runs.signed.ratio, GOAL_SIGNED),
+      ...(server
+        ? { postgres_signed_get_strategy_to_bare: atLeast(server.runs.signed.ratio, GOAL_SIGNED) }
+        : { postgres_signed_get_strategy_to_bare: 'not measured: set BENCH_DATABASE_URL' }),
+    },
   }
-  if (server.profileDir) {
-    report.cpu_profile = {
-      dir: server.profileDir,
-      healthz: summariseProfiles(server.profileDir, healthz.window),
-      signed_get_strategy: summariseProfiles(server.profileDir, signed.window),
-    }
-  }
+  const profiles = [embedded, server].filter((m) => m?.profile !== undefined).map((m) => m!.profile)
+  if (profiles.length > 0) report.cpu_profile = profiles
   return { report, failures }
+}
+
+interface Measured {
+  runs: { healthz: Paired; signed: Paired }
+  profile?: Record<string, unknown>
+}
+
+async function measureOnPostgres(adminUrl: string, ceiling: Ceiling, options: SuiteOptions, load: LoadOptions): Promise<Measured> {
+  const url = await createServerDatabase(adminUrl)
+  try {
+    return await measureServer('postgres', url, ceiling, options, load)
+  } finally {
+    await dropServerDatabase(url, adminUrl)
+  }
+}
+
+async function measureServer(label: string, databaseUrl: string | undefined, ceiling: Ceiling, options: SuiteOptions, load: LoadOptions): Promise<Measured> {
+  const server = await startServer({
+    env: { RATE_LIMIT_WEIGHT_PER_MINUTE: UNLIMITED, RATE_LIMIT_IP_PER_MINUTE: UNLIMITED, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
+    cpuProfile: options.cpuProfile,
+  })
+  let runs: Measured['runs']
+  try {
+    // One key per connection, all for one user: strategies are owned per user, so each key can read the one strategy.
+    log(`${label}: creating ${options.connections} API keys for ${EMAIL}`)
+    const keys = await createApiKeys(server, EMAIL, ['strategies:read', 'strategies:write'], options.connections, databaseUrl)
+    const signers = keys.map((key) => new RequestSigner(key))
+    const strategy = await signedJson<{ id: string }>(server.url, signers[0]!, 'POST', '/v1/strategies', {
+      name: 'bench',
+      template_id: 'sma_cross',
+      params: {},
+      symbols: ['BTCUSDT'],
+      timeframe: '1h',
+      capital: '1000',
+    })
+    log(`${label}: strategy ${strategy.id}`)
+    const healthz = await againstCeiling(ceiling, `${label}_healthz`, { url: server.url, path: '/healthz', pid: server.pid }, load)
+    const signed = await againstCeiling(ceiling, `${label}_signed_get_strategy`, { url: server.url, path: `/v1/strategies/${strategy.id}`, signers, pid: server.pid }, load)
+    runs = { healthz, signed }
+  } finally {
+    await server.stop() // the server writes its CPU profile as it exits
+  }
+  if (!server.profileDir) return { runs }
+  const profile = {
+    database: label,
+    dir: server.profileDir,
+    windows_us: { healthz: runs.healthz.run.window, signed_get_strategy: runs.signed.run.window },
+    healthz: summariseProfiles(server.profileDir, runs.healthz.run.window),
+    signed_get_strategy: summariseProfiles(server.profileDir, runs.signed.run.window),
+  }
+  return { runs, profile }
+}
+
+function prefixed(prefix: string, runs: Record<string, Paired>): Record<string, Paired> {
+  return Object.fromEntries(Object.entries(runs).map(([name, run]) => [`${prefix}_${name}`, run]))
 }

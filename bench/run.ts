@@ -9,6 +9,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   backtest: () => import('./backtest.js'),
   webhooks: () => import('./webhooks.js'),
   venue: () => import('./venue.js'),
+  start: () => import('./start.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

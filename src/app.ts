@@ -10,6 +10,7 @@ import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
 import { templateCatalog } from './backtests/template-catalog.js'
 import { sendInTransaction } from './db/queue.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
+import type { Access } from './http/access.js'
 import { authenticate } from './http/authenticate.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
@@ -22,6 +23,7 @@ import { opsRoutes } from './ops/routes.js'
 import type { Services } from './services.js'
 import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
+import { liveRoutes } from './live/routes.js'
 import { symbolRules } from './backtests/upstream-history.js'
 import { templateRoutes } from './templates/routes.js'
 import { webhookRoutes } from './webhooks/routes.js'
@@ -56,24 +58,24 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   installErrorHandling(app)
   const metrics = installMetrics(app)
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Every request pays for the hooks it runs (bench/http.ts: bare Fastify vs our /healthz), so the
+  // one global hook is synchronous and the access checks are attached only to the routes they guard.
+  app.addHook('onRequest', (request, reply, done) => {
     echoRequestId(request, reply)
-    const access = request.routeOptions.config.access
-    if (access?.kind === 'public') {
-      await chargeWeight(reply, budget(services, services.config.ipRequestsPerMinute), `ip:${request.ip}`, 1, false)
-    }
+    done()
   })
 
+  const chargeIp = async (request: FastifyRequest, reply: FastifyReply) => {
+    await chargeWeight(reply, budget(services, services.config.ipRequestsPerMinute), `ip:${request.ip}`, 1, false)
+  }
+
   // After body parsing (signatures cover the raw body), before validation (401 comes before 400).
-  app.addHook('preValidation', async (request, reply) => {
-    const access = request.routeOptions.config.access
-    if (access?.kind === 'data') {
-      const principal = await authenticateDataKey(request, services, access.scope)
-      request.principal = principal
-      await chargeWeight(reply, budget(services, services.config.weightPerMinute), principal.keyId, access.weight, true)
-      return
-    }
-    if (access?.kind !== 'v1') return
+  const authoriseData = (access: Extract<Access, { kind: 'data' }>) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = await authenticateDataKey(request, services, access.scope)
+    request.principal = principal
+    await chargeWeight(reply, budget(services, services.config.weightPerMinute), principal.keyId, access.weight, true)
+  }
+  const authoriseV1 = (access: Extract<Access, { kind: 'v1' }>) => async (request: FastifyRequest, reply: FastifyReply) => {
     const principal = await authenticate(request, services)
     if (!principal && access.signed) {
       throw new AppError(
@@ -87,17 +89,21 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     request.principal = principal
     const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
     await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true)
-  })
+  }
 
   // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions.md).
-  // Attached to plan-gated routes only, so no other request pays for the hook.
   const requirePlan = async (request: FastifyRequest) => {
     if (!request.principal) throw new AppError('UNAUTHENTICATED', 'this endpoint needs your data key (pk_…) in the X-Service-API-Key header')
     await requireActivePlan(services.database.db, request.principal.userId, services.now())
   }
   app.addHook('onRoute', (route) => {
-    if ((route.config as { access?: { kind?: string } } | undefined)?.access?.kind !== 'data') return
-    route.preHandler = [requirePlan, ...(route.preHandler === undefined ? [] : [route.preHandler].flat())]
+    const access = (route.config as { access?: Access } | undefined)?.access
+    if (access?.kind === 'public') route.onRequest = [chargeIp, ...hooksOf(route.onRequest)]
+    if (access?.kind === 'v1') route.preValidation = [authoriseV1(access), ...hooksOf(route.preValidation)]
+    if (access?.kind === 'data') {
+      route.preValidation = [authoriseData(access), ...hooksOf(route.preValidation)]
+      route.preHandler = [requirePlan, ...hooksOf(route.preHandler)]
+    }
   })
 
   await app.register(swagger, {
@@ -137,8 +143,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       upstream: services.market.client,
       rules: (symbol) => symbolRules(services.market, symbol),
       onRunsChanged: () => services.runSignals.emit('runs-changed'),
+      feed: services.strategyFeed,
     },
   })
+  await app.register(liveRoutes, { db: services.database.db, now: services.now, secrets: services.secrets, shared: services.shared, feed: services.strategyFeed })
+  app.addHook('onClose', () => services.strategyFeed.close())
   await app.register(templateRoutes)
   await app.register(backtestRoutes, {
     db: services.database.db,
@@ -176,6 +185,11 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
 function echoRequestId(request: FastifyRequest, reply: FastifyReply): void {
   if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = crypto.randomUUID()
   reply.header('x-request-id', request.id)
+}
+
+/** A route's own hooks of one kind as a list (Fastify takes one function or an array). */
+function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : [hooks].flat() as T[]
 }
 
 function budget(services: Services, limit: number) {

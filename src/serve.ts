@@ -11,7 +11,7 @@ import { withUpstream } from './upstream.js'
 import { startQueue } from './db/queue.js'
 import { createServices } from './services.js'
 import { startRunners } from './live/runner/start-runners.js'
-import { openStorage } from './storage.js'
+import { openStorage, type Storage } from './storage.js'
 
 export interface RunningServer {
   url: string
@@ -19,10 +19,10 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-/** `perpetua serve`: the HTTP API with its queue, on the configured or embedded database. */
-export async function serve(config: Config, logger: FastifyBaseLogger): Promise<RunningServer> {
+/** `perpetua serve`: the HTTP API with its queue, on the configured or embedded database (`opening`, when the caller started opening it). */
+export async function serve(config: Config, logger: FastifyBaseLogger, opening: Promise<Storage> = openStorage(config, 'serve')): Promise<RunningServer> {
   const started = performance.now()
-  const storage = await openStorage(config, 'serve')
+  const storage = await opening
   const cleanups: (() => Promise<unknown>)[] = [() => storage.close()]
   const cleanUp = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup()

@@ -8,6 +8,7 @@ import type { Config } from './config.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { ReadCache } from './db/read-cache.js'
 import { createMarketData, type MarketData } from './market/market-data.js'
+import { StrategyFeed } from './live/stream/strategy-feed.js'
 import type { StrategyRow } from './strategies/queries.js'
 import { MemorySharedState, PostgresSharedState, type SharedState } from './http/shared-state.js'
 import { createWebhookPipeline, type WebhookPipeline } from './webhooks/pipeline.js'
@@ -30,6 +31,8 @@ export interface Services {
   jobSignals: EventEmitter
   /** Emits 'runs-changed' once a deploy or pause committed, so this process's runners react at once. */
   runSignals: EventEmitter
+  /** Strategy stream messages (PostgreSQL NOTIFY) fanned out to this process's WebSocket clients; listens from the first client on. */
+  strategyFeed: StrategyFeed
   /** Webhook deliveries: test deliveries on any node; start() runs the dispatcher and workers; close() it on shutdown. */
   webhooks: WebhookPipeline
   now: () => number
@@ -51,6 +54,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     boss,
     jobSignals: new EventEmitter(),
     runSignals: new EventEmitter(),
+    strategyFeed: new StrategyFeed(database, () => undefined),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
     now,
   }

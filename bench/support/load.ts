@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import autocannon from 'autocannon'
 import { log } from './log.js'
 import type { RequestSigner } from './signing.js'
@@ -10,6 +11,8 @@ export interface LoadTarget {
   path: string
   /** When given, every request is signed afresh; connection i signs with signers[i % length]. */
   signers?: RequestSigner[]
+  /** The serving process, to report its CPU time per request (all its threads, user + system). */
+  pid?: number
 }
 
 export interface LoadOptions {
@@ -28,6 +31,11 @@ export interface LoadSummary {
   /** Connection errors plus timeouts. */
   errors: number
   status_codes: Record<string, number>
+  /**
+   * The server's CPU time per completed request (when its pid is known): steadier than throughput on a
+   * shared host, where other work takes CPU from server and client alike.
+   */
+  server_cpu_us_per_req?: number
 }
 
 /** A measured run plus the monotonic-clock window it covered (to cut a server CPU profile to it). */
@@ -44,11 +52,16 @@ export async function runLoad(title: string, target: LoadTarget, options: LoadOp
     await fire(title, target, options.connections, options.warmupS)
   }
   log(`${title}: ${options.durationS} s, ${options.connections} connections, ${target.method ?? 'GET'} ${target.path}`)
+  const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid)
   const startUs = monotonicUs()
   const result = await fire(title, target, options.connections, options.durationS)
   const endUs = monotonicUs()
   const summary = summarise(result)
-  log(`${title}: ${summary.req_per_s} req/s, p99 ${summary.p99_ms} ms, non-2xx ${summary.non2xx}, errors ${summary.errors}`)
+  if (cpuBefore !== undefined && summary.requests > 0) {
+    summary.server_cpu_us_per_req = Math.round((cpuMicros(target.pid!) - cpuBefore) / summary.requests)
+  }
+  const cpu = summary.server_cpu_us_per_req === undefined ? '' : `, server CPU ${summary.server_cpu_us_per_req} µs/req`
+  log(`${title}: ${summary.req_per_s} req/s, p99 ${summary.p99_ms} ms, non-2xx ${summary.non2xx}, errors ${summary.errors}${cpu}`)
   return { summary, window: { startUs, endUs } }
 }
 
@@ -97,3 +110,13 @@ export function summarise(result: autocannon.Result): LoadSummary {
 function monotonicUs(): number {
   return Number(process.hrtime.bigint() / 1000n)
 }
+
+/** User plus system CPU time a process has used, in µs, from /proc (Linux; clock ticks of 10 ms). */
+function cpuMicros(pid: number): number {
+  // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_S
+}
+
+const CLOCK_TICKS_PER_S = 100

@@ -13,6 +13,9 @@ const CLI = path.join(REPO_ROOT, 'dist', 'cli.js')
 export interface BenchServer {
   url: string
   dataDir: string
+  pid: number
+  /** From spawning the process to the first 200 from GET /healthz (polled every 20 ms). */
+  readyMs: number
   /** Where --cpu-prof writes, when profiling. */
   profileDir: string | undefined
   /** SIGTERM, then waits for a graceful exit (SIGKILL after 20 s) and removes DATA_DIR. */
@@ -23,6 +26,8 @@ export interface StartServerOptions {
   /** Extra environment on top of the bench defaults (PORT, HOST, DATA_DIR, LOG_LEVEL=warn). */
   env?: Record<string, string>
   cpuProfile?: boolean
+  /** Serve from this DATA_DIR and leave it in place on stop (default: a fresh temporary one, removed on stop). */
+  dataDir?: string
 }
 
 /** Runs `npm run build` when dist/cli.js is missing or older than any file under src/. */
@@ -36,7 +41,7 @@ export async function ensureBuilt(): Promise<void> {
 }
 
 export async function startServer(options: StartServerOptions = {}): Promise<BenchServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-'))
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-'))
   const profileDir = options.cpuProfile ? fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-prof-')) : undefined
   const port = await freePort()
   const env: NodeJS.ProcessEnv = {
@@ -48,13 +53,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ben
     ...options.env,
   }
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const spawnedAt = performance.now()
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   // The server logs (pino) go to its stdout; keep ours clean for the result.
   child.stdout.pipe(process.stderr)
   child.stderr.pipe(process.stderr)
   const exited = exitCodeOf(child)
   const url = `http://127.0.0.1:${port}`
-  const removeDirs = () => fs.rmSync(dataDir, { recursive: true, force: true })
+  const removeDirs = () => {
+    if (options.dataDir === undefined) fs.rmSync(dataDir, { recursive: true, force: true })
+  }
   try {
     await waitForHealthz(url, exited, 60_000)
   } catch (error) {
@@ -63,12 +71,15 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ben
     removeDirs()
     throw error
   }
-  log(`server pid ${child.pid} on ${url}, DATA_DIR ${dataDir}`)
+  const readyMs = Math.round(performance.now() - spawnedAt)
+  log(`server pid ${child.pid} on ${url} after ${readyMs} ms, DATA_DIR ${dataDir}`)
 
   let stopping: Promise<void> | undefined
   return {
     url,
     dataDir,
+    pid: child.pid!,
+    readyMs,
     profileDir,
     stop() {
       stopping ??= (async () => {
@@ -95,14 +106,14 @@ async function waitForHealthz(url: string, exited: Promise<number | null>, timeo
   for (;;) {
     if (exitCode !== undefined) throw new Error(`the server exited with code ${exitCode} before /healthz answered`)
     try {
-      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2000) })
       await response.arrayBuffer()
       if (response.ok) return
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) throw new Error(`/healthz did not answer 200 within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
 
@@ -139,4 +150,11 @@ function newestMtimeMs(dir: string): number {
     if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs)
   }
   return newest
+}
+
+/** A process's resident set now and at its peak, from /proc (Linux), in MB. */
+export function memoryOf(pid: number): { rss_mb: number; peak_rss_mb: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
+  return { rss_mb: Math.round(kb('VmRSS') / 1024), peak_rss_mb: Math.round(kb('VmHWM') / 1024) }
 }

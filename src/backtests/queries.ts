@@ -98,33 +98,44 @@ export async function markCancelled(db: Db, id: string, at: Date, reason: string
     .executeTakeFirstOrThrow()
 }
 
-/** queued → running, only if still queued (a cancel may have won). */
-export async function claimJob(db: Db, id: string, at: Date): Promise<JobRow | undefined> {
+/**
+ * Run `attempt` of the job takes it: queued → running for the first run, running (waiting) → running
+ * for a re-run; only while no run holds it (heartbeat_at null) and a cancel has not won.
+ */
+export async function claimJob(db: Db, id: string, attempt: number, at: Date): Promise<JobRow | undefined> {
   return db
     .updateTable('backtest_jobs')
-    .set({ status: 'running', started_at: at, heartbeat_at: at })
+    .set({ status: 'running', started_at: sql`coalesce(started_at, ${at})`, heartbeat_at: sql`now()` })
     .where('id', '=', id)
-    .where('status', '=', 'queued')
+    .where('attempt', '=', attempt)
+    .where('heartbeat_at', 'is', null)
+    .where('status', 'in', LIVE)
     .returningAll()
     .executeTakeFirst()
 }
 
-/** Records progress and a heartbeat; answers the job's status so the runner notices a cancel. */
-export async function recordProgress(db: Db, id: string, progress: number, at: Date): Promise<JobStatus | undefined> {
+/**
+ * Records progress and a heartbeat (on the database's clock, like every heartbeat: one clock for all
+ * nodes, and real time even where the app clock is a test's) for run `attempt`; false when that run no longer owns the job
+ * (cancelled, or handed to a re-run), so the runner stops. Progress never goes back: a re-run shows
+ * the furthest point reached until it passes it.
+ */
+export async function recordProgress(db: Db, id: string, attempt: number, progress: number): Promise<boolean> {
   const row = await db
     .updateTable('backtest_jobs')
-    .set({ progress: sql`greatest(progress, ${progress})`, heartbeat_at: at })
+    .set({ progress: sql`greatest(progress, ${progress})`, heartbeat_at: sql`now()` })
     .where('id', '=', id)
     .where('status', '=', 'running')
-    .returning('status')
+    .where('attempt', '=', attempt)
+    .returning('id')
     .executeTakeFirst()
-  if (row) return row.status
-  return (await db.selectFrom('backtest_jobs').select('status').where('id', '=', id).executeTakeFirst())?.status
+  return row !== undefined
 }
 
 export async function finishJob(
   db: Db,
   id: string,
+  attempt: number,
   outcome: { status: 'done'; metrics: Record<string, unknown>; result: Record<string, unknown> } | { status: 'failed'; error: { code: string; message: string } },
   at: Date,
 ): Promise<JobRow | undefined> {
@@ -137,22 +148,45 @@ export async function finishJob(
     .set({ ...values, finished_at: at, heartbeat_at: at })
     .where('id', '=', id)
     .where('status', '=', 'running')
+    .where('attempt', '=', attempt)
     .returningAll()
     .executeTakeFirst()
 }
 
-/** Running jobs whose worker stopped beating since `staleBefore`: failed as WORKER_LOST. */
-export async function failLostJobs(db: Db, staleBefore: Date, at: Date): Promise<string[]> {
-  const rows = await db
-    .updateTable('backtest_jobs')
-    .set({
-      status: 'failed',
-      finished_at: at,
-      error: JSON.stringify({ code: 'WORKER_LOST', message: 'the worker running this job stopped; submit it again' }),
-    })
+/**
+ * Running jobs whose run has not beaten for `lostAfterMs` (database clock): a job on its last attempt is failed
+ * as WORKER_LOST; any other is handed to its next attempt (heartbeat cleared, so only that run can
+ * claim it). SKIP LOCKED: sweeps on several nodes never take the same job. Call inside the
+ * transaction that enqueues the re-runs, so a re-run exists exactly when its job says so.
+ */
+export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, maxAttempts: number): Promise<{ rerun: { id: string; attempt: number }[]; failed: string[] }> {
+  const lost = await trx
+    .selectFrom('backtest_jobs')
+    .select(['id', 'attempt'])
     .where('status', '=', 'running')
-    .where('heartbeat_at', '<', staleBefore)
-    .returning('id')
+    .where('heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${lostAfterMs / 1000})`)
+    .forUpdate()
+    .skipLocked()
     .execute()
-  return rows.map((r) => r.id)
+  const failed = lost.filter((job) => job.attempt >= maxAttempts).map((job) => job.id)
+  const rerun = lost.filter((job) => job.attempt < maxAttempts).map((job) => ({ id: job.id, attempt: job.attempt + 1 }))
+  if (failed.length > 0) {
+    await trx
+      .updateTable('backtest_jobs')
+      .set({
+        status: 'failed',
+        finished_at: at,
+        error: JSON.stringify({ code: 'WORKER_LOST', message: `the worker running this job stopped during each of its ${maxAttempts} runs; submit it again` }),
+      })
+      .where('id', 'in', failed)
+      .execute()
+  }
+  if (rerun.length > 0) {
+    await trx
+      .updateTable('backtest_jobs')
+      .set({ attempt: sql`attempt + 1`, heartbeat_at: null })
+      .where('id', 'in', rerun.map((job) => job.id))
+      .execute()
+  }
+  return { rerun, failed }
 }

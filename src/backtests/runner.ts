@@ -10,7 +10,8 @@ import { AppError } from '../http/errors.js'
 import type { MarketData } from '../market/market-data.js'
 import { EngineCancelled, EngineFailure, EnginePool } from './engine-pool.js'
 import { loadBars, loadFunding } from './history-store.js'
-import { claimJob, failLostJobs, finishJob, type JobRow, recordProgress } from './queries.js'
+import { sendInTransaction } from '../db/queue.js'
+import { claimJob, finishJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
 import { formatMetrics, formatResult } from './result-format.js'
 import type { JobConfig } from './schemas.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
@@ -20,9 +21,15 @@ export const BACKTEST_QUEUE = 'backtest-run'
 export const JOB_QUEUED = 'backtest-queued'
 /** How often a running job writes progress and checks for a cancel: a cancel takes effect within this. */
 const BEAT_MS = 500
-/** A running job without a heartbeat for this long lost its worker. */
-const LOST_AFTER_MS = 30_000
-const SWEEP_MS = 10_000
+/**
+ * A running job without a heartbeat for this long lost its worker (10 missed beats), and every node
+ * looks that often: a dead worker's job is found within LOST_AFTER_MS + SWEEP_MS (issue 12: within
+ * 10 s). pg-boss's own job heartbeat cannot do this: its heartbeatSeconds is at least 10.
+ */
+const LOST_AFTER_MS = 5_000
+const SWEEP_MS = 1_000
+/** Runs of one job before it fails as WORKER_LOST: the engine is deterministic, so a second run is safe. */
+const MAX_ATTEMPTS = 2
 /** Share of progress given to loading history before the engine starts. */
 const LOADING_SHARE = 0.1
 
@@ -30,8 +37,8 @@ const INTERVAL_MS = TIMEFRAME_MS
 
 /** The queue jobs are sent to; pg-boss needs it to exist before the first send. */
 export async function ensureBacktestQueue(boss: PgBoss): Promise<void> {
-  // No pg-boss retries: a job whose worker died is failed as WORKER_LOST by the sweep instead of
-  // running twice; the user resubmits.
+  // No pg-boss retries: a lost run is found by our sweep (in seconds, not at pg-boss's expiry) and
+  // handed to a new queue job, at most once (MAX_ATTEMPTS).
   await boss.createQueue(BACKTEST_QUEUE, { retryLimit: 0, expireInSeconds: 3600 })
   // createQueue drops the queue from pg-boss's metadata cache, and a send that misses the cache reads
   // it through pg-boss's own connection: inside our creating transaction that waits for the
@@ -52,26 +59,41 @@ export interface BacktestWorkerDeps {
   signals?: EventEmitter
 }
 
-/** Runs backtest jobs from the queue on this node, and fails jobs whose worker was lost. */
+/** What a queue job asks: run `attempt` (absent: 1) of backtest job `jobId`. */
+export interface BacktestRun {
+  jobId: string
+  attempt?: number
+}
+
+/** Runs backtest jobs from the queue on this node, and re-runs (once) or fails jobs whose worker was lost. */
 export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ stop(): Promise<void> }> {
   const pool = new EnginePool(deps.workers)
   await ensureBacktestQueue(deps.boss)
-  const workerId = await deps.boss.work<{ jobId: string }>(
+  const workerId = await deps.boss.work<BacktestRun>(
     BACKTEST_QUEUE,
     { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: 0.5 },
     async (jobs) => {
-      for (const job of jobs) await runJob(deps, pool, job.data.jobId)
+      for (const job of jobs) await runJob(deps, pool, job.data.jobId, job.data.attempt ?? 1)
     },
   )
   const wake = () => deps.boss.notifyWorker(workerId)
   deps.signals?.on(JOB_QUEUED, wake)
   const sweep = async () => {
     const now = deps.now()
-    const lost = await failLostJobs(deps.db, new Date(now - LOST_AFTER_MS), new Date(now)).catch((error: unknown) => {
+    try {
+      const lost = await deps.db.transaction().execute(async (trx) => {
+        const found = await recoverLostJobs(trx, LOST_AFTER_MS, new Date(now), MAX_ATTEMPTS)
+        for (const run of found.rerun) await sendInTransaction(deps.boss, trx, BACKTEST_QUEUE, { jobId: run.id, attempt: run.attempt } satisfies BacktestRun)
+        return found
+      })
+      if (lost.rerun.length > 0) {
+        deps.log.warn({ jobs: lost.rerun }, 'backtests whose worker was lost run again')
+        wake()
+      }
+      if (lost.failed.length > 0) deps.log.warn({ jobs: lost.failed }, 'failed backtests whose worker was lost twice')
+    } catch (error) {
       deps.log.warn({ err: error }, 'worker-lost sweep failed')
-      return []
-    })
-    if (lost.length > 0) deps.log.warn({ jobs: lost }, 'failed backtests whose worker was lost')
+    }
   }
   await sweep()
   const sweeper = setInterval(() => void sweep(), SWEEP_MS)
@@ -86,16 +108,16 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
   }
 }
 
-async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, jobId: string): Promise<void> {
+async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, jobId: string, attempt: number): Promise<void> {
   const { db, now } = deps
-  const job = await claimJob(db, jobId, new Date(now()))
-  if (!job) return // cancelled before a worker took it
+  const job = await claimJob(db, jobId, attempt, new Date(now()))
+  if (!job) return // cancelled before a worker took it, or this run was already claimed
   let progress = 0
   let cancelled = false
   let stopEngine = () => undefined as void
   const beat = setInterval(() => {
-    void recordProgress(db, jobId, progress, new Date(now())).then((status) => {
-      if (status !== 'running') {
+    void recordProgress(db, jobId, attempt, progress).then((owned) => {
+      if (!owned) {
         cancelled = true
         stopEngine()
       }
@@ -111,14 +133,14 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, jobId: string)
     await db.transaction().execute(async (trx) => {
       const at = new Date(now())
       const metrics = formatMetrics(result.metrics)
-      const done = await finishJob(trx, jobId, { status: 'done', metrics, result: formatResult(result, INTERVAL_MS[config.timeframe]) }, at)
+      const done = await finishJob(trx, jobId, attempt, { status: 'done', metrics, result: formatResult(result, INTERVAL_MS[config.timeframe]) }, at)
       if (done) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data: { job_id: jobId, status: 'done', template_id: config.template_id, metrics }, at })
     })
   } catch (error) {
     if (error instanceof EngineCancelled || cancelled) return
     const failure = describeFailure(error)
     if (failure.code === 'ENGINE_ERROR' || failure.code === 'INTERNAL') deps.log.error({ err: error, job: jobId }, 'backtest failed')
-    await finishJob(db, jobId, { status: 'failed', error: failure }, new Date(now())).catch(() => undefined)
+    await finishJob(db, jobId, attempt, { status: 'failed', error: failure }, new Date(now())).catch(() => undefined)
   } finally {
     clearInterval(beat)
   }

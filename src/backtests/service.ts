@@ -101,7 +101,7 @@ export async function cancelJob({ db, userId, now }: BacktestContext, id: string
 const isJobId = (id: string): boolean => /^bt_[0-9a-f]{6,8}$/.test(id)
 
 /** The API representation; list items carry only the metrics of a done job (spec "GET /v1/backtest/jobs"). */
-export function toJob(row: Omit<JobRow, 'result'> & { result?: JobRow['result'] }, options: { metricsOnly?: boolean } = {}): Job {
+export function toJob(row: Omit<JobRow, 'result' | 'attempt'> & { result?: JobRow['result'] }, options: { metricsOnly?: boolean } = {}): Job {
   const done = row.status === 'done'
   const result = !done ? null : options.metricsOnly || !row.result ? { metrics: row.metrics } : row.result
   return {

@@ -2,6 +2,7 @@ import { issueApiKey } from '../auth/api-keys.js'
 import { parsePlan, parsePlanEnd, type Plan, setPlan } from '../auth/plans.js'
 import { findOrCreateUserByEmail } from '../auth/queries.js'
 import { parseScopes } from '../auth/scopes.js'
+import { parsePaperAmount, setPaperBalance } from '../live/paper-wallet.js'
 import type { Services } from '../services.js'
 import type { CommandHandler } from './control-socket.js'
 
@@ -26,6 +27,8 @@ export function operatorCommands(services: Services): Record<string, CommandHand
       const accessToken = await services.tokens.issue(userId, services.now())
       return { access_token: accessToken, token_type: 'Bearer', expires_in: services.config.appJwtTtlSeconds, user_id: userId, email }
     },
+    'users.set-paper-balance': async (args) =>
+      setPaperBalance(services.database.db, parseEmail(args.email).toLowerCase(), parsePaperAmount(args.amount)),
     'users.set-plan': async (args) => {
       const email = parseEmail(args.email)
       const { plan, end } = parsePlanArgs(args, services.now())

@@ -112,6 +112,8 @@ export interface BacktestJobsTable {
   started_at: Date | null
   finished_at: Date | null
   heartbeat_at: Date | null
+  /** Which run of the job owns it: 1, then 2 after a re-run (0005_recovery.sql). */
+  attempt: Generated<number>
   progress: Generated<number>
   metrics: Json<Record<string, unknown>> | null
   result: Json<Record<string, unknown>> | null

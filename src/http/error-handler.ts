@@ -122,6 +122,8 @@ function toFastApiItem(where: string, issue: SchemaIssue): FastApiValidationItem
     }
     case 'type':
       return { type: `${String(issue.params.type)}_type`, loc, msg: `Input should be a valid ${String(issue.params.type)}` }
+    case 'minLength':
+      return { type: 'string_too_short', loc, msg: `String should have at least ${String(issue.params.limit)} character${issue.params.limit === 1 ? '' : 's'}` }
     default:
       return { type: 'value_error', loc, msg }
   }

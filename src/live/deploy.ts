@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
 import { feeRates } from '../engine/fees.js'
@@ -26,6 +27,8 @@ import {
 } from './queries.js'
 import { closeLivePosition } from './exchange/close-live-position.js'
 import { clientOrderId, recordOutcome, type RunState } from './record-outcome.js'
+import { publishStatus } from './stream/status-messages.js'
+import type { StrategyFeed } from './stream/strategy-feed.js'
 import { intervalMs } from './timeframes.js'
 
 export interface DeployContext {
@@ -38,7 +41,12 @@ export interface DeployContext {
   rules: (symbol: string) => Promise<import('../engine/types.js').SymbolRules>
   /** Told after commit that a run started or ended, so this process's runners react at once. */
   onRunsChanged?: () => void
+  /** This process's stream fan-out: a pause answers only once its messages reached the local clients. */
+  feed?: Pick<StrategyFeed, 'waitFor'>
 }
+
+/** How long a pause waits for its own stream messages to come back through NOTIFY (measured: a few ms). */
+const PAUSE_STREAM_WAIT_MS = 2_000
 
 export interface DeployBody {
   capital?: string
@@ -52,7 +60,8 @@ export const PAPER_FEES = feeRates('match_exchange')
 
 const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
 
-async function ownStrategy(db: Db, userId: number, id: string, forUpdate: boolean): Promise<StrategyRow> {
+/** The caller's strategy, or 404 (another user's strategy is not found, as everywhere). */
+export async function ownStrategy(db: Db, userId: number, id: string, forUpdate: boolean): Promise<StrategyRow> {
   const row = STRATEGY_ID.test(id) ? await findStrategy(db, userId, id, forUpdate) : undefined
   if (!row) throw notFound(`strategy ${id}`)
   return row
@@ -125,6 +134,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       data: { strategy_id: row.id, dry_run: dryRun, capital: capitalText, leverage, deployed_at: now.toISOString() },
       at: now,
     })
+    await publishStatus(trx, row.id, now)
   })
   context.onRunsChanged?.()
 }
@@ -139,6 +149,31 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   const peek = await ownStrategy(db, userId, id, false)
   if (peek.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${peek.status}; only a deployed strategy can be paused`)
   const rules = closePositions ? await context.rules(peek.symbols[0]!) : undefined
+  // The stream's position_closed messages must reach clients before this answer (issue 11): the status
+  // message published last in the transaction carries a token, and the answer waits until this
+  // process's feed has handed it (and so everything before it) to its clients.
+  const token = crypto.randomUUID()
+  const wait = context.feed?.waitFor(token, PAUSE_STREAM_WAIT_MS)
+  let liveClose: { run: RunRow; closeId: string } | undefined
+  try {
+    liveClose = await pauseInTransaction(context, id, closePositions, rules, token)
+  } catch (error) {
+    wait?.cancel()
+    throw error
+  }
+  await wait?.seen
+  context.onRunsChanged?.()
+  if (liveClose && rules) await closeLivePosition({ db, secrets: context.secrets, upstream: context.upstream, rules, now }, liveClose.run, liveClose.closeId)
+}
+
+async function pauseInTransaction(
+  context: DeployContext,
+  id: string,
+  closePositions: boolean,
+  rules: import('../engine/types.js').SymbolRules | undefined,
+  token: string,
+): Promise<{ run: RunRow; closeId: string } | undefined> {
+  const { db, userId, now } = context
   let liveClose: { run: RunRow; closeId: string } | undefined
   await db.transaction().execute(async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
@@ -170,9 +205,9 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
     }
     await trx.updateTable('strategies').set({ status: 'paused', updated_at: now }).where('id', '=', row.id).execute()
     await recordEvent(trx, { userId, type: 'strategy.paused', data: { strategy_id: row.id, close_positions: closePositions }, at: now })
+    await publishStatus(trx, row.id, now, token)
   })
-  context.onRunsChanged?.()
-  if (liveClose && rules) await closeLivePosition({ db, secrets: context.secrets, upstream: context.upstream, rules, now }, liveClose.run, liveClose.closeId)
+  return liveClose
 }
 
 function assertDeployable(row: StrategyRow): void {

@@ -1,6 +1,7 @@
 import type { Db } from '../db/connect.js'
 import { recordEvent } from '../events/outbox.js'
 import type { BrokerOutcome, Fill } from './brokers/broker.js'
+import { publishMessage, type StreamMessageType } from './stream/status-messages.js'
 import { insertOrder, insertTrade, nextIntent, nextTradeId, type RunRow, settleOrder, updateStats } from './queries.js'
 
 /** What a run keeps beside its broker's snapshot: the intent waiting for the next open. */
@@ -20,19 +21,17 @@ export interface OutcomeContext {
   /** The run's order waiting for this bar's open, if any. */
   pendingOrder: string | null
   totals: { realized: number; unrealized: number }
-  /** Called for each stream message (type, data) the outcome produces, in order. */
-  publish?: (type: string, data: Record<string, unknown>) => void
 }
 
 /**
  * Writes what one bar (or a close-all) did, inside the caller's transaction: the pending order's fill,
  * the closed trades, the strategy's stats, the events, and the next intent (committed before the next
- * bar can fill it). Returns the client order id of that new intent, or null.
+ * bar can fill it), and the stream messages (NOTIFY, delivered at commit). Returns the client order id of that new intent, or null.
  */
 export async function recordOutcome(trx: Db, context: OutcomeContext, outcome: BrokerOutcome, reduceOnlyClose = false): Promise<string | null> {
   const { run, now } = context
   const symbol = run.symbol
-  const messages: [string, Record<string, unknown>][] = []
+  const messages: [StreamMessageType, Record<string, unknown>][] = []
 
   let orderId = context.pendingOrder
   if (reduceOnlyClose && outcome.filledIntent && outcome.filledIntent.fills.length > 0) {
@@ -109,7 +108,7 @@ export async function recordOutcome(trx: Db, context: OutcomeContext, outcome: B
     next = clientOrderId(run.strategy_id, run.run, intent)
     await insertOrder(trx, { client_order_id: next, strategy_id: run.strategy_id, run: run.run, intent, symbol, target: String(outcome.newTarget), reduce_only: false, status: 'new', created_at: now })
   }
-  for (const [type, data] of messages) context.publish?.(type, data)
+  for (const [type, data] of messages) await publishMessage(trx, { type, strategy_id: run.strategy_id, time: now.toISOString(), data })
   return next
 }
 

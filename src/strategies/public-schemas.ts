@@ -20,7 +20,7 @@ export const PublicStrategyUpdateSchema = Type.Object(
     // A client that reads a record, edits it and writes it back sends the read-only fields too: they
     // are accepted and ignored, as the original service did (issue 12), while unknown fields stay refused.
     name: Type.Optional(Type.String({ description: 'Ignored: a name cannot be changed (the record keeps its own).' })),
-    id: Type.Optional(Type.Integer({ description: 'Ignored (read-only); the path names the record.' })),
+    id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'Ignored (read-only); the path names the record.' })),
     created_at: Type.Optional(Type.String({ description: 'Ignored (read-only).' })),
     updated_at: Type.Optional(Type.String({ description: 'Ignored (read-only); refreshed by the update.' })),
     author: OptionalText,

@@ -96,7 +96,7 @@ export const StrategyPageSchema = Type.Object({ data: Type.Array(StrategySchema)
 export const DeployBodySchema = Type.Object(
   {
     capital: Type.Optional(Type.String({ description: 'Capital of this run only (decimal string); default: the stored capital' })),
-    leverage: Type.Optional(Type.Integer({ description: 'Leverage of this run only, 1 to 20; default: the stored leverage' })),
+    leverage: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, description: 'Leverage of this run only, 1 to 20; default: the stored leverage' })),
     dry_run: Type.Optional(Type.Boolean({ description: 'Trade the paper wallet on live market data, placing no real orders (default false)' })),
     exchange_key_id: Type.Optional(Type.String({ maxLength: 64, description: 'Our addition: the verified exchange key a live run trades; default: the newest verified one' })),
   },

@@ -87,7 +87,10 @@ export async function patchStrategy(context: StrategyContext, id: string, patch:
       const current = await findOwnStrategy(trx, userId, id, true)
       if (!current) throw notFound(`strategy ${id}`)
       assertNotDeployed(current, 'changed')
-      return toStrategy(await updateStrategy(trx, userId, id, { ...patch, ...templateChanges(current, patch), updated_at: now }))
+      // The way out of stopped and error (docs/decisions.md): deploy and pause refuse both (spec), an edit
+      // acknowledges the cause and returns the strategy to draft, from which it deploys as any draft.
+      const reopened = current.status === 'stopped' || current.status === 'error' ? { status: 'draft' as const } : {}
+      return toStrategy(await updateStrategy(trx, userId, id, { ...patch, ...templateChanges(current, patch), ...reopened, updated_at: now }))
     }),
   )
 }

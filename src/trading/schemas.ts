@@ -32,7 +32,7 @@ export type PlaceOrder = Static<typeof PlaceOrderSchema>
 
 export const CancelOrderSchema = body({
   symbol: Symbol,
-  order_id: Type.Optional(Type.Integer({ minimum: 1 })),
+  order_id: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
   client_order_id: Type.Optional(ClientOrderId),
 })
 export type CancelOrder = Static<typeof CancelOrderSchema>

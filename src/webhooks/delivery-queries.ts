@@ -123,31 +123,35 @@ export interface LeasedDelivery {
   status: WebhookStatus
 }
 
-/** The deliveries of a job that the job still owns (a sweep may have re-leased them after expiry). */
-export async function loadLeased(db: Db, ids: string[], lease: string): Promise<LeasedDelivery[]> {
+/** Moves the expiry of running jobs' leases to `until`: by id (the primary key), only rows each lease still holds. */
+export async function renewLeases(db: Db, running: Array<{ ids: string[]; lease: string }>, until: Date): Promise<void> {
+  const rows = running.flatMap((job) => job.ids.map((id) => ({ id, lease: job.lease })))
+  if (rows.length === 0) return
+  await sql`
+    UPDATE deliveries d SET next_attempt_at = ${until}
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.lease)}::text[]) AS v(id, lease)
+    WHERE d.id = v.id AND d.lease = v.lease AND d.state = 'pending'`.execute(db)
+}
+
+/**
+ * A job takes its deliveries over from the round that queued them (`roundLease`), under a lease of its
+ * own that expires soon (`until`) and is renewed while the job runs (renewLeases), and reads what it
+ * needs to send them, in one statement. Rows the round no longer owns (settled, or re-leased after its
+ * lease expired) are left alone.
+ */
+export async function takeLeased(db: Db, ids: string[], roundLease: string, jobLease: string, until: Date, now: Date): Promise<LeasedDelivery[]> {
   if (ids.length === 0) return []
-  return db
-    .selectFrom('deliveries as d')
-    .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-    .leftJoin('events as e', 'e.id', 'd.event_id')
-    .select([
-      'd.id',
-      'd.webhook_id',
-      'd.event_id',
-      'd.event_type',
-      'd.body',
-      'e.created_at as event_created_at',
-      'e.data as event_data',
-      'd.attempts',
-      'w.url',
-      'w.secret_enc',
-      'w.status',
-    ])
-    .where('d.id', 'in', ids)
-    .where('d.lease', '=', lease)
-    .where('d.state', '=', 'pending')
-    .orderBy('d.id')
-    .execute()
+  const result = await sql<LeasedDelivery>`
+    WITH taken AS (
+      UPDATE deliveries SET lease = ${jobLease}, next_attempt_at = ${until}, updated_at = ${now}
+      WHERE id = ANY(${ids}::bigint[]) AND lease = ${roundLease} AND state = 'pending'
+      RETURNING id, webhook_id, event_id, event_type, body, attempts
+    )
+    SELECT t.id::text AS id, t.webhook_id, t.event_id, t.event_type, t.body, e.created_at AS event_created_at, e.data AS event_data,
+      t.attempts, w.url, w.secret_enc, w.status
+    FROM taken t JOIN webhooks w ON w.id = t.webhook_id LEFT JOIN events e ON e.id = t.event_id
+    ORDER BY t.id`.execute(db)
+  return result.rows
 }
 
 export interface AttemptRecord {

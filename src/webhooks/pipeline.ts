@@ -13,12 +13,14 @@ import {
   expireHeld,
   insertTestDelivery,
   type LeasedDelivery,
-  loadLeased,
+  renewLeases,
   type Settlement,
   settle,
+  takeLeased,
   type WebhookTally,
 } from './delivery-queries.js'
 import { type EventType, testEventData } from './events.js'
+import { GroupCommit } from './group-commit.js'
 import { listenForEvents } from './outbox-listener.js'
 import type { TestDeliveryResult } from './schemas.js'
 import { signatureHeaders } from './signing.js'
@@ -34,8 +36,26 @@ export const PAUSE_AFTER_FAILURES = 10
 export const BREAK_AFTER_FAILURES = 50
 /** Deliveries held while a webhook is not active are given up after this long. */
 export const HOLD_LIMIT_MS = 72 * 3_600_000
-/** A job owns its deliveries this long; past it a sweep hands them to another job. */
-const LEASE_MS = 5 * 60_000
+/**
+ * Deliveries a round queued wait this long for a worker to take their job; past it a sweep queues
+ * them again. The job is durable in pg-boss, so a node's death does not strand them: this only covers
+ * the moment between a round's two statements, and must outlast the queue's backlog.
+ */
+const QUEUED_LEASE_MS = 5 * 60_000
+/**
+ * A running job owns its deliveries this long, renewed every RENEW_MS while it runs: a node that dies
+ * mid-job loses its deliveries to another node's sweep within RUN_LEASE_MS + SWEEP_MS (issue 12: under
+ * 30 s; it was QUEUED_LEASE_MS). An attempt lasts at most 10 s, so a test delivery's unrenewed lease
+ * outlives it too.
+ */
+const RUN_LEASE_MS = 15_000
+const RENEW_MS = 5_000
+/**
+ * A running job records its outcomes at most this often (and at its end): a node that dies repeats at
+ * most this long's sends, and a short job still settles in one statement, as before. Settling every
+ * outcome at once would add a statement per delivery on the single-session PGlite.
+ */
+const RECORD_SPACING_MS = 100
 /** Finished deliveries and their attempts are kept this long for GET /v1/webhooks/{id}/deliveries. */
 const RETENTION_MS = 7 * 24 * 3_600_000
 /** How often the sweep looks for due retries and events a missed notification did not announce. */
@@ -96,6 +116,8 @@ type Outcome = AttemptRecord
  */
 export class WebhookPipeline {
   private running: Running | undefined
+  /** The deliveries this node's jobs and test requests are sending, by lease: renewed every RENEW_MS. */
+  private readonly holding = new Set<{ ids: string[]; lease: string }>()
 
   constructor(private readonly deps: WebhookPipelineDeps) {}
 
@@ -112,14 +134,19 @@ export class WebhookPipeline {
     const eventId = `evt_test_${crypto.randomBytes(6).toString('hex')}`
     const body = eventBody(eventId, type, at, testEventData(type, { id: webhook.id, balanceLowThreshold: webhook.balance_low_threshold }, at))
     const lease = crypto.randomUUID()
-    const id = await insertTestDelivery(db, { webhookId: webhook.id, eventId, eventType: type, body, lease, leaseUntil: new Date(at.getTime() + LEASE_MS), at })
+    const id = await insertTestDelivery(db, { webhookId: webhook.id, eventId, eventType: type, body, lease, leaseUntil: new Date(at.getTime() + RUN_LEASE_MS), at })
     const delivery = { id, webhook_id: webhook.id, event_id: eventId, event_type: type, body, url: webhook.url }
-    const outcome = await this.attempt(delivery, this.deps.secrets.open(webhook.secret_enc), 1)
+    const held = { ids: [id], lease }
+    this.holding.add(held)
+    let outcome: Outcome
     try {
-      await this.record([outcome], [], lease)
-    } catch (error) {
-      // The webhook was deleted while the attempt was in flight: there is nothing left to count.
-      if (!isForeignKeyViolation(error)) throw error
+      outcome = await this.attempt(delivery, this.deps.secrets.open(webhook.secret_enc), 1)
+      await this.record([outcome], [], lease).catch((error: unknown) => {
+        // The webhook was deleted while the attempt was in flight: there is nothing left to count.
+        if (!isForeignKeyViolation(error)) throw error
+      })
+    } finally {
+      this.holding.delete(held)
     }
     return { test_event_id: eventId, delivered: outcome.delivered, response_status: outcome.status, response_time_ms: outcome.timeMs, error: outcome.error }
   }
@@ -142,9 +169,9 @@ export class WebhookPipeline {
     const listener = await listenForEvents(options.database, () => this.wake(), (error) => log.warn({ err: error }, 'webhook outbox listener lost its connection'))
     const sweep = setInterval(() => this.wake(), SWEEP_MS)
     const housekeeping = setInterval(() => void this.housekeep(), HOUSEKEEPING_MS)
-    sweep.unref()
-    housekeeping.unref()
-    this.running = { boss, log, workerIds, nextWorker: 0, listener, timers: [sweep, housekeeping], wanted: false, loop: undefined, stopping: false }
+    const renewal = setInterval(() => void this.renew(), RENEW_MS)
+    for (const timer of [sweep, housekeeping, renewal]) timer.unref()
+    this.running = { boss, log, workerIds, nextWorker: 0, listener, timers: [sweep, housekeeping, renewal], wanted: false, loop: undefined, stopping: false }
     this.wake()
   }
 
@@ -204,7 +231,7 @@ export class WebhookPipeline {
   private async dispatchRound(running: Running): Promise<boolean> {
     const now = new Date(this.deps.now())
     const lease = crypto.randomUUID()
-    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + LEASE_MS), { events: EVENTS_PER_ROUND, due: DELIVERIES_PER_ROUND })
+    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + QUEUED_LEASE_MS), { events: EVENTS_PER_ROUND, due: DELIVERIES_PER_ROUND })
     const jobs = packJobs(round.leased).map((ids) => ({ data: { ids, lease } satisfies DeliveryJob }))
     if (jobs.length > 0) {
       await running.boss.insert(DELIVERY_QUEUE, jobs)
@@ -217,40 +244,61 @@ export class WebhookPipeline {
   /**
    * Sends one job's deliveries: webhooks in parallel, each webhook's deliveries in creation order.
    * After a failure the webhook's remaining deliveries in the job wait for the first retry delay
-   * instead of meeting the same failing receiver at once.
+   * instead of meeting the same failing receiver at once. The job first takes its deliveries under a
+   * short lease of its own (renewed while it runs), and records each outcome as soon as it can (group
+   * commit): if this node dies, another sends what is left within seconds, and repeats only what was
+   * in flight or sent in the last write's time.
    */
   private async runJob(job: DeliveryJob): Promise<void> {
     const { db, now, secrets } = this.deps
-    const rows = await loadLeased(db, job.ids, job.lease)
-    const given: Array<{ row: LeasedDelivery; dueAt: 'hold' | 'retry' }> = []
-    const groups = new Map<string, LeasedDelivery[]>()
-    for (const row of rows) {
-      if (row.status !== 'active') given.push({ row, dueAt: 'hold' })
-      else if (groups.has(row.webhook_id)) groups.get(row.webhook_id)!.push(row)
-      else groups.set(row.webhook_id, [row])
-    }
-    const outcomes: Outcome[] = []
-    await Promise.all(
-      [...groups.values()].map(async (group) => {
-        const secret = secrets.open(group[0]!.secret_enc)
-        for (const [i, row] of group.entries()) {
-          const outcome = await this.attempt({ ...row, body: bodyOf(row) }, secret, row.attempts + 1)
-          outcomes.push(outcome)
-          if (!outcome.delivered) {
-            for (const rest of group.slice(i + 1)) given.push({ row: rest, dueAt: 'retry' })
-            break
+    const held = { ids: job.ids, lease: crypto.randomUUID() }
+    this.holding.add(held)
+    try {
+      const rows = await takeLeased(db, job.ids, job.lease, held.lease, new Date(now() + RUN_LEASE_MS), new Date(now()))
+      const given: Array<{ row: LeasedDelivery; dueAt: 'hold' | 'retry' }> = []
+      const groups = new Map<string, LeasedDelivery[]>()
+      for (const row of rows) {
+        if (row.status !== 'active') given.push({ row, dueAt: 'hold' })
+        else if (groups.has(row.webhook_id)) groups.get(row.webhook_id)!.push(row)
+        else groups.set(row.webhook_id, [row])
+      }
+      const recorder = new GroupCommit<Outcome>((outcomes) => this.record(outcomes, [], held.lease), RECORD_SPACING_MS)
+      await Promise.all(
+        [...groups.values()].map(async (group) => {
+          const secret = secrets.open(group[0]!.secret_enc)
+          for (const [i, row] of group.entries()) {
+            const outcome = await this.attempt({ ...row, body: bodyOf(row) }, secret, row.attempts + 1)
+            recorder.add(outcome)
+            if (!outcome.delivered) {
+              for (const rest of group.slice(i + 1)) given.push({ row: rest, dueAt: 'retry' })
+              break
+            }
           }
-        }
-      }),
-    )
-    const at = now()
-    const released: Settlement[] = given.map(({ row, dueAt }) => ({
-      deliveryId: row.id,
-      state: 'pending',
-      attempts: row.attempts,
-      nextAttemptAt: dueAt === 'hold' ? null : new Date(at + RETRY_DELAYS_MS[0]),
-    }))
-    await this.record(outcomes, released, job.lease)
+        }),
+      )
+      await recorder.drain()
+      if (given.length === 0) return
+      const at = now()
+      const released: Settlement[] = given.map(({ row, dueAt }) => ({
+        deliveryId: row.id,
+        state: 'pending',
+        attempts: row.attempts,
+        nextAttemptAt: dueAt === 'hold' ? null : new Date(at + RETRY_DELAYS_MS[0]),
+      }))
+      await this.record([], released, held.lease)
+    } finally {
+      this.holding.delete(held)
+    }
+  }
+
+  /** Keeps the leases of the deliveries this node is sending from expiring. */
+  private async renew(): Promise<void> {
+    if (this.holding.size === 0) return
+    try {
+      await renewLeases(this.deps.db, [...this.holding], new Date(this.deps.now() + RUN_LEASE_MS))
+    } catch (error) {
+      this.running?.log.warn({ err: error }, 'renewing webhook delivery leases failed')
+    }
   }
 
   private async attempt(delivery: Sendable, secret: string, attempt: number): Promise<Outcome> {

@@ -7,7 +7,7 @@ const RESOLVE_TIMEOUT_MS = 5_000
 
 /**
  * Why a webhook URL is refused at create or update, or undefined when it is acceptable: https only,
- * no credentials, and a host that is, or resolves only to, public addresses (every address is vetted,
+ * no credentials, a port that can be connected to, and a host that is, or resolves only to, public addresses (every address is vetted,
  * so a name with one private record is refused). allowPrivateHosts (tests) skips the address checks.
  */
 export async function vetWebhookUrl(raw: string, options: { allowPrivateHosts: boolean }): Promise<string | undefined> {
@@ -20,6 +20,8 @@ export async function vetWebhookUrl(raw: string, options: { allowPrivateHosts: b
   }
   if (url.protocol !== 'https:') return `url must start with https:// (got ${url.protocol}//)`
   if (url.username !== '' || url.password !== '') return 'url must not carry a user name or password'
+  // The WHATWG parser accepts :0 (and :00), but no connection can be made to port 0.
+  if (url.port === '0') return 'url port must be between 1 and 65535, not 0'
   if (options.allowPrivateHosts) return undefined
   const host = url.hostname.replace(/^\[|\]$/g, '')
   if (net.isIP(host) !== 0) {

@@ -118,7 +118,6 @@ for (const backend of backends()) {
       const impostor = await makeProviderKey('key-1')
       await assertRefused(await token({}, impostor), 401, /signature does not verify/)
       await assertRefused('not-a-jwt', 401, /not a JWT/)
-      await assertRefused('', 401, /not a JWT/)
     })
 
     it('answers 422 in FastAPI’s shape for a missing or wrong-typed id_token', async () => {
@@ -129,6 +128,9 @@ for (const backend of backends()) {
       assert.equal(wrongType.statusCode, 422)
       assert.deepEqual(wrongType.json().detail[0].loc, ['body', 'id_token'])
       assert.equal(wrongType.json().detail[0].type, 'string_type')
+      const empty = await signIn('')
+      assert.equal(empty.statusCode, 422, empty.body)
+      assert.deepEqual(empty.json().detail[0], { type: 'string_too_short', loc: ['body', 'id_token'], msg: 'String should have at least 1 character' })
     })
 
     it('fetches the key set again for an unknown kid after a rotation, at most once per cooldown', async () => {
@@ -160,6 +162,17 @@ for (const backend of backends()) {
         t.clock.advance(31_000)
         const fresh = await makeProviderKey('key-3')
         await assertRefused(await signToken(fresh, claims(), t.clock.now()), 503, /signing keys of idpa cannot be fetched/)
+        // Inside the refetch cooldown the provider is not asked again, and it is still down: 503, not 401.
+        const fetches = jwks.fetches
+        t.clock.advance(1_000)
+        await assertRefused(await signToken(fresh, claims(), t.clock.now()), 503, /signing keys of idpa cannot be fetched/)
+        await assertRefused(await signToken(fresh, claims(), t.clock.now(), 'made-up'), 503, /signing keys of idpa cannot be fetched/)
+        assert.equal(jwks.fetches, fetches, 'no fetch inside the cooldown')
+        // Back up, past the cooldown: the new key is fetched and accepted.
+        jwks.failing = false
+        jwks.keys = [...jwks.keys, fresh]
+        t.clock.advance(30_000)
+        assert.equal((await signIn(await signToken(fresh, claims(), t.clock.now()))).statusCode, 200)
       } finally {
         jwks.failing = false
       }
@@ -207,6 +220,14 @@ describe('POST /auth/mobile/idpa without a reachable key set', () => {
     ]) {
       const res = await signIn(bad)
       assert.equal(res.statusCode, 401, res.body)
+    }
+  })
+
+  it('validates the body before finding the provider unconfigured: an empty or missing token is 422', async () => {
+    for (const payload of [{ identity_token: '' }, {}, { identity_token: 'a b' }]) {
+      const res = await t.app.inject({ method: 'POST', url: '/auth/mobile/idpb', payload })
+      assert.equal(res.statusCode, 422, res.body)
+      assert.deepEqual(res.json().detail[0].loc, ['body', 'identity_token'])
     }
   })
 

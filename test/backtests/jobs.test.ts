@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
@@ -101,19 +102,33 @@ for (const backend of backends()) {
       assert.ok(!events.some((e) => (e.data as { job_id: string }).job_id === created.id))
     })
 
-    it('fails a job whose worker stopped beating with WORKER_LOST', async () => {
+    it('runs a job whose worker stopped beating once more, on a live worker, to the same result', async () => {
+      const reference = await pollUntil(t, key, (await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json().id, (j) => j.status === 'done')
+      const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json()
+      const first = await pollUntil(t, key, created.id, (j) => j.status === 'done')
+      // As if its first run's worker had died mid-run: running, heartbeat long ago, no result yet.
+      await t.database.handle.db
+        .updateTable('backtest_jobs')
+        .set({ status: 'running', heartbeat_at: sql`now() - interval '2 minutes'`, progress: 0.5, result: null, metrics: null, finished_at: null })
+        .where('id', '=', created.id)
+        .execute()
+      const rerun = await pollUntil(t, key, created.id, (j) => j.status !== 'running')
+      assert.equal(rerun.status, 'done', JSON.stringify(rerun.error))
+      assert.equal(rerun.started_at, first.started_at, 'started_at is the first start')
+      assert.deepEqual(rerun.result, reference.result)
+      const row = await t.database.handle.db.selectFrom('backtest_jobs').select(['attempt', 'progress']).where('id', '=', created.id).executeTakeFirstOrThrow()
+      assert.deepEqual(row, { attempt: 2, progress: 1 })
+    })
+
+    it('fails a job whose worker stopped beating on its second run with WORKER_LOST', async () => {
       const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, symbols: ['NOSUCHUSDT'] })).json()
-      // A worker that took the job and died: running, heartbeat long ago.
-      const stale = new Date(t.clock.now() - 120_000)
-      await t.database.handle.db.updateTable('backtest_jobs').set({ status: 'running', started_at: stale, heartbeat_at: stale }).where('id', '=', created.id).execute()
-      // The sweep runs at worker start and every 10 s; a fresh worker set sweeps at once.
-      const { startBacktestWorkers } = await import('../../src/backtests/runner.js')
-      const { pino } = await import('pino')
-      const sweeper = await startBacktestWorkers({ db: t.database.handle.db, boss: t.services.boss!, market: t.services.market, now: t.clock.now, log: pino({ level: 'silent' }), workers: 1 })
-      await sweeper.stop()
-      const lost = await pollUntil(t, key, created.id, (j) => j.status !== 'running')
+      // A re-run whose worker died too: running, attempt 2, heartbeat long ago.
+      const stale = sql<Date>`now() - interval '2 minutes'`
+      await t.database.handle.db.updateTable('backtest_jobs').set({ status: 'running', attempt: 2, started_at: stale, heartbeat_at: stale }).where('id', '=', created.id).execute()
+      const lost = await pollUntil(t, key, created.id, (j) => j.status !== 'running' && j.status !== 'queued')
       assert.equal(lost.status, 'failed')
       assert.equal(lost.error.code, 'WORKER_LOST')
+      assert.match(lost.error.message, /stopped during each of its 2 runs/)
       assert.equal(lost.result, null)
     })
 

@@ -40,4 +40,57 @@ describe('perpetua worker', () => {
       await t.close()
     }
   })
+
+  it('runs a backtest again on a live worker within seconds when its worker is killed mid-run', { skip: !process.env.TEST_DATABASE_URL }, async (context) => {
+    const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
+    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info' }
+    const startWorker = async () => {
+      const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
+      await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
+      return worker
+    }
+    try {
+      const doomed = await startWorker()
+      // Slow history pages keep the first run loading for about 15 s (30 pages), so the kill lands mid-run.
+      const slow = t.replay!.faults.add({ path: '/fapi/v1/klines', latencyMs: 500 })
+      const key = await t.createKey(['backtests:read', 'backtests:write'])
+      const body = { template_id: 'sma_cross', params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2020-06-01T00:00:00Z', end: '2025-05-31T23:00:00Z', capital: '10000' }
+      const created = await t.signed(key, 'POST', '/v1/backtest/jobs', body)
+      assert.equal(created.statusCode, 200, created.body)
+      const id = created.json().id as string
+      const row = () => t.database.handle.db.selectFrom('backtest_jobs').select(['status', 'attempt', 'heartbeat_at', 'progress', 'error']).where('id', '=', id).executeTakeFirstOrThrow()
+      await poll('the first run to start', 60_000, async () => ((await row()).status === 'running' ? true : undefined))
+      const survivor = await startWorker() // started while the first run is alive: it must not take the job over
+      const before = await row()
+      assert.deepEqual([before.status, before.attempt], ['running', 1], 'the first run is still going when its worker is killed')
+      doomed.child.kill('SIGKILL')
+      const killedAt = Date.now()
+      slow()
+      const handedOver = await poll('the lost run to be handed over', 30_000, async () => ((await row()).attempt === 2 ? Date.now() : undefined))
+      const rerunStarted = await poll('the re-run to start', 30_000, async () => {
+        const now = await row()
+        return now.attempt === 2 && now.heartbeat_at !== null ? Date.now() : undefined
+      })
+      const done = await poll('the re-run to finish', 60_000, async () => {
+        const now = await row()
+        return now.status === 'running' ? undefined : { ...now, at: Date.now() }
+      })
+      assert.equal(done.status, 'done', JSON.stringify(done.error))
+      assert.equal(done.attempt, 2)
+      const figures = { detectedMs: handedOver - killedAt, rerunStartedMs: rerunStarted - killedAt, doneMs: done.at - killedAt }
+      context.diagnostic(`worker killed mid-backtest: ${JSON.stringify(figures)}`)
+      assert.ok(figures.detectedMs < 10_000, `the loss was found after ${figures.detectedMs} ms`)
+      // The same job submitted afresh (history now stored) gives the same result: the re-run was a real run.
+      const again = (await t.signed(key, 'POST', '/v1/backtest/jobs', body)).json().id as string
+      const results = await poll('the fresh run to finish', 60_000, async () => {
+        const rows = await t.database.handle.db.selectFrom('backtest_jobs').select(['id', 'status', 'result']).where('id', 'in', [id, again]).execute()
+        return rows.every((r) => r.status === 'done') ? rows : undefined
+      })
+      assert.deepEqual(results[0]!.result, results[1]!.result)
+      survivor.child.kill('SIGTERM')
+      assert.equal(await new Promise((resolve) => survivor.child.once('exit', resolve)), 0, survivor.output().stderr)
+    } finally {
+      await t.close()
+    }
+  })
 })

@@ -62,8 +62,8 @@ export interface Probe {
   operation: Operation
   label: string
   url: string
-  /** The exact body text sent; undefined sends none. */
-  payload: string | undefined
+  /** The exact body sent (a Buffer for bytes that are not UTF-8); undefined sends none. */
+  payload: string | Buffer | undefined
   contentType: string | undefined
   refusal: Refusal
 }
@@ -144,6 +144,17 @@ function bodyProbes(schema: JsonSchema, probe: MakeProbe): Probe[] {
   for (const wrong of ['[]', '[{}]', '"text"', '12345', 'null', 'true', ...(optional ? [] : [''])]) {
     probes.push(probe(`top-level body ${wrong || '(empty)'}`, { payload: wrong, refusal: { kind: 'validation' } }))
   }
+  // Nothing may recurse on client data: 10,000 levels (20 kB) overflowed a recursive check with a 500.
+  probes.push(probe('a body nested 10,000 levels deep', { payload: deeplyNested(), refusal: { kind: 'validation' } }))
+  const stringField = Object.keys(valid).find((name) => typeof valid[name] === 'string')
+  for (const bytes of stringField === undefined ? [] : INVALID_UTF8) {
+    // Bytes Node would silently read as U+FFFD, inside a string field of an otherwise valid body.
+    const [head = '', tail = ''] = JSON.stringify({ ...valid, [stringField!]: STRING_MARK }).split(STRING_MARK)
+    const payload = Buffer.concat([Buffer.from(head), Buffer.from(bytes), Buffer.from(tail)])
+    probes.push(probe(`${stringField} with invalid UTF-8 ${Buffer.from(bytes).toString('hex')}`, { payload, refusal: { kind: 'validation' } }))
+  }
+  const latin1 = Buffer.from(JSON.stringify(valid), 'latin1')
+  probes.push(probe('a body declared charset=latin1', { payload: latin1, contentType: 'application/json; charset=latin1', refusal: { kind: 'media-type' } }))
   const extra = JSON.stringify({ ...valid, unexpected_field: 1 })
   probes.push(probe('an unknown extra field', { payload: extra, refusal: { kind: 'validation', field: 'unexpected_field' } }))
   for (const [field, fieldSchema] of Object.entries(schema.properties ?? {})) {
@@ -151,6 +162,8 @@ function bodyProbes(schema: JsonSchema, probe: MakeProbe): Probe[] {
       const payload = JSON.stringify({ ...valid, [field]: wrong })
       probes.push(probe(`${field}=${JSON.stringify(wrong)}`, { payload, refusal: { kind: 'validation', field } }))
     }
+    const nested = JSON.stringify({ ...valid, [field]: STRING_MARK }).replace(`"${STRING_MARK}"`, deeplyNested())
+    probes.push(probe(`${field} nested 10,000 levels deep`, { payload: nested, refusal: { kind: 'validation', field } }))
     for (const bad of unstorableValues(fieldSchema)) {
       const payload = JSON.stringify({ ...valid, [field]: bad })
       probes.push(probe(`${field}=${JSON.stringify(bad)}`, { payload, refusal: { kind: 'validation', field } }))
@@ -168,6 +181,14 @@ function bodyProbes(schema: JsonSchema, probe: MakeProbe): Probe[] {
     }
   }
   return probes
+}
+
+const STRING_MARK = 'probe_mark'
+// A lone continuation byte, an overlong '/', a surrogate half's encoding, and a truncated sequence.
+const INVALID_UTF8 = [[0xff, 0xfe], [0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]]
+
+function deeplyNested(levels = 10_000): string {
+  return '['.repeat(levels) + ']'.repeat(levels)
 }
 
 /** Text PostgreSQL cannot store: NUL, and a surrogate half without its partner. */
@@ -261,7 +282,7 @@ export function sample(schema: JsonSchema): unknown {
   return 'text'
 }
 
-const STRING_CANDIDATES = ['BTCUSDT', 'sma_cross', 'sample text', 'https://example.com/hook']
+const STRING_CANDIDATES = ['BTCUSDT', 'sma_cross', 'sample text', 'https://example.com/hook', '0.5']
 
 function sampleString(schema: JsonSchema): string {
   if (schema.format === 'date-time') return '2026-01-01T00:00:00.000Z'

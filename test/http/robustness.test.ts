@@ -80,6 +80,94 @@ for (const backend of backends()) {
   })
 }
 
+for (const backend of backends()) {
+  describe(`hostile input named in issue 12 (${backend})`, () => {
+    let t: TestApp
+    let key: KeyPair
+    let strategyId: string
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000) // 20 kB
+    const job = { template_id: 'sma_cross', params: { fast: 10, slow: 30 }, symbols: ['BTCUSDT'], timeframe: '1h', start: '2024-01-01T00:00:00Z', end: '2024-02-01T00:00:00Z', capital: '10000' }
+
+    before(async () => {
+      t = await startTestApp(backend, { RATE_LIMIT_WEIGHT_PER_MINUTE: UNLIMITED, RATE_LIMIT_IP_PER_MINUTE: UNLIMITED }, { queue: 'queue' })
+      key = await t.createKey([...SCOPES])
+      const created = await t.signed(key, 'POST', '/v1/strategies', strategy)
+      assert.equal(created.statusCode, 200, created.body)
+      strategyId = created.json().id
+    })
+    after(() => t.close())
+
+    const withDeepSymbols = (body: object) => JSON.stringify({ ...body, symbols: 'MARK' }).replace('"MARK"', deep)
+
+    it('answers 400 INVALID_PARAMETER naming symbols for 10,000 levels of nesting, and stores nothing', async () => {
+      const before = await counts()
+      for (const [method, url, body] of [
+        ['POST', '/v1/strategies', withDeepSymbols(strategy)],
+        ['PATCH', `/v1/strategies/${strategyId}`, withDeepSymbols({ name: 'renamed' })],
+        ['POST', '/v1/backtest/jobs', withDeepSymbols(job)],
+      ] as const) {
+        const res = await t.signed(key, method, url, body)
+        assert.equal(res.statusCode, 400, `${method} ${url}: ${res.body}`)
+        assert.deepEqual(
+          { code: res.json().error.code, field: res.json().error.field, message: res.json().error.message },
+          { code: 'INVALID_PARAMETER', field: 'symbols', message: 'symbols: must not nest deeper than 32 levels' },
+        )
+      }
+      const publicDeep = await t.app.inject({ method: 'POST', url: '/strategies', payload: `{"name":"deep","author":${deep}}`, headers: { 'content-type': 'application/json' } })
+      assert.equal(publicDeep.statusCode, 422, publicDeep.body)
+      assert.deepEqual(publicDeep.json().detail[0].loc, ['body', 'author'])
+      assert.deepEqual(await counts(), before)
+      assert.equal((await t.signed(key, 'GET', `/v1/strategies/${strategyId}`)).json().name, strategy.name)
+    })
+
+    it('refuses invalid UTF-8 (400 on /v1, 422 on public routes) and a declared non-UTF-8 charset (415), storing nothing', async () => {
+      const before = await counts()
+      const invalid = (json: string) => Buffer.from(json.replace('NAME', '\xff\xfe'), 'latin1')
+      const signedBad = await t.signed(key, 'POST', '/v1/strategies', invalid(JSON.stringify({ ...strategy, name: 'NAME' })))
+      assert.equal(signedBad.statusCode, 400, signedBad.body)
+      assert.equal(signedBad.json().error.code, 'INVALID_PARAMETER')
+      assert.match(signedBad.json().error.message, /not valid UTF-8/)
+      const publicBad = await t.app.inject({ method: 'POST', url: '/strategies', payload: invalid('{"name":"NAME","author":"me"}'), headers: { 'content-type': 'application/json' } })
+      assert.equal(publicBad.statusCode, 422, publicBad.body)
+      assert.deepEqual(publicBad.json().detail, [{ type: 'value_error', loc: ['body'], msg: 'request body is not valid UTF-8' }])
+      // café in latin1 is valid JSON text whose é is not UTF-8; charset=utf-8 (any case) stays accepted.
+      const latin1 = Buffer.from('{"name":"caf\xe9","author":"me"}', 'latin1')
+      const declared = await t.app.inject({ method: 'POST', url: '/strategies', payload: latin1, headers: { 'content-type': 'application/json; charset=ISO-8859-1' } })
+      assert.equal(declared.statusCode, 415, declared.body)
+      assert.deepEqual(declared.json(), { detail: 'request body must be UTF-8 JSON; charset=iso-8859-1 is not accepted' })
+      const signedDeclared = await t.signed(key, 'POST', '/v1/strategies', JSON.stringify(strategy), { 'content-type': 'application/json;charset=latin1' })
+      assert.equal(signedDeclared.statusCode, 415, signedDeclared.body)
+      assert.equal(signedDeclared.json().error.code, 'UNSUPPORTED_MEDIA_TYPE')
+      assert.deepEqual(await counts(), before)
+      const utf8 = await t.app.inject({ method: 'POST', url: '/strategies', payload: Buffer.from('{"name":"café","author":"me"}'), headers: { 'content-type': 'application/json; charset="UTF-8"' } })
+      assert.equal(utf8.statusCode, 200, utf8.body)
+      assert.equal(utf8.json().name, 'café')
+    })
+
+    it('refuses a webhook URL on port 0 at create and update (400 naming url)', async () => {
+      const res = await t.signed(key, 'POST', '/v1/webhooks', { url: 'https://example.com:0/hook', events: ['*'] })
+      assert.equal(res.statusCode, 400, res.body)
+      assert.equal(res.json().error.field, 'url')
+      assert.match(res.json().error.message, /port must be between 1 and 65535/)
+      const countWebhooks = async () => (await t.signed(key, 'GET', '/v1/webhooks')).json().data.length
+      assert.equal(await countWebhooks(), 0)
+      const created = await t.signed(key, 'POST', '/v1/webhooks', { url: 'https://8.8.8.8/hook', events: ['*'] })
+      assert.equal(created.statusCode, 200, created.body)
+      const patched = await t.signed(key, 'PATCH', `/v1/webhooks/${created.json().id}`, { url: 'https://8.8.8.8:00/hook' })
+      assert.equal(patched.statusCode, 400, patched.body)
+      assert.equal(patched.json().error.field, 'url')
+      assert.equal((await t.signed(key, 'GET', `/v1/webhooks/${created.json().id}`)).json().url, 'https://8.8.8.8/hook')
+    })
+
+    async function counts(): Promise<Record<string, number>> {
+      const db = t.database.handle.db
+      const count = async (table: 'strategies' | 'public_strategies' | 'backtest_jobs') =>
+        Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+      return { strategies: await count('strategies'), public: await count('public_strategies'), jobs: await count('backtest_jobs') }
+    }
+  })
+}
+
 /** Why a response is not the refusal the probe expects; undefined when it is. */
 function mismatch(probe: Probe, res: LightMyRequestResponse): string | undefined {
   if (probe.refusal.kind === 'ignored' && res.statusCode < 400) return undefined

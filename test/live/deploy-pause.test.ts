@@ -121,6 +121,23 @@ for (const backend of backends()) {
       ])
     })
 
+    it('stopped and error: deploy and pause are 409 (spec); an edit returns the strategy to draft, which deploys', async () => {
+      for (const status of ['stopped', 'error'] as const) {
+        const id = await create(key, { symbols: ['SOLUSDT'], capital: '200' })
+        await t.database.handle.db.updateTable('strategies').set({ status }).where('id', '=', id).execute()
+        const deploy = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+        assert.equal(deploy.statusCode, 409, deploy.body)
+        assert.match(deploy.json().error.message, new RegExp(`is ${status}`))
+        assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 409)
+        const edited = await t.signed(key, 'PATCH', `/v1/strategies/${id}`, { name: 'fixed' })
+        assert.equal(edited.statusCode, 200, edited.body)
+        assert.equal(edited.json().status, 'draft')
+        const again = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+        assert.equal(again.statusCode, 200, again.body)
+        assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
+      }
+    })
+
     it('400 when the stored params no longer validate', async () => {
       const id = await create(key, { symbols: ['ETHUSDT'], capital: '200' })
       await t.database.handle.db.updateTable('strategies').set({ params: JSON.stringify({ fast: 50, slow: 30 }) }).where('id', '=', id).execute()

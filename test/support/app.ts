@@ -44,7 +44,7 @@ export interface TestApp {
   replay: ReplayExchange | undefined
   /** Creates a user (by email) and an API key with these scopes. */
   createKey(scopes: Scope[], email?: string): Promise<KeyPair>
-  /** Sends a signed request through app.inject; `body` is sent as the exact JSON text given. */
+  /** Sends a signed request through app.inject; a string or Buffer `body` is sent as the exact bytes given. */
   signed(key: KeyPair, method: string, url: string, body?: unknown, extraHeaders?: Record<string, string>): Promise<LightMyRequestResponse>
   close(): Promise<void>
 }
@@ -85,13 +85,13 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
       issueApiKey(database.handle.db, services.secrets, { email, scopes }),
     signed(key, method, url, body, extraHeaders = {}) {
       clock.advance(1) // a real client's clock moves between requests, so identical requests differ
-      const payload = body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body)
+      const payload = body === undefined ? '' : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body)
       return app.inject({
         method: method as 'GET',
         url,
-        payload: payload === '' ? undefined : payload,
+        payload: payload.length === 0 ? undefined : payload,
         headers: {
-          ...(payload === '' ? {} : { 'content-type': 'application/json' }),
+          ...(payload.length === 0 ? {} : { 'content-type': 'application/json' }),
           ...signedHeaders(key, method, url, payload, clock.now()),
           ...extraHeaders,
         },

@@ -64,9 +64,8 @@ export async function openTestDatabase(backend: Backend): Promise<TestDatabase> 
   }
 }
 
-/** Creates an empty database on the TEST_DATABASE_URL server and returns its URL. */
-export async function createServerDatabase(): Promise<string> {
-  const admin = process.env.TEST_DATABASE_URL
+/** Creates an empty database on the TEST_DATABASE_URL server (or `admin`'s) and returns its URL. */
+export async function createServerDatabase(admin = process.env.TEST_DATABASE_URL): Promise<string> {
   if (!admin) throw new Error('TEST_DATABASE_URL is not set')
   const name = `perpetua_test_${crypto.randomBytes(6).toString('hex')}`
   const client = new pg.Client({ connectionString: admin })
@@ -81,8 +80,7 @@ export async function createServerDatabase(): Promise<string> {
   return url.toString()
 }
 
-export async function dropServerDatabase(url: string): Promise<void> {
-  const admin = process.env.TEST_DATABASE_URL
+export async function dropServerDatabase(url: string, admin = process.env.TEST_DATABASE_URL): Promise<void> {
   if (!admin) return
   const name = new URL(url).pathname.slice(1)
   const client = new pg.Client({ connectionString: admin })

@@ -6,7 +6,7 @@ export interface KeyPair {
 }
 
 /** The three signing headers for one request, as a client following the README computes them. */
-export function signedHeaders(key: KeyPair, method: string, url: string, body = '', timestamp = Date.now()): Record<string, string> {
+export function signedHeaders(key: KeyPair, method: string, url: string, body: string | Buffer = '', timestamp = Date.now()): Record<string, string> {
   const ts = String(timestamp)
   return {
     'x-service-api-key': key.api_key,

@@ -70,6 +70,9 @@ describe('webhook URL policy', () => {
     ['https://10.1.2.3:8443/hook', /private/],
     ['https://localhost/hook', /resolves to .*loopback/], // resolved through the hosts file, never the network
     [`https://example.com/${'a'.repeat(2100)}`, /at most 2048/],
+    ['https://example.com:0/hook', /port must be between 1 and 65535/], // the URL parser accepts it
+    ['https://8.8.8.8:00/hook', /port must be between 1 and 65535/],
+    ['https://example.com:65536/hook', /not a valid absolute URL/],
   ]
   for (const [url, problem] of cases) {
     it(`refuses ${url.slice(0, 60)}`, async () => {
@@ -82,5 +85,6 @@ describe('webhook URL policy', () => {
   it('lets tests reach loopback receivers with allowPrivateHosts, but still only over https', async () => {
     assert.equal(await vetWebhookUrl('https://127.0.0.1:9443/hook', { allowPrivateHosts: true }), undefined)
     assert.match((await vetWebhookUrl('http://127.0.0.1:9443/hook', { allowPrivateHosts: true })) ?? '', /https/)
+    assert.match((await vetWebhookUrl('https://127.0.0.1:0/hook', { allowPrivateHosts: true })) ?? '', /port/)
   })
 })

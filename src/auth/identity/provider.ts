@@ -152,6 +152,8 @@ export class IdentityProvider {
 class ProviderKeys {
   private readonly remote: ReturnType<typeof createRemoteJWKSet>
   private lastUnknownKeyFetch = Number.NEGATIVE_INFINITY
+  /** Why that fetch failed (the key set unavailable), or undefined when it succeeded. */
+  private lastUnknownKeyFetchFailure: unknown
 
   constructor(
     url: URL,
@@ -170,12 +172,20 @@ class ProviderKeys {
     } catch (error) {
       if (!(error instanceof errors.JWKSNoMatchingKey)) throw keyProblem(error)
       const now = this.now()
-      if (now - this.lastUnknownKeyFetch < UNKNOWN_KEY_REFETCH_COOLDOWN_MS) throw error
+      // Inside the cooldown the last fetch's outcome stands: keys that could not be fetched are still a
+      // 503 (the provider is down, the token may be fine), not a 401 for a key we merely failed to see.
+      if (now - this.lastUnknownKeyFetch < UNKNOWN_KEY_REFETCH_COOLDOWN_MS) throw this.lastUnknownKeyFetchFailure ?? error
       this.lastUnknownKeyFetch = now
     }
     // The provider may have rotated its keys since we fetched them: fetch once more, then look again.
     try {
       await this.remote.reload()
+      this.lastUnknownKeyFetchFailure = undefined
+    } catch (error) {
+      this.lastUnknownKeyFetchFailure = keyProblem(error)
+      throw this.lastUnknownKeyFetchFailure
+    }
+    try {
       return await this.remote(header, token)
     } catch (error) {
       throw keyProblem(error)

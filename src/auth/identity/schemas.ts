@@ -1,10 +1,11 @@
 import { type Static, Type } from 'typebox'
 
 /**
- * A compact JWT: base64url segments and dots. Anything else (NUL, spaces) is refused as 422; a string
- * of the right alphabet that is not a valid token is a 401.
+ * A compact JWT: base64url segments and dots. Anything else (NUL, spaces, an empty string) is refused as
+ * 422 before the provider is consulted, so a malformed request is a 422 even where the provider is not
+ * configured (503); a non-empty string of the right alphabet that is not a valid token is a 401.
  */
-const TokenString = (description: string) => Type.String({ maxLength: 16_384, pattern: '^[A-Za-z0-9._-]*$', description })
+const TokenString = (description: string) => Type.String({ minLength: 1, maxLength: 16_384, pattern: '^[A-Za-z0-9._-]*$', description })
 
 export const IdpaSignInSchema = Type.Object(
   { id_token: TokenString('The ID token (RS256 JWT) the first identity provider gave the app') },

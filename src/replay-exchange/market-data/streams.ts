@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { ReplayClock } from '../common/clock.js'
 import { bucketStart, type Interval, isInterval, nextBucket } from '../common/intervals.js'
+import { bookTickerEvent, depthEvent, type DiffState, parseBookStream } from './book-streams.js'
 import { type KlineRow, klines } from './klines.js'
 import type { Market, MarketSymbol } from './market.js'
 import { markPrice } from './premium.js'
@@ -9,7 +10,8 @@ import { tradesBefore } from './trades.js'
 
 /**
  * Binance market streams over the replay: `<symbol>@kline_<interval>`, `<symbol>@markPrice`,
- * `<symbol>@markPrice@1s` and `!markPrice@arr[@1s]`, raw on [/market|/public]/ws/<stream>[/<stream>…]
+ * `<symbol>@markPrice@1s`, `!markPrice@arr[@1s]`, and the derived book's `<symbol>@bookTicker`,
+ * `<symbol>@depth<levels>` and `<symbol>@depth` (book-streams.ts), raw on [/market|/public]/ws/<stream>[/<stream>…]
  * or wrapped as {"stream","data"} on [/market|/public]/stream?streams=a/b, plus the SUBSCRIBE / UNSUBSCRIBE / LIST_SUBSCRIPTIONS
  * requests. Updates go out once a wall second as replay time passes: the open kline every second
  * (after the bars that closed meanwhile, with x: true), mark prices every 3 s or every second.
@@ -24,6 +26,8 @@ const MAX_CLOSED_PER_TICK = 60
 type Stream =
   | { kind: 'kline'; name: string; symbol: MarketSymbol; interval: Interval; lastOpen: number | undefined }
   | { kind: 'markPrice'; name: string; symbol: MarketSymbol | undefined; everySecond: boolean; phase: number }
+  | { kind: 'bookTicker'; name: string; symbol: MarketSymbol }
+  | { kind: 'depth'; name: string; symbol: MarketSymbol; levels: number | undefined; sent: DiffState | undefined }
 
 interface Connection {
   socket: WebSocket
@@ -107,7 +111,11 @@ export class StreamHub {
       const symbol = this.market.get(mark[1]!.toUpperCase())
       return symbol && { kind: 'markPrice', name, symbol, everySecond: mark[2] !== undefined, phase: this.ticks }
     }
-    return undefined
+    const book = /^([a-z0-9_]+)@(.+)$/.exec(lower)
+    const kind = book && parseBookStream(book[2]!)
+    const bookSymbol = kind && this.market.get(book[1]!.toUpperCase())
+    if (!kind || !bookSymbol) return undefined
+    return kind.kind === 'bookTicker' ? { kind: 'bookTicker', name, symbol: bookSymbol } : { kind: 'depth', name, symbol: bookSymbol, levels: kind.levels, sent: undefined }
   }
 
   /** Binance's live subscription requests: {"method": "SUBSCRIBE", "params": [...], "id": 1}. */
@@ -158,6 +166,18 @@ export class StreamHub {
       const updates = symbols.flatMap((symbol) => markPriceUpdate(symbol, now) ?? [])
       if (stream.symbol && updates[0]) this.publish(connection, stream.name, updates[0])
       else if (!stream.symbol) this.publish(connection, stream.name, updates)
+      return
+    }
+    if (stream.kind === 'bookTicker') {
+      const event = bookTickerEvent(stream.symbol, now)
+      if (event) this.publish(connection, stream.name, event)
+      return
+    }
+    if (stream.kind === 'depth') {
+      const update = depthEvent(stream.symbol, now, stream.levels, stream.sent)
+      if (!update) return
+      stream.sent = update.state
+      this.publish(connection, stream.name, update.event)
       return
     }
     const { symbol, interval } = stream

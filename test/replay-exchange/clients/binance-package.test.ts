@@ -1,30 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { USDMClient, WebsocketClient } from 'binance'
+import type { USDMClient, WebsocketClient } from 'binance'
 import { type ReplayExchange, startReplayExchange } from '../../../src/replay-exchange/index.js'
 import { MINUTE, poll, SNAPSHOT_TIME } from '../support.js'
+import { usdmClient, usdmWebsocket } from './clients.js'
 
 const API_KEY = 'binancePackageTestKey'
 const SECRET = 'binancePackageTestSecret'
-// The trading wing has not landed: with time sync on, the client signs with the replayed time and
-// gets -1021 until signatures are also timed against the replay clock.
-const AFTER_TRADING_WING = 'needs the trading wing: signatures timed against the replay clock'
 
 type Row = [number, string, string, string, string, string, number, string, number, string, string, string]
-
-/**
- * The package's time sync starts an hourly setInterval in the USDMClient constructor and keeps no
- * handle to it; unref it so this test process can exit. The client itself is unchanged.
- */
-function unrefIntervals<T>(make: () => T): T {
-  const original = globalThis.setInterval
-  globalThis.setInterval = ((...args: Parameters<typeof setInterval>) => original(...args).unref()) as typeof setInterval
-  try {
-    return make()
-  } finally {
-    globalThis.setInterval = original
-  }
-}
 
 describe('the binance package (USDMClient, WebsocketClient) against the replay exchange', () => {
   let replay: ReplayExchange
@@ -34,7 +18,7 @@ describe('the binance package (USDMClient, WebsocketClient) against the replay e
   before(async () => {
     replay = await startReplayExchange({ accounts: [{ apiKey: API_KEY, secretKey: SECRET, balances: { USDT: '1234.5' } }] })
     // Only the base URL differs from production; time sync is on (off by default in the package).
-    client = unrefIntervals(() => new USDMClient({ api_key: API_KEY, api_secret: SECRET, baseUrl: replay.url, disableTimeSync: false }))
+    client = usdmClient(replay, { apiKey: API_KEY, secretKey: SECRET })
   })
   after(async () => {
     ws?.closeAll(true)
@@ -88,7 +72,7 @@ describe('the binance package (USDMClient, WebsocketClient) against the replay e
   })
 
   it('subscribes to klines through the WebsocketClient on its default path (/market/stream)', async () => {
-    const socket = new WebsocketClient({ api_key: API_KEY, api_secret: SECRET, wsUrl: replay.wsUrl, restOptions: { baseUrl: replay.url } })
+    const socket = usdmWebsocket(replay, { apiKey: API_KEY, secretKey: SECRET })
     ws = socket
     const urls: string[] = []
     const events: { e?: string; s?: string; k?: { i: string; t: number; x: boolean } }[] = []
@@ -103,7 +87,32 @@ describe('the binance package (USDMClient, WebsocketClient) against the replay e
     await poll('a second update of the open bar', 5_000, () => (events.filter((m) => m.e === 'kline').length >= 2 ? true : undefined))
   })
 
-  it('reads the futures balance', { todo: AFTER_TRADING_WING }, async () => {
+  it('subscribes to partial depth and bookTicker of the derived book on its default path (/public/stream)', async () => {
+    const socket = ws!
+    const urls: string[] = []
+    const events: { e?: string; s?: string; U?: number; u?: number; pu?: number; b?: unknown; a?: unknown; B?: string; A?: string }[] = []
+    socket.on('open', (event) => urls.push(String((event as { ws?: { url?: string } }).ws?.url)))
+    socket.on('message', (message) => events.push(message as (typeof events)[number]))
+    await socket.subscribePartialBookDepths('BTCUSDT', 5, 100, 'usdm')
+    await socket.subscribeSymbolBookTicker('BTCUSDT', 'usdm')
+    const depth = await poll('two depth updates', 10_000, () => {
+      const updates = events.filter((m) => m.e === 'depthUpdate')
+      return updates.length >= 2 ? updates : undefined
+    })
+    for (const update of depth) {
+      const bids = update.b as [string, string][]
+      const asks = update.a as [string, string][]
+      assert.deepEqual([update.s, bids.length, asks.length], ['BTCUSDT', 5, 5])
+      assert.ok(Math.abs(Number(asks[0]![0]) - Number(bids[0]![0]) - 0.1) < 1e-6)
+    }
+    assert.equal(depth[1]!.pu, depth[0]!.u, 'pu is the previous update id')
+    assert.equal(depth[1]!.U, depth[0]!.u! + 1)
+    const top = await poll('a bookTicker', 10_000, () => events.find((m) => m.e === 'bookTicker'))
+    assert.ok(Number(top.B) > 0 && Number(top.A) > 0)
+    assert.deepEqual(urls, [`${replay.wsUrl}/public/stream`])
+  })
+
+  it('reads the futures balance', async () => {
     const balances = await client.getBalance()
     assert.equal(balances.find((b) => b.asset === 'USDT')?.balance, '1234.50000000')
   })

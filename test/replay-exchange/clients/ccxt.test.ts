@@ -1,38 +1,21 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import ccxt from 'ccxt'
 import { type ReplayExchange, startReplayExchange } from '../../../src/replay-exchange/index.js'
 import { MINUTE, SNAPSHOT_TIME } from '../support.js'
+import { binanceusdm, type Ccxt } from './clients.js'
 
 const API_KEY = 'ccxtClientTestKey'
 const SECRET = 'ccxtClientTestSecret'
 const BTC = 'BTC/USDT:USDT'
-// The trading wing has not landed: with time sync on, ccxt signs with the replayed time and gets
-// -1021 until signatures are also timed against the replay clock, and fetchBalance reads /fapi/v3/account.
-const AFTER_TRADING_WING = 'needs the trading wing: signatures timed against the replay clock, and /fapi/v3/account'
-
-/**
- * ccxt's binanceusdm as a user runs it, with only its base URLs moved from Binance's hosts to the
- * replay exchange: keys set, clock sync on, everything else default.
- */
-function binanceusdm(replay: ReplayExchange) {
-  const exchange = new ccxt.pro.binanceusdm({ apiKey: API_KEY, secret: SECRET, options: { adjustForTimeDifference: true } })
-  const api = exchange.urls['api'] as Record<string, unknown> & { ws: Record<string, unknown> }
-  for (const [name, url] of Object.entries(api)) if (typeof url === 'string') api[name] = url.replace(/^https:\/\/[^/]+/, replay.url)
-  for (const [name, url] of Object.entries(api.ws)) if (typeof url === 'string') api.ws[name] = url.replace(/^wss:\/\/[^/]+/, replay.wsUrl)
-  return exchange
-}
 
 describe('ccxt binanceusdm against the replay exchange', () => {
   let replay: ReplayExchange
-  let exchange: ReturnType<typeof binanceusdm>
+  let exchange: Ccxt
   const rest = async <T>(path: string): Promise<T> => (await (await fetch(`${replay.url}${path}`)).json()) as T
 
   before(async () => {
     replay = await startReplayExchange({ accounts: [{ apiKey: API_KEY, secretKey: SECRET, balances: { USDT: '2500', BNB: '1.5' } }] })
-    exchange = binanceusdm(replay)
-    // ccxt refuses plain ws:// until this agent is loaded (Exchange.getHttpAgentIfNeeded); the replay serves no TLS.
-    await exchange.loadHttpProxyAgent()
+    exchange = await binanceusdm(replay, { apiKey: API_KEY, secretKey: SECRET })
   })
   after(async () => {
     await exchange.close()
@@ -122,9 +105,33 @@ describe('ccxt binanceusdm against the replay exchange', () => {
     assert.equal(mark.symbol, BTC)
   })
 
-  it('fetches the futures balance', { todo: AFTER_TRADING_WING }, async () => {
+  it('watches the derived order book (diff depth over a REST snapshot) and the best bid and ask on their default streams', async () => {
+    let book = await exchange.watchOrderBook(BTC)
+    const first = book.nonce!
+    // Two more diffs applied on ccxt's 1000-level snapshot: Binance's U / u / pu sync rules held.
+    while (book.nonce! < first + 1500) book = await exchange.watchOrderBook(BTC)
+    assert.equal(book.bids.length, 1000)
+    assert.equal(book.asks.length, 1000)
+    // Contiguous ticks from a one-tick spread outwards: a level a diff failed to remove would break it.
+    const ticks = (levels: (number | undefined)[][]) => levels.map(([price]) => Math.round(price! * 10))
+    const bids = ticks(book.bids)
+    const asks = ticks(book.asks)
+    assert.equal(asks[0]! - bids[0]!, 1)
+    assert.ok(bids.every((p, i) => i === 0 || p === bids[i - 1]! - 1))
+    assert.ok(asks.every((p, i) => i === 0 || p === asks[i - 1]! + 1))
+    assert.ok([...book.bids, ...book.asks].every(([, qty]) => qty! > 0))
+    const top = (await exchange.watchBidsAsks([BTC]))[BTC]!
+    assert.ok(Math.abs(top.ask! - top.bid! - 0.1) < 1e-6 && top.bidVolume! > 0 && top.askVolume! > 0, JSON.stringify(top))
+    const next = (await exchange.watchBidsAsks([BTC]))[BTC]!
+    assert.ok(next.timestamp! > top.timestamp!)
+  })
+
+  it('fetches the futures balance', async () => {
+    const before = replay.stats().byPath['/fapi/v3/account'] ?? 0
     const balance = await exchange.fetchBalance()
+    assert.equal(replay.stats().byPath['/fapi/v3/account'], before + 1, 'ccxt reads the v3 account')
     assert.equal(balance['USDT']!.total, 2500)
+    assert.equal(balance['USDT']!.free, 2500)
     assert.equal(balance['BNB']!.total, 1.5)
   })
 })

@@ -122,7 +122,9 @@ describe("replay exchange trading: Binance's filters and errors, each from its c
   })
 
   it('serves leverage brackets, leverage, commission rates', async () => {
-    const brackets = (await t.call(keys, 'GET', '/fapi/v1/leverageBracket', { symbol: 'ETHUSDT' })).body
+    // A list of one with `symbol`, as the live API answers (not the docs' single object).
+    const [brackets, ...more] = (await t.call(keys, 'GET', '/fapi/v1/leverageBracket', { symbol: 'ETHUSDT' })).body
+    assert.equal(more.length, 0)
     assert.equal(brackets.symbol, 'ETHUSDT')
     assert.deepEqual(brackets.brackets[0], { bracket: 1, initialLeverage: 125, notionalCap: 50000, notionalFloor: 0, maintMarginRatio: 0.004, cum: 0 })
     assert.deepEqual((await t.call(keys, 'POST', '/fapi/v1/leverage', { symbol: 'ETHUSDT', leverage: 10 })).body, { leverage: 10, maxNotionalValue: '40000000', symbol: 'ETHUSDT' })

@@ -10,7 +10,7 @@ import { configOf } from './account.js'
 
 const INCOME_TYPES = new Set(['TRANSFER', 'REALIZED_PNL', 'FUNDING_FEE', 'COMMISSION', 'INSURANCE_CLEAR'])
 
-/** Account views and settings: account, balance, positionRisk, leverageBracket, leverage, marginType, positionSide/dual, commissionRate, income. */
+/** Account views and settings: account, balance, positionRisk, leverageBracket, leverage, marginType, symbolConfig, accountConfig, positionSide/dual, commissionRate, income. */
 export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
   const symbolParam = (params: Query, optional = false) => {
     const name = optional ? text(params, 'symbol') : required(params, 'symbol')
@@ -27,6 +27,8 @@ export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
   }
 
   // The engine's BTCUSDT table is the only one recorded: every symbol answers it (README "Accounts").
+  // With `symbol` Binance's docs show one object, but the live API answers a list of one
+  // (sieblyio/binance issue #310, 2023; Binance_Futures_python PR #119, 2021): the list is served.
   signedRoute(app, deps, 'GET', '/fapi/v1/leverageBracket', 1, ({ params }) => {
     const symbol = symbolParam(params, true)
     const brackets = BRACKETS.map((b, i) => ({
@@ -37,7 +39,7 @@ export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
       maintMarginRatio: b.maintMarginRatio,
       cum: b.cum,
     }))
-    if (symbol !== undefined) return { symbol, notionalCoef: 1.0, brackets }
+    if (symbol !== undefined) return [{ symbol, notionalCoef: 1.0, brackets }]
     return deps.market.all().map((s) => ({ symbol: s.info.symbol, notionalCoef: 1.0, brackets }))
   })
 
@@ -67,6 +69,32 @@ export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
     deps.venue.changed = true
     return { code: 200, msg: 'success' }
   })
+
+  // ccxt's fetchLeverage and the v3 views' readers take leverage and margin type from here (v3 positionRisk drops them).
+  signedRoute(app, deps, 'GET', '/fapi/v1/symbolConfig', 5, ({ account, params }) => {
+    const symbol = symbolParam(params, true)
+    const names = symbol !== undefined ? [symbol] : viewContext(deps, account).symbols()
+    return names.map((name) => {
+      const config = configOf(account, name)
+      return {
+        symbol: name,
+        marginType: config.marginType === 'isolated' ? 'ISOLATED' : 'CROSSED',
+        isAutoAddMargin: 'false',
+        leverage: config.leverage,
+        maxNotionalValue: String(maxNotional(config.leverage)),
+      }
+    })
+  })
+  signedRoute(app, deps, 'GET', '/fapi/v1/accountConfig', 5, () => ({
+    feeTier: 0,
+    canTrade: true,
+    canDeposit: true,
+    canWithdraw: true,
+    dualSidePosition: false,
+    updateTime: 0,
+    multiAssetsMargin: false,
+    tradeGroupId: -1,
+  }))
 
   signedRoute(app, deps, 'GET', '/fapi/v1/positionSide/dual', 30, () => ({ dualSidePosition: false }))
   // One-way mode only: "false" is already set (-4059), "true" (Hedge Mode) is refused naming the parameter.

@@ -1,0 +1,21 @@
+import { recordEvent } from '../events/outbox.js'
+import type { Db } from '../db/connect.js'
+import { cancelOpenOrders, endRun, type RunRow } from './queries.js'
+import { publishMessage, publishStatus } from './stream/status-messages.js'
+
+/**
+ * Moves a run's strategy into error (docs/decisions.md, "Moves into stopped and error"), inside the
+ * caller's transaction: the run ends with its position left as it is, its pending intents are
+ * cancelled, and strategy.error plus the stream's error and status messages go out at commit. The user
+ * gets out by editing the strategy (back to draft). For the runner's causes only: a position it cannot
+ * explain, a revoked key, repeated margin refusals.
+ */
+export async function enterError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
+  await cancelOpenOrders(trx, run.strategy_id, run.run)
+  await endRun(trx, run.strategy_id, run.run, now)
+  await trx.updateTable('strategies').set({ status: 'error', updated_at: now }).where('id', '=', run.strategy_id).where('status', '=', 'deployed').execute()
+  const data = { strategy_id: run.strategy_id, code: error.code, message: error.message }
+  await recordEvent(trx, { userId: run.user_id, type: 'strategy.error', data, at: now })
+  await publishMessage(trx, { type: 'error', strategy_id: run.strategy_id, time: now.toISOString(), data })
+  await publishStatus(trx, run.strategy_id, now)
+}

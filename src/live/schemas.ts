@@ -1,0 +1,67 @@
+import { type Static, Type } from 'typebox'
+import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
+
+/** A signed decimal as a string (PnL, funding and targets can be negative). */
+const DecimalString = Type.String({ description: 'decimal string', examples: ['-12.5'] })
+
+const Nullable = <T extends import('typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const HistoryQuerySchema = Type.Object({ limit: PageLimit(100, 20), cursor: Cursor }, { additionalProperties: false })
+export type HistoryQuery = Static<typeof HistoryQuerySchema>
+
+export const StreamQuerySchema = Type.Object(
+  { ticket: Type.Optional(Type.String({ maxLength: 512, description: 'A one-time ticket from POST /v1/strategies/{id}/stream-ticket (browsers), instead of signature headers' })) },
+  { additionalProperties: false },
+)
+
+export const StrategyOrderSchema = Type.Object({
+  client_order_id: Type.String({ description: 'pp-<strategy hex>-<run>-<intent>: the id the order is (or would be) sent under' }),
+  run: Type.Integer({ description: 'The deploy this order belongs to (1, 2, … per strategy)' }),
+  symbol: Type.String(),
+  status: Type.Union([Type.Literal('new'), Type.Literal('filled'), Type.Literal('skipped'), Type.Literal('cancelled')], {
+    description: 'new: intent recorded, not filled yet; skipped: below the minimum quantity or notional; cancelled: dropped by a pause',
+  }),
+  reduce_only: Type.Boolean(),
+  target: Nullable(DecimalString),
+  side: Nullable(Type.Union([Type.Literal('buy'), Type.Literal('sell')])),
+  qty: Nullable(DecimalString),
+  price: Nullable(DecimalString),
+  fee: Nullable(DecimalString),
+  created_at: IsoTimestamp,
+  filled_at: Nullable(IsoTimestamp),
+})
+export type StrategyOrder = Static<typeof StrategyOrderSchema>
+
+export const StrategyTradeSchema = Type.Object({
+  id: Type.Integer({ description: 'Numbered per strategy across runs, in the order trades closed' }),
+  run: Type.Integer(),
+  symbol: Type.String(),
+  side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: 'buy: a long position; sell: a short one' }),
+  qty: DecimalString,
+  entry_time: IsoTimestamp,
+  entry_price: DecimalString,
+  exit_time: IsoTimestamp,
+  exit_price: DecimalString,
+  fee: DecimalString,
+  funding: DecimalString,
+  pnl: DecimalString,
+  exit_reason: Type.String(),
+})
+export type StrategyTrade = Static<typeof StrategyTradeSchema>
+
+export const OrderPageSchema = Type.Object({ data: Type.Array(StrategyOrderSchema), next_cursor: Nullable(Type.String()) })
+export const TradePageSchema = Type.Object({ data: Type.Array(StrategyTradeSchema), next_cursor: Nullable(Type.String()) })
+
+export const StreamTicketSchema = Type.Object({
+  ticket: Type.String({ description: 'Pass as ?ticket= on GET /v1/strategies/{id}/stream; valid once, for 30 s' }),
+  expires_at: IsoTimestamp,
+})
+
+export const StreamMessageSchema = Type.Object({
+  type: Type.Union(['status', 'order', 'position_opened', 'position_closed', 'error'].map((t) => Type.Literal(t)), {
+    description: 'status: {status, deployed_at, stats} as GET /v1/strategies/{id}; order: a fill; position_opened / position_closed: the data of the strategy.* events; error: {strategy_id, code, message}',
+  }),
+  strategy_id: Type.String(),
+  time: IsoTimestamp,
+  data: Type.Record(Type.String(), Type.Unknown()),
+})

@@ -1,0 +1,38 @@
+import crypto from 'node:crypto'
+import type { SecretBox } from '../../auth/secret-box.js'
+import { AppError } from '../../http/errors.js'
+import type { SharedState } from '../../http/shared-state.js'
+
+/** DESIGN §6: a browser's ticket for ?ticket= is valid 30 s and once. */
+export const TICKET_TTL_MS = 30_000
+
+interface TicketBody {
+  u: number
+  s: string
+  e: number
+  n: string
+}
+
+/**
+ * A sealed (AES-256-GCM under MASTER_KEY) ticket naming user, strategy and expiry: any node can open
+ * it without a table, and the nonce is claimed once in the shared state (PostgreSQL with a server), so
+ * a ticket opens one stream on one node only.
+ */
+export function issueTicket(secrets: SecretBox, userId: number, strategyId: string, now: number): { ticket: string; expires_at: string } {
+  const body: TicketBody = { u: userId, s: strategyId, e: now + TICKET_TTL_MS, n: crypto.randomBytes(12).toString('hex') }
+  return { ticket: secrets.seal(JSON.stringify(body)), expires_at: new Date(body.e).toISOString() }
+}
+
+/** The user a ticket admits to this strategy's stream, using it up; 401 for anything else. */
+export async function redeemTicket(secrets: SecretBox, shared: SharedState, ticket: string, strategyId: string, now: number): Promise<number> {
+  let body: TicketBody
+  try {
+    body = JSON.parse(secrets.open(ticket)) as TicketBody
+  } catch {
+    throw new AppError('UNAUTHENTICATED', 'the stream ticket is not one we issued')
+  }
+  if (body.s !== strategyId) throw new AppError('UNAUTHENTICATED', 'the stream ticket was issued for another strategy')
+  if (!(now <= body.e)) throw new AppError('UNAUTHENTICATED', 'the stream ticket has expired (tickets are valid 30 s)')
+  if (!(await shared.claimOnce(`ticket:${body.n}`, 2 * TICKET_TTL_MS, now))) throw new AppError('UNAUTHENTICATED', 'the stream ticket was already used')
+  return body.u
+}
