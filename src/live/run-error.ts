@@ -13,6 +13,14 @@ import { publishMessage, publishStatus } from './stream/status-messages.js'
 export async function enterError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
   await cancelOpenOrders(trx, run.strategy_id, run.run)
   await endRun(trx, run.strategy_id, run.run, now)
+  await markError(trx, run, error, now)
+}
+
+/**
+ * The error move once the run has ended (the caller decides how: a live run's unanswered orders are
+ * never cancelled unseen): status error, strategy.error, and the stream's error and status messages.
+ */
+export async function markError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
   await trx.updateTable('strategies').set({ status: 'error', updated_at: now }).where('id', '=', run.strategy_id).where('status', '=', 'deployed').execute()
   const data = { strategy_id: run.strategy_id, code: error.code, message: error.message }
   await recordEvent(trx, { userId: run.user_id, type: 'strategy.error', data, at: now })

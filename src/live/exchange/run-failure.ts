@@ -1,6 +1,6 @@
 import type { Db } from '../../db/connect.js'
-import { recordEvent } from '../../events/outbox.js'
 import type { RunRow } from '../queries.js'
+import { markError } from '../run-error.js'
 
 /** Why a live run cannot go on by itself: the strategy moves to error (docs/decisions.md, "Moves into error"). */
 export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED'
@@ -19,7 +19,7 @@ export class RunFailure extends Error {
 export const KEY_REFUSED = new Set([-2015, -2014, -1022])
 
 /**
- * Ends the run and moves its strategy from deployed to error with strategy.error, in one transaction,
+ * Ends the run (its unanswered orders left to be looked up) and moves its strategy from deployed to error, in one transaction,
  * if this owner still holds the run (a pause or a takeover meanwhile wins). Returns whether it did.
  */
 export async function failRun(db: Db, run: RunRow, owner: string, failure: RunFailure, now: Date): Promise<boolean> {
@@ -33,8 +33,7 @@ export async function failRun(db: Db, run: RunRow, owner: string, failure: RunFa
       .where('ended_at', 'is', null)
       .executeTakeFirst()
     if (Number(ended.numUpdatedRows) === 0) return false
-    await trx.updateTable('strategies').set({ status: 'error', updated_at: now }).where('id', '=', run.strategy_id).where('status', '=', 'deployed').execute()
-    await recordEvent(trx, { userId: run.user_id, type: 'strategy.error', data: { strategy_id: run.strategy_id, code: failure.code, message: failure.message }, at: now })
+    await markError(trx, run, failure, now)
     return true
   })
 }
