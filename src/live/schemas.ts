@@ -10,7 +10,7 @@ export const HistoryQuerySchema = Type.Object({ limit: PageLimit(100, 20), curso
 export type HistoryQuery = Static<typeof HistoryQuerySchema>
 
 export const StreamQuerySchema = Type.Object(
-  { ticket: Type.Optional(Type.String({ maxLength: 512, description: 'A one-time ticket from POST /v1/strategies/{id}/stream-ticket (browsers), instead of signature headers' })) },
+  { ticket: Type.Optional(Type.String({ maxLength: 512, pattern: '^[A-Za-z0-9._-]*$', description: 'A one-time ticket from POST /v1/strategies/{id}/stream-ticket (browsers), instead of signature headers' })) },
   { additionalProperties: false },
 )
 
