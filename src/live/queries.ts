@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Selectable } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { OrderStatus, StrategyRunsTable } from '../db/schema.js'
+import type { OrderStatus, StrategyOrdersTable, StrategyRunsTable } from '../db/schema.js'
 
 export type RunRow = Selectable<StrategyRunsTable>
 
@@ -116,17 +116,8 @@ export async function nextIntent(db: Db, strategyId: string, run: number): Promi
   return row.n + 1
 }
 
-export interface OrderInsert {
-  client_order_id: string
-  strategy_id: string
-  run: number
-  intent: number
-  symbol: string
-  target: string | null
-  reduce_only: boolean
-  status: OrderStatus
-  created_at: Date
-}
+/** An intent row as written before its order is sent (fill columns come later). */
+export type OrderInsert = Pick<StrategyOrdersTable, 'client_order_id' | 'strategy_id' | 'run' | 'intent' | 'symbol' | 'target' | 'reduce_only' | 'status'> & { created_at: Date }
 
 export async function insertOrder(db: Db, order: OrderInsert): Promise<void> {
   await db.insertInto('strategy_orders').values({ ...order, side: null, qty: null, price: null, fee: null, filled_at: null }).onConflict((oc) => oc.column('client_order_id').doNothing()).execute()
