@@ -1,11 +1,9 @@
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
-import { signedQuery } from '../exchange-keys/binance-signer.js'
 import { findSealedKey } from '../exchange-keys/queries.js'
-import { ACCOUNT_PATH } from '../exchange-keys/verification.js'
 import { AppError } from '../http/errors.js'
-import { REQUEST_DEADLINE_MS } from '../market/market-data.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
+import { BinanceTradingClient } from '../trading/binance/trading-client.js'
 
 /** The verified exchange key a live run trades: the one named, else the user's newest verified key (DESIGN §6). */
 export async function verifiedKey(db: Db, userId: number, keyId: string | undefined): Promise<string> {
@@ -21,21 +19,14 @@ export async function verifiedKey(db: Db, userId: number, keyId: string | undefi
   return row.id
 }
 
-/** Available USDT of the account behind a key, read with the key (GET /fapi/v2/account, SIGNED). */
+/** Available USDT of the account behind a key, read with the key through the signed trading client (GET /fapi/v2/account). */
 export async function availableUsdt(db: Db, secrets: SecretBox, client: UpstreamClient, userId: number, keyId: string, now: number): Promise<number> {
   const key = await findSealedKey(db, userId, keyId)
   if (!key) throw new AppError('INVALID_STATE', `exchange key ${keyId} is gone`)
-  const response = await client.get(
-    {
-      host: 'api',
-      path: ACCOUNT_PATH,
-      query: signedQuery(secrets.open(key.api_secret_enc), {}, now),
-      weight: 5,
-      headers: { 'x-mbx-apikey': secrets.open(key.api_key_enc) },
-    },
-    performance.now() + REQUEST_DEADLINE_MS,
-  )
-  if (response.status !== 200) throw new AppError('UPSTREAM_UNAVAILABLE', `the exchange refused the account read (${response.status})`)
-  const account = JSON.parse(response.body) as { assets?: { asset: string; availableBalance: string }[] }
-  return Number(account.assets?.find((a) => a.asset === 'USDT')?.availableBalance ?? 0)
+  const trading = new BinanceTradingClient(client, { apiKey: secrets.open(key.api_key_enc), apiSecret: secrets.open(key.api_secret_enc) }, () => now)
+  const answer = await trading.account()
+  if (answer.kind === 'rejected') throw new AppError('INVALID_STATE', `the exchange refused the account read with your key: ${answer.code} ${answer.msg}`)
+  if (answer.kind !== 'ok') throw new AppError('UPSTREAM_UNAVAILABLE', `the exchange did not answer the account read: ${answer.reason}`)
+  const assets = answer.value.assets as { asset: string; availableBalance: string }[] | undefined
+  return Number(assets?.find((a) => a.asset === 'USDT')?.availableBalance ?? 0)
 }
