@@ -1,0 +1,179 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api } from '../../api/endpoints.js'
+import type { Strategy, StrategyCreate, TemplateInfo } from '../../api/types.js'
+import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
+import { defaultsOf, ParamsEditor, type Params } from '../../components/params-editor.js'
+import { TIMEFRAMES, useTemplates } from '../../components/templates.js'
+import { num, pct, sign, time } from '../../format.js'
+import { Link, navigate } from '../../router.js'
+
+/** Every strategy of the user with its status and lifetime stats; a form to create one. */
+export function StrategiesPage() {
+  const [showForm, setShowForm] = useState(false)
+  const [extra, setExtra] = useState<Strategy[]>([])
+  const [cursor, setCursor] = useState<string | null | undefined>(undefined)
+  const first = useAsync(() => api.strategies({ limit: 50 }), [])
+  const [error, setError] = useState<Error>()
+  const rows = [...(first.data?.data ?? []), ...extra]
+  const next = cursor === undefined ? first.data?.next_cursor : cursor
+
+  return (
+    <section>
+      <div class="heading">
+        <h1>Strategies</h1>
+        <button type="button" class="primary" onClick={() => setShowForm((v) => !v)} data-testid="new-strategy">
+          {showForm ? 'Close' : 'New strategy'}
+        </button>
+      </div>
+      {showForm ? <StrategyForm /> : null}
+      <ErrorBox error={first.error ?? error} />
+      {first.loading && !first.data ? <Loading what="strategies" /> : null}
+      <TableWrap>
+        <table data-testid="strategies-table">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Status</th>
+              <th>Template</th>
+              <th>Symbols</th>
+              <th>TF</th>
+              <th class="num">Capital</th>
+              <th class="num">Open</th>
+              <th class="num">PnL</th>
+              <th class="num">Trades</th>
+              <th class="num">Win rate</th>
+              <th>Deployed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((s) => (
+              <tr key={s.id} data-strategy-id={s.id} data-status={s.status}>
+                <td>
+                  <Link href={`/strategies/${s.id}`}>{s.name}</Link>
+                </td>
+                <td>
+                  <span class={`badge ${s.status}`}>{s.status}</span>
+                </td>
+                <td>{s.template_id}</td>
+                <td>{s.symbols.join(', ')}</td>
+                <td>{s.timeframe}</td>
+                <td class="num">{num(s.capital)}</td>
+                <td class="num">{s.stats.open_positions}</td>
+                <td class={`num ${sign(s.stats.total_pnl)}`}>{num(s.stats.total_pnl)}</td>
+                <td class="num">{s.stats.total_trades}</td>
+                <td class="num">{pct(s.stats.win_rate, 1)}</td>
+                <td>{time(s.deployed_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      {first.data && rows.length === 0 ? <p class="muted">No strategies yet: create one, or save a backtest as one.</p> : null}
+      {next ? (
+        <button
+          type="button"
+          onClick={() =>
+            api.strategies({ limit: 50, cursor: next }).then(
+              (page) => {
+                setExtra((previous) => [...previous, ...page.data])
+                setCursor(page.next_cursor)
+              },
+              (e: unknown) => setError(toError(e)),
+            )
+          }
+        >
+          More
+        </button>
+      ) : null}
+    </section>
+  )
+}
+
+/** A new strategy (draft): the template's params form, symbol, timeframe, capital and leverage. */
+function StrategyForm() {
+  const templates = useTemplates()
+  const [name, setName] = useState('')
+  const [templateId, setTemplateId] = useState('')
+  const [params, setParams] = useState<Params>({})
+  const [symbols, setSymbols] = useState('BTCUSDT')
+  const [timeframe, setTimeframe] = useState('1h')
+  const [capital, setCapital] = useState('1000')
+  const [leverage, setLeverage] = useState(1)
+  const [error, setError] = useState<Error>()
+  const template: TemplateInfo | undefined = templates.data?.find((t) => t.id === templateId)
+  useEffect(() => {
+    if (!templateId && templates.data?.[0]) setTemplateId(templates.data[0].id)
+  }, [templates.data, templateId])
+  useEffect(() => {
+    if (template) setParams(defaultsOf(template))
+  }, [template])
+  if (templates.error) return <ErrorBox error={templates.error} />
+  if (!templates.data) return <Loading what="templates" />
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(undefined)
+    try {
+      const strategy = await api.createStrategy({
+        name: name.trim(),
+        template_id: templateId,
+        params,
+        symbols: symbols.split(/[\s,]+/).filter(Boolean).map((s) => s.toUpperCase()),
+        timeframe: timeframe as StrategyCreate['timeframe'],
+        capital: capital.trim(),
+        leverage,
+      })
+      navigate(`/strategies/${strategy.id}`)
+    } catch (failure) {
+      setError(toError(failure))
+    }
+  }
+  return (
+    <form class="card form-grid" onSubmit={submit} data-testid="strategy-form">
+      <label>
+        Name
+        <input name="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <label>
+        Template
+        <select name="template_id" value={templateId} onChange={(e) => setTemplateId(e.currentTarget.value)}>
+          {templates.data.map((t) => (
+            <option key={t.id}>{t.id}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        {template?.multi_symbol ? 'Symbols (comma separated)' : 'Symbol'}
+        <input name="symbols" required value={symbols} onInput={(e) => setSymbols(e.currentTarget.value)} />
+      </label>
+      <label>
+        Timeframe
+        <select name="timeframe" value={timeframe} onChange={(e) => setTimeframe(e.currentTarget.value)}>
+          {TIMEFRAMES.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Capital
+        <input name="capital" inputMode="decimal" required value={capital} onInput={(e) => setCapital(e.currentTarget.value)} />
+        {template ? <small>at least {template.min_capital}</small> : null}
+      </label>
+      <label>
+        Leverage
+        <input type="number" name="leverage" min={1} max={20} required value={leverage} onInput={(e) => setLeverage(Number(e.currentTarget.value))} />
+      </label>
+      {template ? (
+        <div class="wide">
+          <ParamsEditor template={template} value={params} onChange={setParams} />
+        </div>
+      ) : null}
+      <div class="wide">
+        <ErrorBox error={error} />
+        <button type="submit" class="primary" data-testid="strategy-submit">
+          Create
+        </button>
+      </div>
+    </form>
+  )
+}
