@@ -10,11 +10,12 @@ export interface DashboardRoutesOptions {
 /**
  * The page holds an API secret in memory, so it loads nothing from elsewhere and runs no inline
  * script: scripts, styles and connections (fetch, and the stream's WebSocket: CSP3 'self' covers
- * ws/wss of this host) only from this origin; never framed. The chart library sets element styles
- * through CSSOM, which style-src does not restrict, and draws its attribution logo as an inline
- * SVG data URL (img-src data:).
+ * ws/wss of this host) only from this origin; never framed. Styles allow 'unsafe-inline': the chart
+ * library writes style attributes (Chromium refused them under style-src 'self', and the charts
+ * drew empty); styles cannot run code. Its attribution logo is an SVG data URL (img-src data:).
  */
-const CSP = "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
+const CSP =
+  "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 
 const config = { access: { kind: 'ops' as const } }
 const schema = { hide: true }

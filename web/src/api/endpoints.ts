@@ -1,5 +1,6 @@
 /** Every API call the dashboard makes, one function each; all go through request(). */
 import { request, target } from './http.js'
+import type { Credentials } from './session.js'
 import type {
   CreatedWebhook,
   DeliveryAttempt,
@@ -25,6 +26,8 @@ const id = encodeURIComponent
 
 export const api = {
   templates: () => request<{ data: TemplateInfo[] }>('GET', '/v1/templates'),
+  /** Whether these credentials open the API: GET /v1/templates is signed and needs no scope. */
+  check: (as: Credentials) => request<{ data: TemplateInfo[] }>('GET', '/v1/templates', undefined, as),
 
   createBacktest: (body: JobCreate) => request<Job>('POST', '/v1/backtest/jobs', body),
   listBacktests: (query: { status?: string; from?: string; limit?: number; cursor?: string | null } = {}) =>
@@ -43,6 +46,8 @@ export const api = {
   strategyTrades: (strategyId: string, limit = 50) => request<Page<StrategyTrade>>('GET', target(`/v1/strategies/${id(strategyId)}/trades`, { limit })),
   streamTicket: (strategyId: string) => request<{ ticket: string; expires_at: string }>('POST', `/v1/strategies/${id(strategyId)}/stream-ticket`, {}),
 
+  /** The market's clock (the exchange's server time, through the mirror): where recorded history ends. */
+  marketTime: () => request<{ serverTime: number }>('GET', '/fapi/v1/time'),
   fundingRates: () => request<FundingRate[]>('GET', '/funding/rates'),
   activeTickers: (minQuoteVolume: number) => request<TickerRow[]>('GET', target('/ticker/24hr/active', { min_quote_volume: minQuoteVolume })),
   whaleBoard: (minQuoteVolume: number) => request<WhaleBoard>('GET', target('/whale-board', { min_quote_volume: minQuoteVolume })),

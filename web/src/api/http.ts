@@ -1,4 +1,4 @@
-import { credentials } from './session.js'
+import { type Credentials, credentials } from './session.js'
 
 /** An answer other than 2xx, with the message the API gave (the /v1 envelope or the public `detail`). */
 export class ApiError extends Error {
@@ -30,8 +30,7 @@ export function target(path: string, query: Query = {}): string {
  * with HMAC-SHA256 over timestamp + METHOD + path_with_query + body (README) — that is the typed
  * client's job (src/client/), which this module uses once it has landed.
  */
-async function authHeaders(method: string, pathWithQuery: string, body: string): Promise<Record<string, string>> {
-  const who = credentials()
+async function authHeaders(who: Credentials | null, method: string, pathWithQuery: string, body: string): Promise<Record<string, string>> {
   if (!who) return {}
   if (who.kind === 'token') return { authorization: `Bearer ${who.token}` }
   void method
@@ -40,10 +39,13 @@ async function authHeaders(method: string, pathWithQuery: string, body: string):
   throw new ApiError(0, 'UNSUPPORTED', 'signing in with an API key and secret needs the typed client, which is not in this build yet; use an app token', undefined, undefined)
 }
 
-/** One request to the API on this origin; JSON in and out; throws ApiError for any non-2xx answer. */
-export async function request<T>(method: string, pathWithQuery: string, body?: unknown): Promise<T> {
+/**
+ * One request to the API on this origin, as the signed-in user (or as `as`: sign-in checks its
+ * candidate before keeping it); JSON in and out; throws ApiError for any non-2xx answer.
+ */
+export async function request<T>(method: string, pathWithQuery: string, body?: unknown, as: Credentials | null = credentials()): Promise<T> {
   const text = body === undefined ? '' : JSON.stringify(body)
-  const headers: Record<string, string> = { ...(await authHeaders(method, pathWithQuery, text)) }
+  const headers: Record<string, string> = { ...(await authHeaders(as, method, pathWithQuery, text)) }
   if (text) headers['content-type'] = 'application/json'
   const response = await fetch(pathWithQuery, { method, headers, ...(text ? { body: text } : {}) })
   if (response.status === 204) return undefined as T

@@ -23,13 +23,15 @@ export function PriceChart({ klines, trades, intervalMs, testId }: { klines: Kli
       return ms >= first && ms < last + intervalMs
     }
     const markers: SeriesMarker<Time>[] = []
+    // Labels help with a few trades and hide the candles when there are many.
+    const labelled = trades.length <= 30
     for (const trade of trades) {
       const long = trade.side === 'buy'
       if (inRange(trade.entry_time)) {
-        markers.push({ time: barOf(trade.entry_time) as UTCTimestamp, position: long ? 'belowBar' : 'aboveBar', shape: long ? 'arrowUp' : 'arrowDown', color: long ? '#1a9d62' : '#d4414b', text: `#${trade.id} ${long ? 'long' : 'short'}`, id: `entry-${trade.id}` })
+        markers.push({ time: barOf(trade.entry_time) as UTCTimestamp, position: long ? 'belowBar' : 'aboveBar', shape: long ? 'arrowUp' : 'arrowDown', color: long ? '#1a9d62' : '#d4414b', ...(labelled ? { text: `#${trade.id} ${long ? 'long' : 'short'}` } : {}), id: `entry-${trade.id}` })
       }
       if (inRange(trade.exit_time)) {
-        markers.push({ time: barOf(trade.exit_time) as UTCTimestamp, position: long ? 'aboveBar' : 'belowBar', shape: 'circle', color: '#6b7280', text: `#${trade.id} exit`, id: `exit-${trade.id}` })
+        markers.push({ time: barOf(trade.exit_time) as UTCTimestamp, position: long ? 'aboveBar' : 'belowBar', shape: 'circle', color: '#6b7280', ...(labelled ? { text: `#${trade.id} exit` } : {}), id: `exit-${trade.id}` })
       }
     }
     markers.sort((a, b) => (a.time as number) - (b.time as number))

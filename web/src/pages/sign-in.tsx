@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api/endpoints.js'
-import { signIn, signOut, type Credentials } from '../api/session.js'
+import { signIn, type Credentials } from '../api/session.js'
 import { ErrorBox, toError } from '../components/async.js'
 
 /**
- * Sign in with an app token or an API key and secret. Both are checked with GET /v1/templates
- * (signed, no scope needed) before the app opens, and are kept in memory only.
+ * Sign in with an app token or an API key and secret. They are checked with GET /v1/templates
+ * (signed, no scope needed) before the session keeps them, in memory only.
  */
 export function SignIn() {
   const [mode, setMode] = useState<'token' | 'key'>('token')
@@ -20,13 +20,11 @@ export function SignIn() {
     const next: Credentials = mode === 'token' ? { kind: 'token', token: token.trim() } : { kind: 'key', apiKey: apiKey.trim(), apiSecret: apiSecret.trim() }
     setBusy(true)
     setError(undefined)
-    signIn(next)
     try {
-      await api.templates()
+      await api.check(next)
+      signIn(next)
     } catch (failure) {
-      signOut()
       setError(toError(failure))
-    } finally {
       setBusy(false)
     }
   }

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { rememberSubmitted } from '../../api/backtest-watch.js'
 import { api } from '../../api/endpoints.js'
 import type { JobCreate, TemplateInfo } from '../../api/types.js'
@@ -7,8 +7,7 @@ import { defaultsOf, ParamsEditor, type Params } from '../../components/params-e
 import { FEE_MODELS, TIMEFRAMES, useTemplates } from '../../components/templates.js'
 import { navigate } from '../../router.js'
 
-const today = () => new Date().toISOString().slice(0, 10)
-const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10)
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 /** The end of the chosen day, or now when that is still to come (the API refuses an end in the future). */
 function endOf(date: string): string {
@@ -23,14 +22,15 @@ export function BacktestForm() {
   const [params, setParams] = useState<Params>({})
   const [symbols, setSymbols] = useState('BTCUSDT')
   const [timeframe, setTimeframe] = useState<string>('1h')
-  const [start, setStart] = useState(daysAgo(365))
-  const [end, setEnd] = useState(today())
+  const [start, setStart] = useState(dayOf(Date.now() - 180 * 86_400_000))
+  const [end, setEnd] = useState(dayOf(Date.now()))
   const [capital, setCapital] = useState('10000')
   const [leverage, setLeverage] = useState(1)
   const [feeModel, setFeeModel] = useState<string>('fixed_bps')
   const [feeBps, setFeeBps] = useState('5')
   const [error, setError] = useState<Error>()
   const [busy, setBusy] = useState(false)
+  const datesTouched = useRef(false)
 
   const template: TemplateInfo | undefined = templates.data?.find((t) => t.id === templateId)
   useEffect(() => {
@@ -39,6 +39,15 @@ export function BacktestForm() {
   useEffect(() => {
     if (template) setParams(defaultsOf(template))
   }, [template])
+  // History ends at the market's clock, not ours (the built-in replay exchange replays a past moment):
+  // the form starts with the 180 days before it.
+  useEffect(() => {
+    api.marketTime().then(({ serverTime }) => {
+      if (datesTouched.current) return
+      setEnd(dayOf(serverTime - 86_400_000))
+      setStart(dayOf(serverTime - 181 * 86_400_000))
+    }, () => undefined)
+  }, [])
 
   if (templates.error) return <ErrorBox error={templates.error} />
   if (!templates.data) return <Loading what="templates" />
@@ -95,11 +104,11 @@ export function BacktestForm() {
       </label>
       <label>
         From (UTC)
-        <input type="date" name="start" required value={start} onInput={(e) => setStart(e.currentTarget.value)} />
+        <input type="date" name="start" required value={start} onInput={(e) => ((datesTouched.current = true), setStart(e.currentTarget.value))} />
       </label>
       <label>
         To (UTC, inclusive)
-        <input type="date" name="end" required value={end} onInput={(e) => setEnd(e.currentTarget.value)} />
+        <input type="date" name="end" required value={end} onInput={(e) => ((datesTouched.current = true), setEnd(e.currentTarget.value))} />
       </label>
       <label>
         Capital
