@@ -1,9 +1,8 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
-import type { Strategy, StrategyCreate, TemplateInfo } from '../../api/types.js'
+import type { Strategy } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
-import { defaultsOf, ParamsEditor, type Params } from '../../components/params-editor.js'
-import { TIMEFRAMES, useTemplates } from '../../components/templates.js'
+import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
 import { num, pct, sign, time } from '../../format.js'
 import { Link, navigate } from '../../router.js'
 
@@ -91,38 +90,14 @@ export function StrategiesPage() {
 
 /** A new strategy (draft): the template's params form, symbol, timeframe, capital and leverage. */
 function StrategyForm() {
-  const templates = useTemplates()
+  const state = useStrategyDraft({ timeframe: '1h', capital: '1000' })
   const [name, setName] = useState('')
-  const [templateId, setTemplateId] = useState('')
-  const [params, setParams] = useState<Params>({})
-  const [symbols, setSymbols] = useState('BTCUSDT')
-  const [timeframe, setTimeframe] = useState('1h')
-  const [capital, setCapital] = useState('1000')
-  const [leverage, setLeverage] = useState(1)
   const [error, setError] = useState<Error>()
-  const template: TemplateInfo | undefined = templates.data?.find((t) => t.id === templateId)
-  useEffect(() => {
-    if (!templateId && templates.data?.[0]) setTemplateId(templates.data[0].id)
-  }, [templates.data, templateId])
-  useEffect(() => {
-    if (template) setParams(defaultsOf(template))
-  }, [template])
-  if (templates.error) return <ErrorBox error={templates.error} />
-  if (!templates.data) return <Loading what="templates" />
-
   const submit = async (event: Event) => {
     event.preventDefault()
     setError(undefined)
     try {
-      const strategy = await api.createStrategy({
-        name: name.trim(),
-        template_id: templateId,
-        params,
-        symbols: symbols.split(/[\s,]+/).filter(Boolean).map((s) => s.toUpperCase()),
-        timeframe: timeframe as StrategyCreate['timeframe'],
-        capital: capital.trim(),
-        leverage,
-      })
+      const strategy = await api.createStrategy({ name: name.trim(), ...draftBody(state.draft) })
       navigate(`/strategies/${strategy.id}`)
     } catch (failure) {
       setError(toError(failure))
@@ -134,43 +109,10 @@ function StrategyForm() {
         Name
         <input name="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <label>
-        Template
-        <select name="template_id" value={templateId} onChange={(e) => setTemplateId(e.currentTarget.value)}>
-          {templates.data.map((t) => (
-            <option key={t.id}>{t.id}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        {template?.multi_symbol ? 'Symbols (comma separated)' : 'Symbol'}
-        <input name="symbols" required value={symbols} onInput={(e) => setSymbols(e.currentTarget.value)} />
-      </label>
-      <label>
-        Timeframe
-        <select name="timeframe" value={timeframe} onChange={(e) => setTimeframe(e.currentTarget.value)}>
-          {TIMEFRAMES.map((t) => (
-            <option key={t}>{t}</option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Capital
-        <input name="capital" inputMode="decimal" required value={capital} onInput={(e) => setCapital(e.currentTarget.value)} />
-        {template ? <small>at least {template.min_capital}</small> : null}
-      </label>
-      <label>
-        Leverage
-        <input type="number" name="leverage" min={1} max={20} required value={leverage} onInput={(e) => setLeverage(Number(e.currentTarget.value))} />
-      </label>
-      {template ? (
-        <div class="wide">
-          <ParamsEditor template={template} value={params} onChange={setParams} />
-        </div>
-      ) : null}
+      <StrategyFields state={state} />
       <div class="wide">
         <ErrorBox error={error} />
-        <button type="submit" class="primary" data-testid="strategy-submit">
+        <button type="submit" class="primary" disabled={!state.template} data-testid="strategy-submit">
           Create
         </button>
       </div>
