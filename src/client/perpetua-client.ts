@@ -55,7 +55,6 @@ export class PerpetuaClient {
   private readonly fetchImpl: typeof globalThis.fetch
   private readonly credentials: PerpetuaClientOptions
   private signingKey: Promise<HmacKey> | undefined
-  private lastTimestamp = 0
 
   constructor(options: PerpetuaClientOptions) {
     if (!/^https?:\/\//.test(options.baseUrl)) throw new TypeError(`baseUrl must be an http(s) URL, not ${JSON.stringify(options.baseUrl)}`)
@@ -133,13 +132,18 @@ export class PerpetuaClient {
     if (token !== undefined) return { authorization: `Bearer ${token}` }
     if (apiKey === undefined || apiSecret === undefined) return {}
     this.signingKey ??= hmacKey(apiSecret)
-    // Strictly increasing: the server refuses a signature it has already seen (replay), so two
-    // identical requests within one millisecond must still differ.
-    const timestamp = String((this.lastTimestamp = Math.max(this.now(), this.lastTimestamp + 1)))
+    // Strictly increasing per key: the server refuses a signature it has already seen (replay), so two
+    // identical requests within one millisecond, even from two clients of one key, must still differ.
+    const next = Math.max(this.now(), (lastTimestamps.get(apiKey) ?? 0) + 1)
+    lastTimestamps.set(apiKey, next)
+    const timestamp = String(next)
     const signature = await signRequest(await this.signingKey, timestamp, method, pathWithQuery, body)
     return { 'x-service-api-key': apiKey, 'x-service-timestamp': timestamp, 'x-service-signature': signature }
   }
 }
+
+/** The last timestamp signed with each key in this process (see authHeaders). */
+const lastTimestamps = new Map<string, number>()
 
 type PagedPath = { [P in PathsWith<'get'>]: SuccessBody<Operation<P, 'get'>> extends { data: unknown[]; next_cursor: string | null } ? P : never }[PathsWith<'get'>]
 type PageItem<P extends PathsWith<'get'>> = SuccessBody<Operation<P, 'get'>> extends { data: (infer T)[] } ? T : never
