@@ -40,7 +40,7 @@ export type SuccessBody<O> = O extends { responses: infer R } ? (200 extends key
 /** Everything a call can carry besides method and path; each part required exactly when the operation requires it. */
 export type CallOptions<O> = (Present<PathParams<O>> extends true ? { path: PathParams<O> } : { path?: undefined }) &
   (Present<QueryParams<O>> extends true
-    ? undefined extends Part<O, 'query'>
+    ? {} extends Pick<Parameters<O>, 'query' & keyof Parameters<O>>
       ? { query?: QueryParams<O> }
       : { query: QueryParams<O> }
     : { query?: undefined }) &
