@@ -20,6 +20,7 @@ import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
+import { swaggerOptions } from './openapi/swagger-options.js'
 import type { Services } from './services.js'
 import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
@@ -107,28 +108,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     }
   })
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Perpetua',
-        version: '0.1.0',
-        description:
-          'Market data, strategies, backtests and webhooks for crypto futures traders. Signed `/v1` endpoints take ' +
-          '`X-Service-API-Key`, `X-Service-Timestamp` (Unix ms, within 5000 ms of server time) and `X-Service-Signature` ' +
-          '(lowercase hex HMAC-SHA256 of timestamp + METHOD + path_with_query + raw_body, keyed by the API secret), or ' +
-          '`Authorization: Bearer <app token>`.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-Service-API-Key' },
-          timestamp: { type: 'apiKey', in: 'header', name: 'X-Service-Timestamp' },
-          signature: { type: 'apiKey', in: 'header', name: 'X-Service-Signature' },
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        },
-      },
-    },
-  })
+  await app.register(swagger, swaggerOptions())
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
   app.get('/openapi.json', { config: { access: { kind: 'ops' } }, schema: { hide: true } }, async () => app.swagger())
 

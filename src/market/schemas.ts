@@ -156,8 +156,4 @@ export const MirrorFundingQuerySchema = Type.Object(
 )
 export type MirrorFundingQuery = Static<typeof MirrorFundingQuerySchema>
 
-export const DetailSchema = Type.Object({ detail: Type.String() })
-
-export const ValidationErrorSchema = Type.Object({
-  detail: Type.Array(Type.Object({ type: Type.String(), loc: Type.Array(Type.Union([Type.String(), Type.Integer()])), msg: Type.String() })),
-})
+export { DetailSchema, ValidationErrorSchema } from '../http/common-schemas.js'

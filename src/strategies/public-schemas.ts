@@ -51,14 +51,4 @@ export type PublicStrategy = Static<typeof PublicStrategySchema>
 
 export const PublicStrategyIdSchema = Type.Object({ strategy_id: Type.Integer() })
 
-export const DetailSchema = Type.Object({ detail: Type.String() })
-
-export const ValidationErrorSchema = Type.Object({
-  detail: Type.Array(
-    Type.Object({
-      type: Type.String(),
-      loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
-      msg: Type.String(),
-    }),
-  ),
-})
+export { DetailSchema, ValidationErrorSchema } from '../http/common-schemas.js'

@@ -1,0 +1,105 @@
+import { PerpetuaError } from './errors.js'
+import type { BacktestJob, BacktestRequest, Operation, QueryParams } from './operations.js'
+import type { PerpetuaClient } from './perpetua-client.js'
+
+/** The spec's limit: poll one job at most once every 5 seconds. */
+export const MIN_POLL_INTERVAL_MS = 5000
+const TERMINAL = new Set(['done', 'failed', 'cancelled'])
+
+export interface WaitOptions {
+  /** Wait between polls, ms: at least 5000 (the spec's limit; a smaller value throws), default 5000. */
+  intervalMs?: number
+  /** Polling stays at intervalMs this long (ms of waiting), then backs off; default 60 000. */
+  backoffAfterMs?: number
+  /** Each later wait is the previous one times this (≥ 1), default 1.5 … */
+  backoff?: number
+  /** … up to this many ms, default 30 000 (never below intervalMs). */
+  maxIntervalMs?: number
+  /** Called with the job after every successful poll (status and progress in [0, 1]). */
+  onProgress?: (job: BacktestJob) => void
+  /** Stops waiting (the job keeps running; cancel() stops it). */
+  signal?: AbortSignal
+}
+
+/** Answers without a result that a later poll may not repeat: the server's or the network's, not the request's. */
+const TRANSIENT = new Set([0, 502, 503, 504])
+const MAX_TRANSIENT_FAILURES = 5
+
+export class BacktestsApi {
+  constructor(private readonly client: PerpetuaClient) {}
+
+  /** Queues a job (POST /v1/backtest/jobs); it starts as `queued` with progress 0. */
+  create(request: BacktestRequest, signal?: AbortSignal): Promise<BacktestJob> {
+    return this.client.post('/v1/backtest/jobs', { body: request, ...(signal ? { signal } : {}) }) as Promise<BacktestJob>
+  }
+
+  /** One job with its whole result. Mind the spec's limit of one GET per job every 5 s: wait() keeps it. */
+  get(id: string, signal?: AbortSignal): Promise<BacktestJob> {
+    return this.client.get('/v1/backtest/jobs/{id}', { path: { id }, ...(signal ? { signal } : {}) })
+  }
+
+  /** One page of the caller's jobs, newest first (results carry metrics only). */
+  list(query: QueryParams<Operation<'/v1/backtest/jobs', 'get'>> = {}) {
+    return this.client.get('/v1/backtest/jobs', { query })
+  }
+
+  /** Every job matching the query, across pages. */
+  iterate(query: Omit<QueryParams<Operation<'/v1/backtest/jobs', 'get'>>, 'cursor'> = {}) {
+    return this.client.iterate('/v1/backtest/jobs', { query })
+  }
+
+  /** Cancels a queued or running job (409 INVALID_STATE once it is terminal). */
+  cancel(id: string, reason?: string): Promise<BacktestJob> {
+    return this.client.post('/v1/backtest/jobs/{id}/cancel', { path: { id }, body: reason === undefined ? {} : { reason } }) as Promise<BacktestJob>
+  }
+
+  /** Queues a job and waits for its end: create() then wait(). */
+  async run(request: BacktestRequest, options: WaitOptions = {}): Promise<BacktestJob> {
+    const job = await this.create(request, options.signal)
+    options.onProgress?.(job)
+    return this.wait(job.id, options)
+  }
+
+  /**
+   * Polls a job until it is done, failed or cancelled, and returns it in that state (a failed job is
+   * returned, not thrown: its `error` says why). As the spec asks: never more often than every 5 s,
+   * backing off for long jobs, and after a 429 not before its Retry-After. Network failures and
+   * 502/503/504 are retried (5 in a row end the wait); any other error is thrown.
+   */
+  async wait(id: string, options: WaitOptions = {}): Promise<BacktestJob> {
+    const interval = options.intervalMs ?? MIN_POLL_INTERVAL_MS
+    if (!(interval >= MIN_POLL_INTERVAL_MS)) throw new RangeError(`intervalMs must be at least ${MIN_POLL_INTERVAL_MS} (the spec's polling limit), not ${interval}`)
+    const backoff = options.backoff ?? 1.5
+    if (!(backoff >= 1)) throw new RangeError(`backoff must be at least 1, not ${backoff}`)
+    const maxInterval = Math.max(interval, options.maxIntervalMs ?? 30_000)
+    const backoffAfter = options.backoffAfterMs ?? 60_000
+    let next = interval
+    let waited = 0
+    let failures = 0
+    const pause = async (ms: number) => {
+      await this.client.sleep(ms, options.signal)
+      waited += ms
+    }
+    for (;;) {
+      options.signal?.throwIfAborted()
+      let job: BacktestJob
+      try {
+        job = await this.get(id, options.signal)
+        failures = 0
+      } catch (error) {
+        if (!(error instanceof PerpetuaError)) throw error
+        if (error.status === 429) {
+          await pause(Math.max(error.retryAfterMs ?? next, next))
+          continue
+        }
+        if (!TRANSIENT.has(error.status) || ++failures >= MAX_TRANSIENT_FAILURES) throw error
+        await pause(Math.max(error.retryAfterMs ?? next, next))
+        continue
+      }
+      options.onProgress?.(job)
+      if (TERMINAL.has(job.status)) return job
+      await pause(next)
+      if (waited >= backoffAfter) next = Math.min(maxInterval, Math.round(next * backoff))
+    }
+  }
+}

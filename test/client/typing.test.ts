@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { BacktestJob, PerpetuaClient, Strategy } from '../../src/client/index.js'
+
+/**
+ * Compile-time checks (npm run typecheck): the client's calls are typed from the document, not `any`.
+ * Each @ts-expect-error fails the type check if the line it marks ever compiles.
+ */
+export async function typedCalls(client: PerpetuaClient): Promise<void> {
+  const job: BacktestJob = await client.get('/v1/backtest/jobs/{id}', { path: { id: 'bt_1' } })
+  const status: 'queued' | 'running' | 'done' | 'failed' | 'cancelled' = job.status
+  void status
+  // @ts-expect-error the path parameter is required
+  await client.get('/v1/backtest/jobs/{id}')
+  // @ts-expect-error no such path
+  await client.get('/v1/nothing-here')
+  // @ts-expect-error the query's symbol is required
+  await client.get('/smart-money/signal/overview')
+  await client.get('/smart-money/signal/overview', { query: { symbol: 'BTCUSDT' } })
+  await client.get('/v1/webhooks') // every query parameter optional: no options needed
+  // @ts-expect-error GET has no body
+  await client.get('/v1/strategies', { body: {} })
+  // @ts-expect-error limit is a number
+  await client.get('/v1/strategies', { query: { limit: 'ten' } })
+  // @ts-expect-error capital is a decimal string
+  await client.strategies.create({ name: 'x', template_id: 'sma_cross', params: {}, symbols: ['BTCUSDT'], timeframe: '1h', capital: 1000 })
+  const strategy: Strategy = await client.strategies.deploy('strat_1', { dry_run: true })
+  // @ts-expect-error status is a closed enum
+  const wrong: 'running' = strategy.status
+  void wrong
+  for await (const item of client.iterate('/v1/webhooks')) {
+    const url: string = item.url
+    void url
+  }
+  // @ts-expect-error the backtest list is paged, the exchange info is not
+  client.iterate('/v1/market/exchange-info')
+}
+
+describe('client typing', () => {
+  it('is checked by the compiler (this file type-checks only if the calls are typed)', () => {
+    assert.equal(typeof typedCalls, 'function')
+  })
+})
