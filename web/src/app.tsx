@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
-import { credentials, onSessionChange, signOut } from './api/session.js'
+import { onSessionChange, signedIn as isSignedIn, signOut } from './api/session.js'
 import { BacktestPage } from './pages/backtests/backtest-page.js'
 import { BacktestsPage } from './pages/backtests/backtests-page.js'
 import { ComparePage } from './pages/backtests/compare-page.js'
@@ -20,8 +20,8 @@ const SECTIONS = [
 
 export function App() {
   const path = usePath()
-  const [signedIn, setSignedIn] = useState(credentials() !== null)
-  useEffect(() => onSessionChange(() => setSignedIn(credentials() !== null)), [])
+  const [signedIn, setSignedIn] = useState(isSignedIn())
+  useEffect(() => onSessionChange(() => setSignedIn(isSignedIn())), [])
   useEffect(() => {
     if (path === '/') navigate('/backtests', true)
   }, [path])

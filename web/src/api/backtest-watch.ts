@@ -1,5 +1,5 @@
 import { api } from './endpoints.js'
-import { ApiError } from './http.js'
+import { PerpetuaError } from '../../../src/client/index.js'
 import type { Job } from './types.js'
 
 const TERMINAL = new Set(['done', 'failed', 'cancelled'])
@@ -34,8 +34,8 @@ export async function fullJob(jobId: string, signal?: AbortSignal): Promise<Job>
       if (isTerminal(job)) fullJobs.set(jobId, job)
       return job
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 429 || attempt >= 5) throw error
-      await sleep((error.retryAfter ?? 5) * 1000, signal)
+      if (!(error instanceof PerpetuaError) || error.status !== 429 || attempt >= 5) throw error
+      await sleep(error.retryAfterMs ?? 5_000, signal)
     }
   }
 }

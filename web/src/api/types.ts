@@ -1,27 +1,41 @@
 /**
- * The API's shapes, taken as types from the server's own TypeBox schemas (type-only imports: nothing
- * of the server is bundled), so the dashboard cannot drift from what the server answers.
+ * The API's shapes, as the typed client (src/client) generates them from the OpenAPI document, under
+ * the names the pages use.
  */
-export type { Job, JobCreate } from '../../../src/backtests/schemas.js'
-export type { Strategy, StrategyCreate, DeployBody } from '../../../src/strategies/schemas.js'
-export type { StrategyOrder, StrategyTrade } from '../../../src/live/schemas.js'
-export type { StreamMessage } from '../../../src/live/stream/status-messages.js'
-export type { TemplateInfo } from '../../../src/templates/schemas.js'
-export type { Webhook, CreatedWebhook, WebhookCreate, TestDeliveryResult, DeliveryAttempt } from '../../../src/webhooks/schemas.js'
-export type { FundingRate, TickerRow } from '../../../src/market/schemas.js'
-export type { WhaleBoard } from '../../../src/market/smart-money-schemas.js'
+import type { BacktestJob, components, Operation, QueryParams, SuccessBody } from '../../../src/client/index.js'
 
-import type { Job } from '../../../src/backtests/schemas.js'
+export type {
+  BacktestRequest as JobCreate,
+  CreatedWebhook,
+  DeployOptions as DeployBody,
+  Strategy,
+  StrategyCreate,
+  StrategyOrder,
+  StrategyTrade,
+  StreamMessage,
+  Template as TemplateInfo,
+  Webhook,
+  WebhookCreate,
+  WebhookDelivery as DeliveryAttempt,
+  WebhookTestResult as TestDeliveryResult,
+} from '../../../src/client/index.js'
 
+type Ok<P extends Parameters<import('../../../src/client/index.js').PerpetuaClient['get']>[0]> = SuccessBody<Operation<P, 'get'>>
+
+export type Job = BacktestJob
 export type JobResult = NonNullable<Job['result']>
 export type BacktestTrade = NonNullable<JobResult['trades']>[number]
 export type Metrics = JobResult['metrics']
+export type FundingRate = Ok<'/funding/rates'>[number]
+export type TickerRow = Ok<'/ticker/24hr/active'>[number]
+export type WhaleBoard = Ok<'/whale-board'>
+/** One kline as Binance's klines endpoint (and our mirror of it) answers it: [open time, open, high, low, close, …]. */
+export type KlineRow = Ok<'/fapi/v1/klines'>[number]
+export type Schemas = components['schemas']
+export type KlineInterval = QueryParams<Operation<'/fapi/v1/klines', 'get'>>['interval']
 
 /** A cursor page of any list endpoint. */
 export interface Page<T> {
   data: T[]
   next_cursor: string | null
 }
-
-/** One kline as Binance's klines endpoint (and our mirror of it) answers it. */
-export type KlineRow = [number, string, string, string, string, string, number, string, number, string, string, string]

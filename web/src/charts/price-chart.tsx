@@ -10,9 +10,9 @@ export function PriceChart({ klines, trades, intervalMs, testId }: { klines: Kli
     const container = ref.current!
     const chart = newChart(container)
     const candles = chart.addSeries(CandlestickSeries, { upColor: '#1a9d62', downColor: '#d4414b', borderVisible: false, wickUpColor: '#1a9d62', wickDownColor: '#d4414b' })
-    candles.setData(klines.map((k) => ({ time: (k[0] / 1000) as UTCTimestamp, open: Number(k[1]), high: Number(k[2]), low: Number(k[3]), close: Number(k[4]) })))
-    const first = klines[0]?.[0] ?? 0
-    const last = klines.at(-1)?.[0] ?? 0
+    candles.setData(klines.map((k) => ({ time: (Number(k[0]) / 1000) as UTCTimestamp, open: Number(k[1]), high: Number(k[2]), low: Number(k[3]), close: Number(k[4]) })))
+    const first = Number(klines[0]?.[0] ?? 0)
+    const last = Number(klines.at(-1)?.[0] ?? 0)
     // A marker sits on a bar: the bar of the chart's interval that holds the fill time.
     const barOf = (iso: string) => {
       const ms = new Date(iso).getTime()

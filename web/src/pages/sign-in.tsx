@@ -18,11 +18,15 @@ export function SignIn() {
   const submit = async (event: Event) => {
     event.preventDefault()
     const next: Credentials = mode === 'token' ? { kind: 'token', token: token.trim() } : { kind: 'key', apiKey: apiKey.trim(), apiSecret: apiSecret.trim() }
-    setBusy(true)
     setError(undefined)
+    if (next.kind === 'key' && !globalThis.crypto?.subtle) {
+      // WebCrypto (which signs requests) exists only in secure contexts: https, or http on localhost.
+      setError(new Error('signing with an API key needs this page on https or on localhost; sign in with an app token here'))
+      return
+    }
+    setBusy(true)
     try {
-      await api.check(next)
-      signIn(next)
+      signIn(await api.check(next))
     } catch (failure) {
       setError(toError(failure))
       setBusy(false)

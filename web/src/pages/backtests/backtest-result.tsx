@@ -13,7 +13,8 @@ import { TradesTable } from './trades-table.js'
 
 /** The equity curve as chart points: one per simulated day, as the API gives it. */
 export function equityPoints(job: Job): { time: number; value: number }[] {
-  return (job.result?.equity_curve ?? []).map(([at, equity]) => ({ time: seconds(at), value: Number(equity) }))
+  // Pairs of [ISO time, decimal]; the generated type loses the tuple, hence the `!`.
+  return (job.result?.equity_curve ?? []).map(([at, equity]) => ({ time: seconds(at!), value: Number(equity) }))
 }
 
 /** A finished backtest: metrics, equity and drawdown, price with trades, the trades table. */

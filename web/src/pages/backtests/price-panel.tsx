@@ -1,12 +1,12 @@
 import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
-import type { Job } from '../../api/types.js'
+import type { Job, KlineInterval } from '../../api/types.js'
 import { ErrorBox, Loading, useAsync } from '../../components/async.js'
 import { TIMEFRAME_MS } from '../../components/templates.js'
 import { PriceChart } from '../../charts/price-chart.js'
 
 /** Kline intervals of the public klines mirror, finest first. */
-const INTERVALS: [string, number][] = [
+const INTERVALS: [KlineInterval, number][] = [
   ['1m', 60_000],
   ['5m', 300_000],
   ['15m', 900_000],
@@ -18,7 +18,7 @@ const INTERVALS: [string, number][] = [
 const MAX_BARS = 1500
 
 /** The finest interval, no finer than the job's, that shows its whole span in one klines call (≤ 1500 bars). */
-export function chartInterval(job: Job): [string, number] {
+export function chartInterval(job: Job): [KlineInterval, number] {
   const span = new Date(job.config.end).getTime() - new Date(job.config.start).getTime()
   const floor = (TIMEFRAME_MS as Record<string, number>)[job.config.timeframe] ?? 60_000
   return INTERVALS.find(([, ms]) => ms >= floor && span / ms <= MAX_BARS) ?? INTERVALS.at(-1)!

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
-import { followStrategy, type StreamState } from '../../api/strategy-stream.js'
+import { client } from '../../api/session.js'
 import type { Strategy, StrategyOrder, StrategyTrade, StreamMessage } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError } from '../../components/async.js'
 import { num, pct, sign, time } from '../../format.js'
@@ -17,6 +17,8 @@ interface Position {
 type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string }
 
 const LOG_SIZE = 100
+
+type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed'
 
 /**
  * One strategy: its definition and stats, deploy and pause, and a live view fed by its status
@@ -50,10 +52,19 @@ export function StrategyPage({ id }: { id: string }) {
   useEffect(() => {
     void loadStrategy()
     loadHistory()
-    const stop = followStrategy(id, {
-      state: (state, detail) => setStream({ state, ...(detail ? { detail } : {}) }),
-      reconnected: loadHistory,
-      message: (message) => {
+    // The client opens each connection with a one-time ticket (browsers cannot sign a WebSocket) and
+    // reconnects after 0.5 s doubling to 30 s; the stream has no replay, so a reconnect reloads the history.
+    const stream = client().strategies.follow(id, {
+      onOpen: ({ reconnects }) => {
+        setStream({ state: 'open' })
+        if (reconnects > 0) loadHistory()
+      },
+      onReconnecting: ({ delayMs, reason }) => setStream({ state: 'reconnecting', detail: `${reason}; again in ${Math.round(delayMs / 1000)} s` }),
+      onEnd: (failure) => {
+        setStream({ state: 'closed', ...(failure ? { detail: failure.message } : {}) })
+        if (failure) setError(failure)
+      },
+      onMessage: (message) => {
         setLog((previous) => [message, ...previous].slice(0, LOG_SIZE))
         const data = message.data as Record<string, string>
         if (message.type === 'status') {
@@ -83,7 +94,7 @@ export function StrategyPage({ id }: { id: string }) {
       },
     })
     return () => {
-      stop()
+      stream.close()
       clearTimeout(refreshTimer.current)
     }
   }, [id])
