@@ -268,7 +268,7 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     await page.waitForSelector('[data-testid=deploy-form]')
   })
 
-  it('sends a webhook test delivery to a real HTTPS receiver and lists the delivery', async () => {
+  it('sends a webhook test delivery to a real HTTPS receiver, lists the delivery, pauses and reactivates the webhook', async () => {
     const hook = await api<{ id: string }>('POST', '/v1/webhooks', { url: `${receiver.url}/dashboard`, events: ['strategy.*'] })
     await page.click('header nav a[href="/app/webhooks"]')
     await page.click(`[data-testid=webhooks-table] tr[data-webhook-id=${hook.id}] a`)
@@ -279,6 +279,13 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     const eventId = (await result.innerText()).split(':')[0]!
     assert.ok(receiver.received.some((r) => r.headers['webhook-id'] === eventId), 'the receiver got it')
     await page.waitForSelector(`[data-testid=deliveries-table] tr[data-event-id=${eventId}][data-delivered=true]`)
+
+    await page.click('[data-testid=pause-webhook]')
+    await page.waitForSelector('[data-testid=webhook-status][data-status=paused]')
+    assert.equal((await api<{ status: string }>('GET', `/v1/webhooks/${hook.id}`)).status, 'paused')
+    await page.click('[data-testid=reactivate-webhook]')
+    await page.waitForSelector('[data-testid=webhook-status][data-status=active]')
+    assert.equal((await api<{ status: string }>('GET', `/v1/webhooks/${hook.id}`)).status, 'active')
   })
 
   it('shows the market: every funding rate the API has', async () => {

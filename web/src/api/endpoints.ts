@@ -37,6 +37,9 @@ export const api = {
     client().get('/fapi/v1/klines', { query: { symbol, interval, startTime, endTime, limit } }),
 
   webhooks: (query: { limit?: number } = {}) => client().webhooks.list(query.limit ? { limit: query.limit } : {}),
+  webhook: (webhookId: string) => client().webhooks.get(webhookId),
+  /** Our PATCH: `active` reactivates a paused or broken webhook (a broken one refuses test deliveries). */
+  setWebhookStatus: (webhookId: string, status: 'active' | 'paused') => client().webhooks.update(webhookId, { status }),
   createWebhook: (body: WebhookCreate) => client().webhooks.create(body),
   testWebhook: (webhookId: string, eventType?: string) => client().webhooks.test(webhookId, eventType),
   deliveries: (webhookId: string, limit = 25) => client().webhooks.deliveries(webhookId, { limit }),

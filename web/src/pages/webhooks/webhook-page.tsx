@@ -5,8 +5,9 @@ import type { TestDeliveryResult } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
 import { time } from '../../format.js'
 
-/** One webhook: send a test delivery (any event type, dummy data) and read its recent delivery attempts. */
+/** One webhook: its state (reactivate or pause it), a test delivery (any event type, dummy data) and its recent delivery attempts. */
 export function WebhookPage({ id }: { id: string }) {
+  const hook = useAsync(() => api.webhook(id), [id])
   const deliveries = useAsync(() => api.deliveries(id, 50), [id])
   const [eventType, setEventType] = useState<string>(TEST_EVENT_TYPE)
   const [result, setResult] = useState<TestDeliveryResult>()
@@ -20,6 +21,7 @@ export function WebhookPage({ id }: { id: string }) {
     try {
       setResult(await api.testWebhook(id, eventType === TEST_EVENT_TYPE ? undefined : eventType))
       deliveries.reload()
+      hook.reload()
     } catch (failure) {
       setError(toError(failure))
     } finally {
@@ -27,9 +29,36 @@ export function WebhookPage({ id }: { id: string }) {
     }
   }
 
+  const setStatus = (status: 'active' | 'paused') => api.setWebhookStatus(id, status).then(hook.reload, (e: unknown) => setError(toError(e)))
+  const h = hook.data
   return (
     <section data-testid="webhook" data-webhook-id={id}>
-      <h1>{id}</h1>
+      <div class="heading">
+        <h1>{id}</h1>
+        {h ? (
+          <span class={`badge ${h.status}`} data-testid="webhook-status" data-status={h.status}>
+            {h.status}
+          </span>
+        ) : null}
+      </div>
+      <ErrorBox error={hook.error} />
+      {h ? (
+        <>
+          <p class="muted">
+            <code>{h.url}</code> · {h.events.join(', ')} · {h.consecutive_failures} failures in a row · last success {time(h.last_success_at)}
+            {h.description ? ` · ${h.description}` : ''}
+          </p>
+          {h.status === 'active' ? (
+            <button type="button" onClick={() => setStatus('paused')} data-testid="pause-webhook">
+              Pause deliveries
+            </button>
+          ) : (
+            <button type="button" class="primary" onClick={() => setStatus('active')} data-testid="reactivate-webhook">
+              Reactivate ({h.status === 'broken' ? 'tests are refused while broken' : 'held events are then sent'})
+            </button>
+          )}
+        </>
+      ) : null}
       <div class="card inline-form">
         <label>
           Event type
