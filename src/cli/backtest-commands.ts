@@ -2,7 +2,8 @@ import { Command, Option } from 'commander'
 import type { BacktestJob, BacktestJobSummary, BacktestRequest } from '../client/operations.js'
 import { CommandFailed } from './cli-errors.js'
 import { type CliContext, Interrupted } from './context.js'
-import { decimal, duration, fieldTable, moreNote, NONE, type Output, percent, printJson, table, time } from './output.js'
+import { type ListFlags, printList, withListFlags } from './list-command.js'
+import { decimal, duration, fieldTable, NONE, type Output, percent, printJson, table, time } from './output.js'
 import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
 import { jobProgress } from './progress.js'
 
@@ -55,6 +56,8 @@ export function backtestCommand(context: CliContext): Command {
         },
         { json: options.params, pairs: options.param },
       ) as BacktestRequest
+      // The API requires params; without any (and no stored strategy to take them from) the template's defaults are meant.
+      if (request.params === undefined && request.strategy_id === undefined) request.params = {}
       if (options.detach) {
         const job = await client.backtests.create(request)
         if (options.json) printJson(context.output, job)
@@ -86,32 +89,27 @@ export function backtestCommand(context: CliContext): Command {
       endStatus(job)
     })
 
-  backtest
-    .command('list')
-    .description('your backtests, newest first')
-    .addOption(new Option('--status <status>', 'only jobs in this status').choices(STATUSES))
-    .option('--template <id>', 'only jobs of this template')
-    .option('--from <iso>', 'submitted at or after (ISO 8601 UTC)')
-    .option('--to <iso>', 'submitted before (ISO 8601 UTC)')
-    .option('--limit <n>', 'jobs per page, 1 to 100 (default 20)', integer)
-    .option('--cursor <cursor>', 'the page after a previous list (its next_cursor)')
-    .option('--all', 'every page (with --json: one array of every job)')
-    .option('--json', "print the API's page exactly ({data, next_cursor})")
-    .action(async (options: ListOptions, command: Command) => {
-      const client = context.client(command, 'signed')
-      const query = { status: options.status as BacktestJob['status'] | undefined, template_id: options.template, from: options.from, to: options.to, limit: options.limit }
-      if (options.all) {
-        const jobs: BacktestJobSummary[] = []
-        for await (const job of client.backtests.iterate(query)) jobs.push(job)
-        if (options.json) printJson(context.output, jobs)
-        else printJobList(context.output, jobs)
-        return
-      }
-      const page = await client.backtests.list({ ...query, cursor: options.cursor })
-      if (options.json) return printJson(context.output, page)
-      printJobList(context.output, page.data)
-      moreNote(context.output, page.next_cursor, 'perpetua backtest list')
-    })
+  withListFlags(
+    backtest
+      .command('list')
+      .description('your backtests, newest first')
+      .addOption(new Option('--status <status>', 'only jobs in this status').choices(STATUSES))
+      .option('--template <id>', 'only jobs of this template')
+      .option('--from <iso>', 'submitted at or after (ISO 8601 UTC)')
+      .option('--to <iso>', 'submitted before (ISO 8601 UTC)'),
+    'jobs',
+    ', 1 to 100 (default 20)',
+  ).action(async (options: ListOptions, command: Command) => {
+    const client = context.client(command, 'signed')
+    const query = { status: options.status as BacktestJob['status'] | undefined, template_id: options.template, from: options.from, to: options.to, limit: options.limit }
+    await printList(
+      context.output,
+      options,
+      { page: (cursor) => client.backtests.list({ ...query, cursor }), all: () => client.backtests.iterate(query) },
+      (jobs) => printJobList(context.output, jobs),
+      'perpetua backtest list',
+    )
+  })
 
   backtest
     .command('show')
@@ -158,15 +156,11 @@ interface RunOptions {
   json?: boolean
 }
 
-interface ListOptions {
+interface ListOptions extends ListFlags {
   status?: string
   template?: string
   from?: string
   to?: string
-  limit?: number
-  cursor?: string
-  all?: boolean
-  json?: boolean
 }
 
 /** A failed or cancelled job is a failed command (exit 1), with the API's reason. */

@@ -14,20 +14,22 @@ const KLINE_INTERVALS: KlineInterval[] = ['1m', '3m', '5m', '15m', '30m', '1h', 
 export function marketCommand(context: CliContext): Command {
   const market = new Command('market').description('market data: funding, tickers, the whale board, symbol rules, klines, trades')
   const json = () => new Option('--json', "print the API's answer exactly")
+  const top = () => new Option('--top <n>', 'show only the first n rows of the table (--json stays the whole answer)').argParser(integer)
 
   market
     .command('funding')
     .description('current funding rates of every symbol, or of one')
     .argument('[symbol]', 'one symbol, e.g. BTCUSDT')
+    .addOption(top())
     .addOption(json())
-    .action(async (symbol: string | undefined, options: { json?: boolean }, command: Command) => {
+    .action(async (symbol: string | undefined, options: { top?: number; json?: boolean }, command: Command) => {
       const client = context.client(command, 'public')
       const rows = symbol === undefined ? await client.market.fundingRates() : [await client.market.fundingRate(symbol.toUpperCase())]
       if (options.json) return printJson(context.output, symbol === undefined ? rows : rows[0])
       context.output.out(
         table(
           ['symbol', 'funding rate', 'mark price', 'index price', 'next funding'],
-          rows.map((r) => [r.symbol, percent(r.fundingRate, 4), r.markPrice, r.indexPrice, time(r.nextFundingTime)]),
+          firstRows(rows, options.top).map((r) => [r.symbol, percent(r.fundingRate, 4), r.markPrice, r.indexPrice, time(r.nextFundingTime)]),
         ),
       )
     })
@@ -50,14 +52,15 @@ export function marketCommand(context: CliContext): Command {
     .command('tickers')
     .description('24 h tickers of the active symbols (quote volume at least --min-quote-volume), largest first')
     .option('--min-quote-volume <usdt>', 'the 24 h quote volume filter (default 100000000)', number)
+    .addOption(top())
     .addOption(json())
-    .action(async (options: { minQuoteVolume?: number; json?: boolean }, command: Command) => {
+    .action(async (options: { minQuoteVolume?: number; top?: number; json?: boolean }, command: Command) => {
       const rows = await context.client(command, 'public').market.activeTickers(options.minQuoteVolume)
       if (options.json) return printJson(context.output, rows)
       context.output.out(
         table(
           ['symbol', 'last', 'change', 'high', 'low', 'quote volume', 'trades'],
-          rows.map((r) => [r.symbol, r.lastPrice, `${decimal(r.priceChangePercent, 2)}%`, r.highPrice, r.lowPrice, decimal(r.quoteVolume, 0), r.count]),
+          firstRows(rows, options.top).map((r) => [r.symbol, r.lastPrice, `${decimal(r.priceChangePercent, 2)}%`, r.highPrice, r.lowPrice, decimal(r.quoteVolume, 0), r.count]),
         ),
       )
     })
@@ -66,14 +69,15 @@ export function marketCommand(context: CliContext): Command {
     .command('whales')
     .description('the whale board: where the large holders lean, per active symbol, by score')
     .option('--min-quote-volume <usdt>', 'the 24 h quote volume filter (default 50000000)', number)
+    .addOption(top())
     .addOption(json())
-    .action(async (options: { minQuoteVolume?: number; json?: boolean }, command: Command) => {
+    .action(async (options: { minQuoteVolume?: number; top?: number; json?: boolean }, command: Command) => {
       const board = await context.client(command, 'public').market.whaleBoard(options.minQuoteVolume)
       if (options.json) return printJson(context.output, board)
       context.output.out(
         table(
           ['#', 'symbol', 'score', 'whale long/short', 'quote volume'],
-          board.rows.map((r, i) => [i + 1, r.symbol, decimal(r.score, 3), decimal(r.whaleLongShort, 3), decimal(r.quoteVolume, 0)]),
+          firstRows(board.rows, options.top).map((r, i) => [i + 1, r.symbol, decimal(r.score, 3), decimal(r.whaleLongShort, 3), decimal(r.quoteVolume, 0)]),
         ),
       )
       context.output.err(`generated at ${time(board.generatedAt)}`)
@@ -133,4 +137,8 @@ export function marketCommand(context: CliContext): Command {
     })
 
   return market
+}
+
+function firstRows<T>(rows: T[], top: number | undefined): T[] {
+  return top === undefined ? rows : rows.slice(0, Math.max(0, top))
 }

@@ -89,8 +89,3 @@ export function duration(seconds: number | null | undefined): string {
   }
   return parts.join(' ')
 }
-
-/** The note on stderr when a list has more pages than were shown. */
-export function moreNote(output: Output, nextCursor: string | null | undefined, command: string): void {
-  if (nextCursor) output.err(`more: ${command} --cursor ${nextCursor} (or --all)`)
-}

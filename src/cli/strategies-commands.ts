@@ -1,7 +1,8 @@
 import { Command, Option } from 'commander'
 import type { StreamMessage, Strategy, StrategyCreate } from '../client/operations.js'
 import { type CliContext, Interrupted } from './context.js'
-import { decimal, fieldTable, moreNote, type Output, percent, printJson, table, time } from './output.js'
+import { type ListFlags, printList, withListFlags } from './list-command.js'
+import { decimal, fieldTable, type Output, percent, printJson, table, time } from './output.js'
 import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
 
 const STATUSES = ['draft', 'deployed', 'paused', 'stopped', 'error']
@@ -11,29 +12,24 @@ const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d']
 export function strategiesCommand(context: CliContext): Command {
   const strategies = new Command('strategies').description('your strategies: create, deploy, pause and follow them (signed: scopes strategies:read, strategies:write)')
 
-  strategies
-    .command('list')
-    .description('your strategies with their status and stats, newest first')
-    .addOption(new Option('--status <status>', 'only strategies in this status').choices(STATUSES))
-    .option('--limit <n>', 'strategies per page', integer)
-    .option('--cursor <cursor>', 'the page after a previous list (its next_cursor)')
-    .option('--all', 'every page (with --json: one array of every strategy)')
-    .option('--json', "print the API's page exactly ({data, next_cursor})")
-    .action(async (options: { status?: Strategy['status']; limit?: number; cursor?: string; all?: boolean; json?: boolean }, command: Command) => {
-      const client = context.client(command, 'signed')
-      const query = { status: options.status, limit: options.limit }
-      if (options.all) {
-        const all: Strategy[] = []
-        for await (const strategy of client.strategies.iterate(query)) all.push(strategy)
-        if (options.json) printJson(context.output, all)
-        else printStrategyList(context.output, all)
-        return
-      }
-      const page = await client.strategies.list({ ...query, cursor: options.cursor })
-      if (options.json) return printJson(context.output, page)
-      printStrategyList(context.output, page.data)
-      moreNote(context.output, page.next_cursor, 'perpetua strategies list')
-    })
+  withListFlags(
+    strategies
+      .command('list')
+      .description('your strategies with their status and stats, newest first')
+      .addOption(new Option('--status <status>', 'only strategies in this status').choices(STATUSES)),
+    'strategies',
+    '',
+  ).action(async (options: ListFlags & { status?: Strategy['status'] }, command: Command) => {
+    const client = context.client(command, 'signed')
+    const query = { status: options.status, limit: options.limit }
+    await printList(
+      context.output,
+      options,
+      { page: (cursor) => client.strategies.list({ ...query, cursor }), all: () => client.strategies.iterate(query) },
+      (items) => printStrategyList(context.output, items),
+      'perpetua strategies list',
+    )
+  })
 
   strategies
     .command('show')

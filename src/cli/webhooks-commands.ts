@@ -2,37 +2,33 @@ import { Command, Option } from 'commander'
 import type { Webhook, WebhookCreate } from '../client/operations.js'
 import { CommandFailed } from './cli-errors.js'
 import type { CliContext } from './context.js'
-import { fieldTable, moreNote, NONE, type Output, printJson, table, time } from './output.js'
-import { bodyFrom, integer, list } from './parse.js'
+import { type ListFlags, printList, withListFlags } from './list-command.js'
+import { fieldTable, NONE, type Output, printJson, table, time } from './output.js'
+import { bodyFrom, list } from './parse.js'
 
 /** `perpetua webhooks list|create|test`. */
 export function webhooksCommand(context: CliContext): Command {
   const webhooks = new Command('webhooks').description('your webhook subscriptions (signed: scopes webhooks:read, webhooks:write)')
 
-  webhooks
-    .command('list')
-    .description('your webhooks, without their secrets')
-    .addOption(new Option('--status <status>', 'only webhooks in this status').choices(['active', 'paused', 'broken']))
-    .option('--event <type>', 'only webhooks that receive this event (a wildcard subscription matches its group)')
-    .option('--limit <n>', 'webhooks per page, 1 to 100 (default 25)', integer)
-    .option('--cursor <cursor>', 'the page after a previous list (its next_cursor)')
-    .option('--all', 'every page (with --json: one array of every webhook)')
-    .option('--json', "print the API's page exactly ({data, next_cursor})")
-    .action(async (options: { status?: Webhook['status']; event?: string; limit?: number; cursor?: string; all?: boolean; json?: boolean }, command: Command) => {
-      const client = context.client(command, 'signed')
-      const query = { status: options.status, event: options.event, limit: options.limit }
-      if (options.all) {
-        const all: Webhook[] = []
-        for await (const webhook of client.webhooks.iterate(query)) all.push(webhook)
-        if (options.json) printJson(context.output, all)
-        else printWebhookList(context.output, all)
-        return
-      }
-      const page = await client.webhooks.list({ ...query, cursor: options.cursor })
-      if (options.json) return printJson(context.output, page)
-      printWebhookList(context.output, page.data)
-      moreNote(context.output, page.next_cursor, 'perpetua webhooks list')
-    })
+  withListFlags(
+    webhooks
+      .command('list')
+      .description('your webhooks, without their secrets')
+      .addOption(new Option('--status <status>', 'only webhooks in this status').choices(['active', 'paused', 'broken']))
+      .option('--event <type>', 'only webhooks that receive this event (a wildcard subscription matches its group)'),
+    'webhooks',
+    ', 1 to 100 (default 25)',
+  ).action(async (options: ListFlags & { status?: Webhook['status']; event?: string }, command: Command) => {
+    const client = context.client(command, 'signed')
+    const query = { status: options.status, event: options.event, limit: options.limit }
+    await printList(
+      context.output,
+      options,
+      { page: (cursor) => client.webhooks.list({ ...query, cursor }), all: () => client.webhooks.iterate(query) },
+      (items) => printWebhookList(context.output, items),
+      'perpetua webhooks list',
+    )
+  })
 
   webhooks
     .command('create')
