@@ -92,6 +92,40 @@ export function loadConfig(env: Env = process.env): Config {
   return config
 }
 
+/** What the user CLI's client commands read from the environment; src/cli/client-settings.ts adds the profile file. */
+export interface ClientEnvironment {
+  /** PERPETUA_URL: the Perpetua to talk to. */
+  url: string | undefined
+  /** PERPETUA_API_KEY and PERPETUA_API_SECRET: a key that signs every /v1 request. */
+  apiKey: string | undefined
+  apiSecret: string | undefined
+  /** PERPETUA_TOKEN: an app token (Bearer), instead of a key. */
+  token: string | undefined
+  /** PERPETUA_PROFILE: the profile to use when --profile is not given. */
+  profile: string | undefined
+  /** PERPETUA_PROFILES, else $XDG_CONFIG_HOME/perpetua/profiles.json, else ~/.config/perpetua/profiles.json. */
+  profilesFile: string
+}
+
+/** Reads the client commands' variables; throws one ConfigError listing every bad one. */
+export function loadClientEnvironment(env: Env = process.env): ClientEnvironment {
+  const problems: string[] = []
+  const read = new EnvReader(env, problems)
+  const configHome = read.string('XDG_CONFIG_HOME') ?? path.join(read.string('HOME') ?? os.homedir(), '.config')
+  const result: ClientEnvironment = {
+    url: read.url('PERPETUA_URL', ['http:', 'https:']),
+    apiKey: read.string('PERPETUA_API_KEY'),
+    apiSecret: read.string('PERPETUA_API_SECRET'),
+    token: read.string('PERPETUA_TOKEN'),
+    profile: read.string('PERPETUA_PROFILE'),
+    profilesFile: path.resolve(read.string('PERPETUA_PROFILES') ?? path.join(configHome, 'perpetua', 'profiles.json')),
+  }
+  if ((result.apiKey === undefined) !== (result.apiSecret === undefined)) problems.push('PERPETUA_API_KEY and PERPETUA_API_SECRET go together: set both or neither')
+  if (result.token !== undefined && result.apiKey !== undefined) problems.push('set either PERPETUA_TOKEN or PERPETUA_API_KEY/PERPETUA_API_SECRET, not both')
+  if (problems.length > 0) throw new ConfigError(problems)
+  return result
+}
+
 class EnvReader {
   constructor(
     private readonly env: Env,

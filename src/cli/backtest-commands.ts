@@ -1,0 +1,248 @@
+import { Command, Option } from 'commander'
+import type { BacktestJob, BacktestJobSummary, BacktestRequest } from '../client/operations.js'
+import { CommandFailed } from './cli-errors.js'
+import { type CliContext, Interrupted } from './context.js'
+import { type ListFlags, printList, withListFlags } from './list-command.js'
+import { decimal, duration, fieldTable, NONE, type Output, percent, printJson, table, time } from './output.js'
+import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
+import { jobProgress } from './progress.js'
+
+const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled']
+const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d']
+const FEE_MODELS = ['none', 'fixed_bps', 'tiered_maker_taker', 'match_exchange']
+
+/** `perpetua backtest run|list|show|cancel`. */
+export function backtestCommand(context: CliContext): Command {
+  const backtest = new Command('backtest').description('run and read backtests (signed: scopes backtests:read, backtests:write)')
+
+  backtest
+    .command('run')
+    .description('queue a backtest, show its progress on stderr while it runs, then its metrics')
+    .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields')
+    .option('--template <id>', 'template id, e.g. sma_cross (perpetua templates lists them)')
+    .option('--params <json>', 'template parameters as a JSON object', jsonObject)
+    .option('--param <name=value>', 'one template parameter (repeatable; the value is JSON when it parses, else a string)', keyValue)
+    .option('--symbols <list>', 'symbols, comma-separated or repeated, e.g. BTCUSDT', list)
+    .addOption(new Option('--timeframe <tf>', 'bar interval').choices(TIMEFRAMES))
+    .option('--start <iso>', 'first bar, ISO 8601 UTC (inclusive), e.g. 2024-01-01T00:00:00Z')
+    .option('--end <iso>', 'last bar, ISO 8601 UTC (inclusive)')
+    .option('--capital <decimal>', 'starting equity in the quote currency, e.g. 10000')
+    .option('--leverage <n>', 'leverage (default 1)', integer)
+    .addOption(new Option('--fee-model <model>', 'fee model (default fixed_bps)').choices(FEE_MODELS))
+    .option('--fee-bps <decimal>', 'fee per fill in basis points with fixed_bps (default 5)')
+    .option('--strategy <id>', 'start from a stored strategy (strat_…); given fields override it')
+    .option('--detach', 'queue the job, print it and return without waiting')
+    .option('--json', "print the API's finished job (GET /v1/backtest/jobs/{id}) exactly, instead of the table")
+    .addHelpText(
+      'after',
+      '\nPolls the job as the API asks (every 5 s at most, backing off after a minute). Ctrl-C stops waiting;\n' +
+        'the job goes on (perpetua backtest show|cancel ID). Exit 1 when the job fails or is cancelled.',
+    )
+    .action(async (options: RunOptions, command: Command) => {
+      const client = context.client(command, 'signed')
+      const request = bodyFrom(
+        options.file,
+        {
+          template_id: options.template,
+          symbols: options.symbols,
+          timeframe: options.timeframe,
+          start: options.start,
+          end: options.end,
+          capital: options.capital,
+          leverage: options.leverage,
+          fee_model: options.feeModel,
+          fee_bps: options.feeBps,
+          strategy_id: options.strategy,
+        },
+        { json: options.params, pairs: options.param },
+      ) as BacktestRequest
+      // The API requires params; without any (and no stored strategy to take them from) the template's defaults are meant.
+      if (request.params === undefined && request.strategy_id === undefined) request.params = {}
+      if (options.detach) {
+        const job = await client.backtests.create(request)
+        if (options.json) printJson(context.output, job)
+        else context.output.out(`${job.id} ${job.status}: follow it with perpetua backtest show ${job.id}`)
+        return
+      }
+      const signal = context.interrupted()
+      const progress = jobProgress(process.stderr, context.output.errIsTTY)
+      let jobId: string | undefined
+      let job: BacktestJob
+      try {
+        job = await client.backtests.run(request, {
+          signal,
+          onProgress: (polled) => {
+            jobId = polled.id
+            progress.update(polled)
+          },
+        })
+      } catch (error) {
+        progress.stop()
+        if (signal.aborted && signal.reason instanceof Interrupted && jobId !== undefined) {
+          throw new CommandFailed(`stopped waiting; ${jobId} goes on: perpetua backtest show ${jobId}, or perpetua backtest cancel ${jobId}`, 130)
+        }
+        throw error
+      }
+      progress.stop()
+      if (options.json) printJson(context.output, job)
+      else printJob(context.output, job, false)
+      endStatus(job)
+    })
+
+  withListFlags(
+    backtest
+      .command('list')
+      .description('your backtests, newest first')
+      .addOption(new Option('--status <status>', 'only jobs in this status').choices(STATUSES))
+      .option('--template <id>', 'only jobs of this template')
+      .option('--from <iso>', 'submitted at or after (ISO 8601 UTC)')
+      .option('--to <iso>', 'submitted before (ISO 8601 UTC)'),
+    'jobs',
+    ', 1 to 100 (default 20)',
+  ).action(async (options: ListOptions, command: Command) => {
+    const client = context.client(command, 'signed')
+    const query = { status: options.status as BacktestJob['status'] | undefined, template_id: options.template, from: options.from, to: options.to, limit: options.limit }
+    await printList(
+      context.output,
+      options,
+      { page: (cursor) => client.backtests.list({ ...query, cursor }), all: () => client.backtests.iterate(query) },
+      (jobs) => printJobList(context.output, jobs),
+      'perpetua backtest list',
+    )
+  })
+
+  backtest
+    .command('show')
+    .description('one backtest: its configuration, status and metrics')
+    .argument('<id>', 'job id (bt_…)')
+    .option('--trades', 'also list the closed trades')
+    .option('--json', "print the API's job exactly (GET /v1/backtest/jobs/{id}: with equity_curve and trades)")
+    .action(async (id: string, options: { trades?: boolean; json?: boolean }, command: Command) => {
+      const job = await context.client(command, 'signed').backtests.get(id)
+      if (options.json) return printJson(context.output, job)
+      printJob(context.output, job, options.trades === true)
+    })
+
+  backtest
+    .command('cancel')
+    .description('cancel a queued or running backtest')
+    .argument('<id>', 'job id (bt_…)')
+    .option('--reason <text>', 'why, kept for audit (at most 200 characters)')
+    .option('--json', "print the API's answer exactly")
+    .action(async (id: string, options: { reason?: string; json?: boolean }, command: Command) => {
+      const job = await context.client(command, 'signed').backtests.cancel(id, options.reason)
+      if (options.json) return printJson(context.output, job)
+      context.output.out(`${job.id} ${job.status} at ${percent(job.progress, 0)}`)
+    })
+
+  return backtest
+}
+
+interface RunOptions {
+  file?: string
+  template?: string
+  params?: Record<string, unknown>
+  param?: Record<string, unknown>
+  symbols?: string[]
+  timeframe?: string
+  start?: string
+  end?: string
+  capital?: string
+  leverage?: number
+  feeModel?: string
+  feeBps?: string
+  strategy?: string
+  detach?: boolean
+  json?: boolean
+}
+
+interface ListOptions extends ListFlags {
+  status?: string
+  template?: string
+  from?: string
+  to?: string
+}
+
+/** A failed or cancelled job is a failed command (exit 1), with the API's reason. */
+function endStatus(job: BacktestJob): void {
+  if (job.status === 'failed') throw new CommandFailed(`${job.id} failed: ${job.error?.message ?? 'no reason given'}${job.error?.code ? ` (${job.error.code})` : ''}`)
+  if (job.status === 'cancelled') throw new CommandFailed(`${job.id} was cancelled`)
+}
+
+function printJob(output: Output, job: BacktestJob, withTrades: boolean): void {
+  const c = job.config
+  output.out(`${job.id} ${job.status}: ${c.template_id} ${c.symbols.join(',')} ${c.timeframe}, ${time(c.start)} to ${time(c.end)}, capital ${c.capital}, leverage ${c.leverage}`)
+  if (job.status !== 'done' || !job.result) {
+    const rows: [string, string][] = [
+      ['status', job.status],
+      ['progress', percent(job.progress, 1)],
+      ['submitted', time(job.submitted_at)],
+      ['started', time(job.started_at)],
+      ['finished', time(job.finished_at)],
+    ]
+    if (job.error) rows.push(['error', `${job.error.message} (${job.error.code})`])
+    output.out(fieldTable(rows))
+    return
+  }
+  output.out(metricsTable(job))
+  if (withTrades) {
+    output.out(
+      table(
+        ['#', 'side', 'symbol', 'entry', 'entry price', 'exit', 'exit price', 'qty', 'pnl', 'fee'],
+        (job.result.trades ?? []).map((t) => [t.id, t.side, t.symbol, time(t.entry_time), t.entry_price, time(t.exit_time), t.exit_price, t.qty, decimal(t.pnl), decimal(t.fee)]),
+      ),
+    )
+  }
+}
+
+/** The summary: final equity and return from the curve, then every metric of the result. */
+export function metricsTable(job: BacktestJob): string {
+  const result = job.result!
+  const m = result.metrics
+  const last = result.equity_curve?.at(-1)
+  const capital = Number(job.config.capital)
+  const final = last ? Number(last[1]) : undefined
+  return table(
+    ['metric', 'value'],
+    [
+      ['final equity', final === undefined ? NONE : decimal(final, 2)],
+      ['return', final === undefined || !(capital > 0) ? NONE : percent(final / capital - 1)],
+      ['total trades', m.total_trades],
+      ['win rate', percent(m.win_rate)],
+      ['profit factor', decimal(m.profit_factor)],
+      ['expected value / trade', decimal(m.expected_value)],
+      ['max drawdown', percent(m.max_drawdown)],
+      ['cagr', percent(m.cagr)],
+      ['sharpe', decimal(m.sharpe)],
+      ['sortino', decimal(m.sortino)],
+      ['calmar', decimal(m.calmar)],
+      ['avg trade duration', duration(m.avg_trade_duration_seconds)],
+    ],
+  )
+}
+
+function printJobList(output: Output, jobs: BacktestJobSummary[]): void {
+  if (jobs.length === 0) return output.err('no backtests')
+  output.out(
+    table(
+      ['id', 'status', 'progress', 'template', 'symbols', 'tf', 'from', 'to', 'submitted', 'trades', 'sharpe', 'max dd'],
+      jobs.map((job) => {
+        const m = job.result?.metrics
+        return [
+          job.id,
+          job.status,
+          percent(job.progress, 0),
+          job.config.template_id,
+          job.config.symbols.join(','),
+          job.config.timeframe,
+          time(job.config.start),
+          time(job.config.end),
+          time(job.submitted_at),
+          m ? m.total_trades : NONE,
+          m ? decimal(m.sharpe, 2) : NONE,
+          m ? percent(m.max_drawdown) : NONE,
+        ]
+      }),
+    ),
+  )
+}

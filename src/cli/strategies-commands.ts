@@ -1,0 +1,215 @@
+import { Command, Option } from 'commander'
+import type { StreamMessage, Strategy, StrategyCreate } from '../client/operations.js'
+import { type CliContext, Interrupted } from './context.js'
+import { type ListFlags, printList, withListFlags } from './list-command.js'
+import { decimal, fieldTable, type Output, percent, printJson, table, time } from './output.js'
+import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
+
+const STATUSES = ['draft', 'deployed', 'paused', 'stopped', 'error']
+const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d']
+
+/** `perpetua strategies list|show|create|deploy|pause|watch`. */
+export function strategiesCommand(context: CliContext): Command {
+  const strategies = new Command('strategies').description('your strategies: create, deploy, pause and follow them (signed: scopes strategies:read, strategies:write)')
+
+  withListFlags(
+    strategies
+      .command('list')
+      .description('your strategies with their status and stats, newest first')
+      .addOption(new Option('--status <status>', 'only strategies in this status').choices(STATUSES)),
+    'strategies',
+    '',
+  ).action(async (options: ListFlags & { status?: Strategy['status'] }, command: Command) => {
+    const client = context.client(command, 'signed')
+    const query = { status: options.status, limit: options.limit }
+    await printList(
+      context.output,
+      options,
+      { page: (cursor) => client.strategies.list({ ...query, cursor }), all: () => client.strategies.iterate(query) },
+      (items) => printStrategyList(context.output, items),
+      'perpetua strategies list',
+    )
+  })
+
+  strategies
+    .command('show')
+    .description('one strategy')
+    .argument('<id>', 'strategy id (strat_…)')
+    .option('--json', "print the API's answer exactly")
+    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+      const strategy = await context.client(command, 'signed').strategies.get(id)
+      if (options.json) return printJson(context.output, strategy)
+      printStrategy(context.output, strategy)
+    })
+
+  strategies
+    .command('create')
+    .description('store a strategy (a template with its parameters, symbols and capital) as a draft')
+    .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields')
+    .option('--name <name>', 'a name for you to recognise it')
+    .option('--template <id>', 'template id, e.g. sma_cross')
+    .option('--params <json>', 'template parameters as a JSON object', jsonObject)
+    .option('--param <name=value>', 'one template parameter (repeatable; the value is JSON when it parses, else a string)', keyValue)
+    .option('--symbols <list>', 'symbols, comma-separated or repeated', list)
+    .addOption(new Option('--timeframe <tf>', 'bar interval').choices(TIMEFRAMES))
+    .option('--capital <decimal>', 'capital in the quote currency')
+    .option('--leverage <n>', 'leverage, 1 to 20', integer)
+    .option('--json', "print the API's answer exactly")
+    .action(async (options: CreateOptions, command: Command) => {
+      const client = context.client(command, 'signed')
+      const body = bodyFrom(
+        options.file,
+        { name: options.name, template_id: options.template, symbols: options.symbols, timeframe: options.timeframe, capital: options.capital, leverage: options.leverage },
+        { json: options.params, pairs: options.param },
+      ) as StrategyCreate
+      const strategy = await client.strategies.create(body)
+      if (options.json) return printJson(context.output, strategy)
+      printStrategy(context.output, strategy)
+    })
+
+  strategies
+    .command('deploy')
+    .description('start running a draft or paused strategy: live on your exchange key, or a dry run on your paper wallet')
+    .argument('<id>', 'strategy id (strat_…)')
+    .option('--dry-run', 'trade on live market data against the paper wallet, placing no real orders')
+    .option('--capital <decimal>', 'capital for this run only (default: the stored capital)')
+    .option('--leverage <n>', 'leverage for this run only, 1 to 20', integer)
+    .option('--json', "print the API's answer exactly")
+    .action(async (id: string, options: { dryRun?: boolean; capital?: string; leverage?: number; json?: boolean }, command: Command) => {
+      const strategy = await context.client(command, 'signed').strategies.deploy(id, {
+        ...(options.dryRun ? { dry_run: true } : {}),
+        ...(options.capital === undefined ? {} : { capital: options.capital }),
+        ...(options.leverage === undefined ? {} : { leverage: options.leverage }),
+      })
+      if (options.json) return printJson(context.output, strategy)
+      context.output.out(`${strategy.id} ${strategy.status}${options.dryRun ? ' (dry run)' : ''} at ${time(strategy.deployed_at)}: follow it with perpetua strategies watch ${strategy.id}`)
+    })
+
+  strategies
+    .command('pause')
+    .description('stop a deployed strategy, optionally closing its positions first')
+    .argument('<id>', 'strategy id (strat_…)')
+    .option('--close-positions', 'close every open position with reduce-only market orders before pausing')
+    .option('--json', "print the API's answer exactly")
+    .action(async (id: string, options: { closePositions?: boolean; json?: boolean }, command: Command) => {
+      const strategy = await context.client(command, 'signed').strategies.pause(id, { close_positions: options.closePositions === true })
+      if (options.json) return printJson(context.output, strategy)
+      const s = strategy.stats
+      context.output.out(`${strategy.id} ${strategy.status}: open positions ${s.open_positions}, total pnl ${decimal(s.total_pnl)}, trades ${s.total_trades}, win rate ${percent(s.win_rate)}`)
+    })
+
+  strategies
+    .command('watch')
+    .description("follow a strategy's status stream, one line per message, until Ctrl-C (reconnects when the connection drops)")
+    .argument('<id>', 'strategy id (strat_…)')
+    .option('--json', 'print each message exactly as the stream sent it, one JSON object per line')
+    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+      const client = context.client(command, 'signed')
+      const { output } = context
+      const signal = context.interrupted()
+      const stream = client.strategies.follow(id, {
+        onMessage: (message) => output.out(options.json ? JSON.stringify(message) : messageLine(message)),
+        onOpen: ({ reconnects }) => output.err(reconnects === 0 ? `following ${id} (Ctrl-C to stop)` : `reconnected to ${id}`),
+        onReconnecting: ({ delayMs, reason }) => output.err(`connection lost (${reason}); reconnecting in ${decimal(delayMs / 1000, 1)} s`),
+      })
+      const stop = () => stream.close()
+      signal.addEventListener('abort', stop, { once: true })
+      try {
+        await stream.ended // rejects with the API's refusal (404, 401…), which ends the command with it
+      } finally {
+        signal.removeEventListener('abort', stop)
+      }
+      if (signal.aborted && signal.reason instanceof Interrupted) output.err(`stopped following ${id}`)
+    })
+
+  return strategies
+}
+
+interface CreateOptions {
+  file?: string
+  name?: string
+  template?: string
+  params?: Record<string, unknown>
+  param?: Record<string, unknown>
+  symbols?: string[]
+  timeframe?: string
+  capital?: string
+  leverage?: number
+  json?: boolean
+}
+
+/** One stream message as a line: its time, its type, then what it says. */
+export function messageLine(message: StreamMessage): string {
+  const d = message.data as Record<string, unknown>
+  const text = (key: string) => (d[key] === undefined || d[key] === null ? '' : String(d[key]))
+  let detail: string
+  switch (message.type) {
+    case 'status': {
+      const stats = (d.stats ?? {}) as Record<string, unknown>
+      detail = `${text('status')} | open positions ${stats.open_positions ?? 0} | pnl ${decimal(stats.total_pnl as string)} | trades ${stats.total_trades ?? 0} | win rate ${percent(stats.win_rate as string)}`
+      break
+    }
+    case 'order':
+      detail = `${text('symbol')} ${text('side')} ${text('qty')} @ ${text('price')} fee ${decimal(text('fee'))} ${text('status')} ${text('client_order_id')}`
+      break
+    case 'position_opened':
+      detail = `${text('symbol')} ${text('side')} ${text('qty')} @ ${text('entry_price')}`
+      break
+    case 'position_closed':
+      detail = `${text('symbol')} ${text('side')} ${text('qty')} ${text('entry_price')} -> ${text('exit_price')} pnl ${decimal(text('pnl'))} (${text('exit_reason')})`
+      break
+    case 'error':
+      detail = `${text('code')} ${text('message')}`
+      break
+    default:
+      detail = JSON.stringify(d)
+  }
+  return `${time(message.time)} ${message.type} ${detail}`.trimEnd()
+}
+
+function printStrategy(output: Output, s: Strategy): void {
+  output.out(
+    fieldTable([
+      ['id', s.id],
+      ['name', s.name],
+      ['status', s.status],
+      ['template', s.template_id],
+      ['params', JSON.stringify(s.params)],
+      ['symbols', s.symbols.join(',')],
+      ['timeframe', s.timeframe],
+      ['capital', s.capital],
+      ['leverage', s.leverage],
+      ['deployed at', time(s.deployed_at)],
+      ['open positions', s.stats.open_positions],
+      ['total pnl', decimal(s.stats.total_pnl)],
+      ['total trades', s.stats.total_trades],
+      ['win rate', percent(s.stats.win_rate)],
+      ['created', time(s.created_at)],
+      ['updated', time(s.updated_at)],
+    ]),
+  )
+}
+
+function printStrategyList(output: Output, strategies: Strategy[]): void {
+  if (strategies.length === 0) return output.err('no strategies')
+  output.out(
+    table(
+      ['id', 'name', 'status', 'template', 'symbols', 'tf', 'capital', 'lev', 'open', 'pnl', 'trades', 'win rate', 'deployed at'],
+      strategies.map((s) => [
+        s.id,
+        s.name,
+        s.status,
+        s.template_id,
+        s.symbols.join(','),
+        s.timeframe,
+        s.capital,
+        s.leverage,
+        s.stats.open_positions,
+        decimal(s.stats.total_pnl),
+        s.stats.total_trades,
+        percent(s.stats.win_rate),
+        time(s.deployed_at),
+      ]),
+    ),
+  )
+}

@@ -1,0 +1,249 @@
+import assert from 'node:assert/strict'
+import type { ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { PerpetuaClient } from '../../src/client/index.js'
+import { tempDir } from '../support/database.js'
+import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
+import type { KeyPair } from '../support/signing.js'
+import { killChildren, parseSingleJsonLine, poll, runCli, type ServerProcess, startCli, startServe } from './cli-process.js'
+
+// The user CLI as a user runs it: `perpetua <client command>` child processes talking HTTP to a real
+// `perpetua serve` child (embedded database, built-in replay exchange, in-process workers).
+
+const JOB = ['--template', 'sma_cross', '--param', 'fast=10', '--param', 'slow=30', '--symbols', 'BTCUSDT', '--timeframe', '1h', '--start', '2024-01-01T00:00:00Z', '--end', '2024-03-31T23:00:00Z', '--capital', '10000']
+
+describe('perpetua client commands against a running perpetua serve', () => {
+  const dataDir = tempDir('cli-client')
+  const home = tempDir('cli-home') // no profile file of the machine's user leaks in
+  let server: ServerProcess
+  let receiver: HttpsReceiver
+  let key: KeyPair
+  let env: Record<string, string>
+  let client: PerpetuaClient
+
+  before(async () => {
+    receiver = await startHttpsReceiver()
+    server = await startServe({ DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile, WORKERS: '1' })
+    const scopes = 'backtests:read,backtests:write,strategies:read,strategies:write,webhooks:read,webhooks:write'
+    const created = await runCli(['keys', 'create', '--email', 'trader@example.test', '--scopes', scopes], { DATA_DIR: dataDir })
+    assert.equal(created.code, 0, created.stderr)
+    key = parseSingleJsonLine(created.stdout) as KeyPair
+    env = { HOME: home, PERPETUA_URL: server.url, PERPETUA_API_KEY: key.api_key, PERPETUA_API_SECRET: key.api_secret }
+    client = new PerpetuaClient({ baseUrl: server.url, apiKey: key.api_key, apiSecret: key.api_secret })
+  })
+  after(async () => {
+    await killChildren()
+    await receiver?.close()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    fs.rmSync(home, { recursive: true, force: true })
+  })
+
+  describe('backtest', () => {
+    it('run shows progress on stderr while the job runs, then the metrics table on stdout', async () => {
+      const result = await runCli(['backtest', 'run', ...JOB], env)
+      assert.equal(result.code, 0, result.stderr)
+      const id = /^(bt_[0-9a-f]+) done: sma_cross BTCUSDT 1h/.exec(result.stdout)?.[1]
+      assert.ok(id, `no summary line: ${result.stdout}`)
+      // One progress line per poll on a pipe: the queued job first, done at 100% last.
+      const lines = result.stderr.trim().split('\n')
+      assert.match(lines[0]!, new RegExp(`^${id} \\[-+\\] 0% \\| queued`))
+      assert.match(lines.at(-1)!, new RegExp(`^${id} \\[#+\\] 100% \\| done \\| \\d+s$`))
+      assert.ok(lines.every((line) => line.startsWith(`${id} [`)), result.stderr)
+      // The table holds the API's metrics (the list carries them; a GET now would be a poll too soon).
+      const listed = (await client.backtests.list({ limit: 1 })).data[0]!
+      assert.equal(listed.id, id)
+      const m = listed.result!.metrics
+      const row = (name: string) => new RegExp(`│ ${name.replace('/', '\\/')} +│ ([^│]+?) +│`).exec(result.stdout)?.[1]
+      assert.equal(row('total trades'), String(m.total_trades))
+      assert.equal(row('sharpe'), String(Number(Number(m.sharpe).toFixed(4))))
+      assert.equal(row('max drawdown'), `${Number((Number(m.max_drawdown) * 100).toFixed(2))}%`)
+      assert.equal(row('win rate'), m.win_rate === null ? '-' : `${Number((Number(m.win_rate) * 100).toFixed(2))}%`)
+      for (const name of ['final equity', 'return', 'profit factor', 'expected value / trade', 'cagr', 'sortino', 'calmar', 'avg trade duration']) assert.ok(row(name), `no ${name} row`)
+    })
+
+    it("run --json prints exactly the API's finished job", async () => {
+      const result = await runCli(['backtest', 'run', ...JOB, '--param', 'fast=12', '--json'], env)
+      assert.equal(result.code, 0, result.stderr)
+      const printed = parseSingleJsonLine(result.stdout) as { id: string; status: string; result: { equity_curve: unknown[]; trades: unknown[] } }
+      assert.equal(printed.status, 'done')
+      assert.ok(printed.result.equity_curve.length > 80 && printed.result.trades.length > 0)
+      // The client's own wait honours the 5 s polling limit the CLI's last poll started.
+      assert.deepEqual(await client.backtests.wait(printed.id), printed)
+      assert.match(result.stderr, /100% \| done/)
+    })
+
+    it("an API refusal prints the API's message and code on stderr and exits 1; a usage error exits 2", async () => {
+      const refused = await runCli(['backtest', 'run', ...JOB, '--template', 'no_such_template'], env)
+      assert.equal(refused.code, 1)
+      assert.equal(refused.stdout, '')
+      assert.match(refused.stderr, /^perpetua: .*no_such_template.* \(INVALID_PARAMETER, HTTP 400, field template_id, request [\w-]+\)\n$/)
+
+      const missing = await runCli(['backtest', 'show', 'bt_00000000'], env)
+      assert.equal(missing.code, 1)
+      assert.match(missing.stderr, /\(NOT_FOUND, HTTP 404/)
+
+      const usage = await runCli(['backtest', 'run', ...JOB, '--leverage', 'lots'], env)
+      assert.equal(usage.code, 2)
+      assert.match(usage.stderr, /--leverage <n>' argument 'lots' is invalid/)
+
+      const noKey = await runCli(['backtest', 'list'], { HOME: home, PERPETUA_URL: server.url })
+      assert.equal(noKey.code, 2)
+      assert.match(noKey.stderr, /needs credentials.*PERPETUA_API_KEY and PERPETUA_API_SECRET/)
+    })
+
+    it('list and show read the jobs; cancel refuses a finished job with the API\'s 409', async () => {
+      const list = await runCli(['backtest', 'list', '--json'], env)
+      assert.equal(list.code, 0, list.stderr)
+      const page = parseSingleJsonLine(list.stdout) as { data: { id: string }[]; next_cursor: string | null }
+      assert.deepEqual(page, await client.backtests.list())
+      assert.equal(page.data.length, 2)
+      const table = await runCli(['backtest', 'list', '--limit', '1'], env)
+      assert.equal(table.code, 0, table.stderr)
+      assert.ok(table.stdout.includes(page.data[0]!.id) && !table.stdout.includes(page.data[1]!.id))
+      assert.match(table.stderr, /^more: perpetua backtest list --cursor \S+ \(or --all\)$/m)
+
+      const show = await runCli(['backtest', 'show', page.data[1]!.id, '--trades'], env)
+      assert.equal(show.code, 0, show.stderr)
+      assert.match(show.stdout, /│ sharpe /)
+      assert.match(show.stdout, /│ # +│ side +│ symbol +│ entry /)
+
+      const cancel = await runCli(['backtest', 'cancel', page.data[1]!.id], env)
+      assert.equal(cancel.code, 1)
+      assert.match(cancel.stderr, /\(INVALID_STATE, HTTP 409/)
+    })
+  })
+
+  describe('strategies', () => {
+    it('create, deploy as a dry run, watch the stream, pause, and list', async () => {
+      const create = await runCli(
+        ['strategies', 'create', '--name', 'trend', '--template', 'sma_cross', '--params', '{"fast":5,"slow":20}', '--symbols', 'BTCUSDT', '--timeframe', '1m', '--capital', '1000', '--json'],
+        env,
+      )
+      assert.equal(create.code, 0, create.stderr)
+      const strategy = parseSingleJsonLine(create.stdout) as { id: string; status: string; params: Record<string, unknown> }
+      assert.equal(strategy.status, 'draft')
+      assert.equal(strategy.params.fast, 5)
+
+      const deploy = await runCli(['strategies', 'deploy', strategy.id, '--dry-run'], env)
+      assert.equal(deploy.code, 0, deploy.stderr)
+      assert.match(deploy.stdout, new RegExp(`^${strategy.id} deployed \\(dry run\\) at \\S+Z`))
+
+      const watch = startCli(['strategies', 'watch', strategy.id], env)
+      const exited = exitOf(watch.child)
+      await poll('the watch to print the current status', 30_000, () => (/ status deployed \| open positions \d+/.test(watch.output().stdout) ? true : undefined))
+      assert.match(watch.output().stderr, new RegExp(`^following ${strategy.id} \\(Ctrl-C to stop\\)`))
+
+      const pause = await runCli(['strategies', 'pause', strategy.id, '--close-positions'], env)
+      assert.equal(pause.code, 0, pause.stderr)
+      assert.match(pause.stdout, new RegExp(`^${strategy.id} paused: open positions 0,`))
+      await poll('the watch to print the pause', 30_000, () => (/ status paused \| open positions 0/.test(watch.output().stdout) ? true : undefined))
+      watch.child.kill('SIGINT')
+      const end = await exited
+      assert.equal(end.code, 0, watch.output().stderr)
+      assert.match(watch.output().stderr, new RegExp(`stopped following ${strategy.id}\\n$`))
+      for (const line of watch.output().stdout.trim().split('\n')) assert.match(line, /^\d{4}-\d\d-\d\dT\S+Z (status|order|position_opened|position_closed|error) /)
+
+      const list = await runCli(['strategies', 'list', '--json'], env)
+      assert.equal(list.code, 0, list.stderr)
+      const page = parseSingleJsonLine(list.stdout) as { data: { id: string; status: string }[] }
+      assert.deepEqual(page, await client.strategies.list())
+      assert.equal(page.data.find((s) => s.id === strategy.id)?.status, 'paused')
+      const table = await runCli(['strategies', 'list'], env)
+      assert.match(table.stdout, new RegExp(`│ ${strategy.id} │ trend +│ paused +│ sma_cross`))
+
+      const again = await runCli(['strategies', 'pause', strategy.id], env)
+      assert.equal(again.code, 1)
+      assert.match(again.stderr, /\(INVALID_STATE, HTTP 409/)
+    })
+
+    it('watch of a strategy that is not there ends with the API\'s 404', async () => {
+      const result = await runCli(['strategies', 'watch', 'strat_00000000'], env)
+      assert.equal(result.code, 1)
+      assert.match(result.stderr, /\(NOT_FOUND, HTTP 404/)
+    })
+  })
+
+  describe('webhooks', () => {
+    it('create prints the secret once, list shows the webhook without it, test delivers to the receiver', async () => {
+      const create = await runCli(['webhooks', 'create', '--url', receiver.url, '--events', 'strategy.*,backtest.job_done', '--description', 'from the cli', '--json'], env)
+      assert.equal(create.code, 0, create.stderr)
+      const created = parseSingleJsonLine(create.stdout) as { id: string; secret: string; events: string[] }
+      assert.deepEqual(created.events, ['strategy.*', 'backtest.job_done'])
+      assert.match(created.secret, /^[A-Za-z0-9]{40}$/)
+
+      const list = await runCli(['webhooks', 'list', '--json'], env)
+      assert.equal(list.code, 0, list.stderr)
+      const page = parseSingleJsonLine(list.stdout) as { data: { id: string }[] }
+      assert.deepEqual(page, await client.webhooks.list())
+      assert.deepEqual(page.data.map((w) => w.id), [created.id])
+      assert.ok(!list.stdout.includes(created.secret))
+      const table = await runCli(['webhooks', 'list'], env)
+      assert.match(table.stdout, new RegExp(`│ ${created.id} │ ${receiver.url.replaceAll('/', '\\/')} │ strategy\\.\\*,backtest\\.job_done │ active `))
+
+      const before = receiver.received.length
+      const test = await runCli(['webhooks', 'test', created.id], env)
+      assert.equal(test.code, 0, test.stderr)
+      assert.match(test.stdout, /^evt_test_[0-9a-f]+ delivered: HTTP 204 in \d+ ms\n$/)
+      assert.equal(receiver.received.length, before + 1)
+
+      const duplicate = await runCli(['webhooks', 'create', '--url', receiver.url, '--events', '*'], env)
+      assert.equal(duplicate.code, 1)
+      assert.match(duplicate.stderr, /\(DUPLICATE_URL, HTTP 409/)
+    })
+  })
+
+  describe('market', () => {
+    it("reads the gateway: funding, tickers, the whale board and a symbol's rules", async () => {
+      const info = await runCli(['market', 'info', 'btcusdt', '--json'], env)
+      assert.equal(info.code, 0, info.stderr)
+      const printed = parseSingleJsonLine(info.stdout) as { symbols: unknown[] }
+      assert.deepEqual(printed.symbols, (await new PerpetuaClient({ baseUrl: server.url }).market.exchangeInfo('BTCUSDT')).symbols)
+      const table = await runCli(['market', 'info', 'BTCUSDT'], env)
+      assert.match(table.stdout, /│ PRICE_FILTER +│ minPrice \S+, maxPrice \S+, tickSize 0\.10 +│/)
+
+      const funding = await runCli(['market', 'funding'], env)
+      assert.equal(funding.code, 0, funding.stderr)
+      assert.match(funding.stdout, /│ BTCUSDT +│ -?[\d.]+% +│ [\d.]+ +│/)
+      const tickers = await runCli(['market', 'tickers', '--min-quote-volume', '1e6', '--json'], env)
+      const rows = parseSingleJsonLine(tickers.stdout) as { symbol: string }[]
+      assert.ok(rows.some((r) => r.symbol === 'BTCUSDT'))
+      const whales = await runCli(['market', 'whales', '--min-quote-volume', '1'], env)
+      assert.equal(whales.code, 0, whales.stderr)
+      assert.match(whales.stdout, /│ 1 +│ [A-Z0-9]+ +│ [\d.]+ +│/)
+    })
+  })
+
+  describe('settings', () => {
+    it('takes the server and key from a profile, and names a missing profile', async () => {
+      const file = path.join(home, 'profiles.json')
+      fs.writeFileSync(file, JSON.stringify({ mine: { url: server.url, api_key: key.api_key, api_secret: key.api_secret } }), { mode: 0o600 })
+      const result = await runCli(['--profile', 'mine', 'strategies', 'list', '--json'], { HOME: home, PERPETUA_PROFILES: file })
+      assert.equal(result.code, 0, result.stderr)
+      assert.equal(result.stderr, '')
+      assert.deepEqual(parseSingleJsonLine(result.stdout), await client.strategies.list())
+
+      const unknown = await runCli(['strategies', 'list', '--profile', 'theirs'], { HOME: home, PERPETUA_PROFILES: file })
+      assert.equal(unknown.code, 2)
+      assert.match(unknown.stderr, /profile "theirs" is not in .*profiles\.json \(it has mine\)/)
+    })
+
+    it('a client command loads neither Fastify nor pg nor Kysely', async () => {
+      const record = path.join(home, 'modules.txt')
+      const preload = fileURLToPath(new URL('./loaded-modules.mjs', import.meta.url))
+      const result = await runCli(['market', 'funding', 'BTCUSDT'], { ...env, NODE_OPTIONS: `--import=${preload}`, LOADED_MODULES_FILE: record })
+      assert.equal(result.code, 0, result.stderr)
+      const loaded = fs.readFileSync(record, 'utf8').split('\n')
+      assert.ok(loaded.some((url) => url.includes('/node_modules/commander/')), 'the recording saw nothing')
+      for (const name of ['fastify', 'pg', 'kysely', 'pino', 'pg-boss', '@electric-sql']) {
+        assert.ok(!loaded.some((url) => url.includes(`/node_modules/${name}/`)), `${name} was loaded`)
+      }
+    })
+  })
+})
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })))
+}

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import path from 'node:path'
+import { after, describe, it } from 'node:test'
+import { InvalidArgumentError } from 'commander'
+import { messageLine } from '../../src/cli/strategies-commands.js'
+import { bodyFrom, keyValue, list, unixMs } from '../../src/cli/parse.js'
+import { duration } from '../../src/cli/output.js'
+import { tempDir } from '../support/database.js'
+
+describe('client command flags', () => {
+  const dir = tempDir('flags')
+  after(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+  it('builds a body from a JSON file, flags winning field by field and params merging', () => {
+    const file = path.join(dir, 'job.json')
+    fs.writeFileSync(file, JSON.stringify({ template_id: 'sma_cross', params: { fast: 10, slow: 30 }, capital: '500', timeframe: '1h' }))
+    const pairs = keyValue('slow=50', keyValue('label=trend', undefined))
+    assert.deepEqual(bodyFrom(file, { capital: '1000', timeframe: undefined }, { json: { fast: 8 }, pairs }), {
+      template_id: 'sma_cross',
+      params: { fast: 8, slow: 50, label: 'trend' },
+      capital: '1000',
+      timeframe: '1h',
+    })
+    assert.deepEqual(bodyFrom(undefined, { name: 'x' }, {}), { name: 'x' })
+    fs.writeFileSync(file, '[1]')
+    assert.throws(() => bodyFrom(file, {}, {}), /must hold a JSON object/)
+  })
+
+  it('reads --param values as JSON when they are JSON, lists from commas and repeats, times as ms or ISO', () => {
+    assert.deepEqual(keyValue('allow_short=true', { fast: 5 }), { fast: 5, allow_short: true })
+    assert.deepEqual(keyValue('ids=[1,2]', undefined), { ids: [1, 2] })
+    assert.throws(() => keyValue('=5', undefined), InvalidArgumentError)
+    assert.deepEqual(list('ETHUSDT', list('BTCUSDT, SOLUSDT,', undefined)), ['BTCUSDT', 'SOLUSDT', 'ETHUSDT'])
+    assert.equal(unixMs('2024-01-01T00:00:00Z'), 1704067200000)
+    assert.equal(unixMs('1704067200000'), 1704067200000)
+    assert.throws(() => unixMs('yesterday'), InvalidArgumentError)
+  })
+
+  it('prints a stream message as one line', () => {
+    const base = { strategy_id: 'strat_1', time: '2024-01-01T00:01:00.000Z' }
+    assert.equal(
+      messageLine({ ...base, type: 'order', data: { client_order_id: 'pp-1-1-1', symbol: 'BTCUSDT', side: 'buy', qty: '0.01', price: '42000.5', fee: '0.21000001', status: 'filled' } }),
+      '2024-01-01T00:01:00Z order BTCUSDT buy 0.01 @ 42000.5 fee 0.21 filled pp-1-1-1',
+    )
+    assert.equal(
+      messageLine({ ...base, type: 'position_closed', data: { symbol: 'BTCUSDT', side: 'buy', qty: '0.01', entry_price: '42000.5', exit_price: '42100', pnl: '0.79', exit_reason: 'signal' } }),
+      '2024-01-01T00:01:00Z position_closed BTCUSDT buy 0.01 42000.5 -> 42100 pnl 0.79 (signal)',
+    )
+    assert.equal(messageLine({ ...base, type: 'error', data: { code: 'MARGIN', message: 'refused' } }), '2024-01-01T00:01:00Z error MARGIN refused')
+    assert.equal(duration(90_061), '1d 1h')
+    assert.equal(duration(59), '59s')
+  })
+})
