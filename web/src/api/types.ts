@@ -7,6 +7,7 @@ import type { BacktestJob, components, Operation, QueryParams, SuccessBody } fro
 export type {
   BacktestRequest as JobCreate,
   CreatedWebhook,
+  Page,
   DeployOptions as DeployBody,
   Strategy,
   StrategyCreate,
@@ -33,9 +34,3 @@ export type WhaleBoard = Ok<'/whale-board'>
 export type KlineRow = Ok<'/fapi/v1/klines'>[number]
 export type Schemas = components['schemas']
 export type KlineInterval = QueryParams<Operation<'/fapi/v1/klines', 'get'>>['interval']
-
-/** A cursor page of any list endpoint. */
-export interface Page<T> {
-  data: T[]
-  next_cursor: string | null
-}
