@@ -112,7 +112,7 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
   })
 
   let first: string
-  it('builds the form from the template schemas, submits a backtest and shows it progress to done', async () => {
+  it('builds the form from the template schemas, submits a backtest and shows its progress to done', async () => {
     const templates = await api<{ data: { id: string; params_schema: { properties: Record<string, unknown> } }[] }>('GET', '/v1/templates')
     await page.click('[data-testid=new-backtest]')
     await page.waitForSelector('[data-testid=backtest-form] select[name=template_id] option', { state: 'attached' })

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import type { Strategy } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
@@ -15,6 +15,13 @@ export function StrategiesPage() {
   const [error, setError] = useState<Error>()
   const rows = [...(first.data?.data ?? []), ...extra]
   const next = cursor === undefined ? first.data?.next_cursor : cursor
+  // Deployed strategies' stats move with every fill: re-read the first page every 10 s while one runs.
+  const running = rows.some((s) => s.status === 'deployed')
+  useEffect(() => {
+    if (!running) return
+    const timer = setInterval(first.reload, 10_000)
+    return () => clearInterval(timer)
+  }, [running, first.reload])
 
   return (
     <section>
