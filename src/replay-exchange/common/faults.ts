@@ -21,6 +21,11 @@ export interface FaultSpec {
   /** Trading: drop user-stream events, or delay them by `latencyMs`; `event` limits it to one event type. */
   userEvents?: 'drop' | 'delay'
   event?: string
+  /**
+   * Only this account's requests (their X-MBX-APIKEY) or user-stream events, so one test run's faults
+   * leave the other accounts on the same venue alone; every account when absent.
+   */
+  account?: string
 }
 
 export type FaultKind = 'request' | 'execution' | 'forget' | 'userEvents'
@@ -53,7 +58,7 @@ const STATUSES = new Set([429, 418, 500, 502, 503])
 export function parseFault(body: unknown): FaultSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('fault must be a JSON object')
   const raw = body as Record<string, unknown>
-  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'forget', 'userEvents', 'event']
+  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'forget', 'userEvents', 'event', 'account']
   const unknown = Object.keys(raw).filter((key) => !known.includes(key))
   if (unknown.length > 0) throw new Error(`unknown fault fields: ${unknown.join(', ')}`)
   const fault: FaultSpec = {}
@@ -102,6 +107,10 @@ export function parseFault(body: unknown): FaultSpec {
     if (typeof raw.event !== 'string') throw new Error('event must be a string such as "ORDER_TRADE_UPDATE"')
     fault.event = raw.event
   }
+  if (raw.account !== undefined) {
+    if (typeof raw.account !== 'string' || raw.account === '') throw new Error('account must be an API key')
+    fault.account = raw.account
+  }
   return checkFault(fault)
 }
 
@@ -147,13 +156,14 @@ export class Faults {
 
   /**
    * The fault of this kind for a request to `url` (path and query; for user events, the event
-   * type is matched against `event`), counting it against the fault's `times`.
+   * type is matched against `event`) of the account `apiKey`, counting it against the fault's `times`.
    */
-  take(url: string, kind: FaultKind = 'request'): FaultSpec | undefined {
+  take(url: string, kind: FaultKind = 'request', apiKey?: string): FaultSpec | undefined {
     if (this.list.length === 0) return undefined
     const path = url.split('?')[0]!
     const fault = this.list.find((f) => {
       if (faultKind(f.spec) !== kind) return false
+      if (f.spec.account !== undefined && f.spec.account !== apiKey) return false
       if (kind === 'userEvents') return f.spec.event === undefined || f.spec.event === url
       const p = f.spec.path
       if (p === undefined) return true

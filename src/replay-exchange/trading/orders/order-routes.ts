@@ -26,7 +26,7 @@ export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
     reply.header('x-mbx-order-count-10s', String(counts.tenSeconds)).header('x-mbx-order-count-1m', String(counts.minute))
     const order = parseOrderRequest(params, (name) => venue.tradable(name)?.info, (symbol) => venue.lastPrice(venue.tradable(symbol.symbol)!))
     const { ack, result } = venue.place(account, order)
-    const fault = deps.faults.take(request.url, 'execution')
+    const fault = deps.faults.take(request.url, 'execution', account.apiKey)
     if (fault?.executeThen === 503) throw new BinanceError(503, -1000, UNKNOWN_OUTCOME)
     if (fault?.executeThen === -1007) throw new BinanceError(408, -1007, TIMEOUT)
     return orderView(order.symbol, order.respType === 'RESULT' ? result : ack, false)
@@ -34,7 +34,7 @@ export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
 
   signedRoute(app, deps, 'GET', '/fapi/v1/order', 1, ({ account, params, request }) => {
     const found = findOrder(account, symbolParam(params), params)
-    if (!found || deps.faults.take(request.url, 'forget')) throw unknownOrder()
+    if (!found || deps.faults.take(request.url, 'forget', account.apiKey)) throw unknownOrder()
     return orderView(info(found.symbol), found, true)
   })
 
@@ -46,7 +46,7 @@ export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
 
   signedRoute(app, deps, 'DELETE', '/fapi/v1/order', 1, ({ account, params, request }) => {
     const found = findOrder(account, symbolParam(params), params)
-    if (found && deps.faults.take(request.url, 'forget')) throw unknownCancel()
+    if (found && deps.faults.take(request.url, 'forget', account.apiKey)) throw unknownCancel()
     const canceled = venue.cancel(account, found)
     return orderView(info(canceled.symbol), canceled, false)
   })
