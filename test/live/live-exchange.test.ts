@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
-import crypto from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
-import { BinanceTradingClient } from '../../src/trading/binance/trading-client.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
+import { account, hex, LIVE_PARAMS, liveHarness } from './live-accounts.js'
 import { btcMinuteBacktest } from './btc-minute-backtest.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
@@ -14,16 +13,7 @@ const MINUTE = 60_000
 // 1m bars close twice a wall second from 2025-06-17 06:00 UTC (inside the recorded minutes).
 const SPEED = 120
 const REPLAY_START = Date.UTC(2025, 5, 17, 6, 0, 0)
-const PARAMS = { fast: 3, slow: 8, allow_short: true }
-
-interface Account {
-  apiKey: string
-  secretKey: string
-}
-const account = (name: string): Account => ({
-  apiKey: `${name}${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
-  secretKey: `${name}S${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
-})
+const PARAMS = LIVE_PARAMS
 const ACCOUNTS = { parity: account('PARITY'), unknown: account('UNKNOWN'), forgot: account('FORGOT'), foreign: account('FOREIGN'), revoked: account('REVOKED'), dropped: account('DROPPED'), poor: account('POOR') }
 
 for (const backend of backends()) {
@@ -35,48 +25,15 @@ for (const backend of backends()) {
     const keyIds: Record<string, string> = {}
     const strategies: Record<string, string> = {}
 
-    const call = (method: 'GET' | 'POST', url: string, payload?: object) => {
-      // Deploy reads the balance signed with the app's clock: keep it at wall time (the replay's window).
-      t.clock.value = Date.now()
-      return t.app.inject({ method, url, headers: user.headers, ...(payload ? { payload } : {}) })
-    }
-    const exchange = (a: Account) => new BinanceTradingClient(t.services.market.client, { apiKey: a.apiKey, apiSecret: a.secretKey }, Date.now)
-    const db = () => t.database.handle.db
-    const orders = (id: string) => db().selectFrom('strategy_orders').selectAll().where('strategy_id', '=', id).orderBy('intent').execute()
-    const filled = async (id: string) => (await orders(id)).filter((o) => o.status === 'filled')
-    const exchangeOrders = async (a: Account) => {
-      const answer = await exchange(a).allOrders('BTCUSDT', { limit: 1000 })
-      assert.equal(answer.kind, 'ok')
-      return answer.kind === 'ok' ? answer.value : []
-    }
-    const exchangeQty = async (a: Account) => {
-      const answer = await exchange(a).positions('BTCUSDT')
-      return answer.kind === 'ok' ? Number(answer.value[0]?.positionAmt ?? 0) : Number.NaN
-    }
-    const runState = async (id: string) =>
-      (await db().selectFrom('strategy_runs').select('state').where('strategy_id', '=', id).executeTakeFirst())?.state as
-        | { warmupFrom: number; firstActive: number; pendingOrder: string | null; broker: { lastOpenTime: number | null; ledger: { arrays: { qty: number[] } } } }
-        | null
-        | undefined
-    const create = async (name: string, symbol = 'BTCUSDT') => {
-      const res = await call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: PARAMS, symbols: [symbol], timeframe: '1m', capital: '1000', leverage: 2 })
-      assert.equal(res.statusCode, 200, res.body)
-      return res.json().id as string
-    }
-    const deploy = async (id: string, keyId: string) => {
-      const res = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: keyId })
-      assert.equal(res.statusCode, 200, res.body)
-    }
-    const hex = (id: string) => id.slice('strat_'.length)
+    const { db, call, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf } = liveHarness(
+      () => t,
+      () => user,
+    )
 
     before(async () => {
       t = await startTestApp(backend, {}, { replay: { speed: SPEED, replayStart: REPLAY_START, accounts: Object.values(ACCOUNTS).map((a) => ({ ...a, balances: { USDT: '10000' } })) } })
       user = await signIn(t)
-      for (const [name, a] of Object.entries(ACCOUNTS)) {
-        const res = await call('POST', '/v1/exchange-keys', { api_key: a.apiKey, api_secret: a.secretKey, label: name })
-        assert.equal(res.statusCode, 200, res.body)
-        keyIds[name] = res.json().id as string
-      }
+      for (const [name, a] of Object.entries(ACCOUNTS)) keyIds[name] = await registerKey(name, a)
       pool = new RunnerPool({ db: db(), market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals, secrets: t.services.secrets })
       pool.start()
       for (const name of Object.keys(ACCOUNTS)) strategies[name] = await create(name)
@@ -230,8 +187,7 @@ for (const backend of backends()) {
         return s.status === 'error' ? s : undefined
       })
       assert.equal(strategy.status, 'error')
-      const event = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
-      const mine = event.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      const mine = await errorOf(id)
       assert.equal(mine?.code, 'POSITION_MISMATCH')
       assert.match(mine!.message, /exchange holds a position/)
       const run = await db().selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
@@ -246,8 +202,7 @@ for (const backend of backends()) {
       await db().updateTable('exchange_keys').set({ api_key_enc: t.services.secrets.seal(account('GONE').apiKey) }).where('id', '=', keyIds.revoked!).execute()
       t.replay!.faults.disconnectStreams()
       await poll('the strategy in error', 30_000, async () => ((await call('GET', `/v1/strategies/${id}`)).json().status === 'error' ? true : undefined))
-      const events = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
-      const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      const mine = await errorOf(id)
       assert.equal(mine?.code, 'KEY_REVOKED')
       assert.match(mine!.message, /-2015/)
     })
@@ -255,8 +210,7 @@ for (const backend of backends()) {
     it('three margin refusals (-2019) in a row move the strategy to error; nothing was bought', async () => {
       const id = strategies.poor!
       await poll('the strategy in error', 60_000, async () => ((await call('GET', `/v1/strategies/${id}`)).json().status === 'error' ? true : undefined))
-      const events = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
-      const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      const mine = await errorOf(id)
       assert.equal(mine?.code, 'MARGIN_REFUSED')
       assert.match(mine!.message, /-2019/)
       const rows = await orders(id)

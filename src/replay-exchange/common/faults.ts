@@ -16,6 +16,12 @@ export interface FaultSpec {
    * "execution status unknown" on Binance).
    */
   executeThen?: 503 | -1007
+  /**
+   * Trading: the matching order request reaches the matching engine `latencyMs` after it arrived and
+   * executes then, whether or not the client still waits (Binance executes what it received; a client
+   * that timed out meanwhile holds an unknown outcome); the answer follows the execution.
+   */
+  executeLate?: true
   /** Trading: GET and DELETE /fapi/v1/order answer -2013 / -2011 for an order that exists ("forgotten"). */
   forget?: true
   /** Trading: drop user-stream events, or delay them by `latencyMs`; `event` limits it to one event type. */
@@ -32,7 +38,7 @@ export type FaultKind = 'request' | 'execution' | 'forget' | 'userEvents'
 
 /** Which hook applies a fault: the request hook, the order route, the order lookup or the user stream. */
 export function faultKind(fault: FaultSpec): FaultKind {
-  if (fault.executeThen !== undefined) return 'execution'
+  if (fault.executeThen !== undefined || fault.executeLate) return 'execution'
   if (fault.forget) return 'forget'
   if (fault.userEvents !== undefined) return 'userEvents'
   return 'request'
@@ -58,7 +64,7 @@ const STATUSES = new Set([429, 418, 500, 502, 503])
 export function parseFault(body: unknown): FaultSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('fault must be a JSON object')
   const raw = body as Record<string, unknown>
-  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'forget', 'userEvents', 'event', 'account']
+  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account']
   const unknown = Object.keys(raw).filter((key) => !known.includes(key))
   if (unknown.length > 0) throw new Error(`unknown fault fields: ${unknown.join(', ')}`)
   const fault: FaultSpec = {}
@@ -95,6 +101,10 @@ export function parseFault(body: unknown): FaultSpec {
     if (raw.executeThen !== 503 && raw.executeThen !== -1007) throw new Error('executeThen must be 503 or -1007')
     fault.executeThen = raw.executeThen
   }
+  if (raw.executeLate !== undefined) {
+    if (raw.executeLate !== true) throw new Error('executeLate must be true')
+    fault.executeLate = true
+  }
   if (raw.forget !== undefined) {
     if (raw.forget !== true) throw new Error('forget must be true')
     fault.forget = true
@@ -116,13 +126,14 @@ export function parseFault(body: unknown): FaultSpec {
 
 export function checkFault(fault: FaultSpec): FaultSpec {
   const kind = faultKind(fault)
-  const trading = [fault.executeThen !== undefined, fault.forget === true, fault.userEvents !== undefined].filter(Boolean).length
-  if (trading > 1) throw new Error('a fault is one of executeThen, forget or userEvents')
+  const trading = [fault.executeThen !== undefined, fault.executeLate === true, fault.forget === true, fault.userEvents !== undefined].filter(Boolean).length
+  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget or userEvents')
   if (kind !== 'request' && (fault.status !== undefined || fault.drop)) throw new Error('status and drop are request faults, not trading ones')
   if (fault.userEvents === 'delay' && fault.latencyMs === undefined) throw new Error('userEvents "delay" needs latencyMs')
+  if (fault.executeLate && fault.latencyMs === undefined) throw new Error('executeLate needs latencyMs')
   if (fault.event !== undefined && kind !== 'userEvents') throw new Error('event goes with userEvents')
   if (kind === 'request' && fault.latencyMs === undefined && fault.status === undefined && !fault.drop) {
-    throw new Error('a fault needs latencyMs, status, drop, executeThen, forget or userEvents')
+    throw new Error('a fault needs latencyMs, status, drop, executeThen, executeLate, forget or userEvents')
   }
   if (fault.status !== undefined && fault.drop) throw new Error('a fault answers a status or drops the connection, not both')
   if (fault.times !== undefined && fault.times < 1) throw new Error('times must be at least 1')
