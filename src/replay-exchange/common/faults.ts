@@ -34,11 +34,12 @@ export interface FaultSpec {
   account?: string
 }
 
-export type FaultKind = 'request' | 'execution' | 'forget' | 'userEvents'
+export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents'
 
-/** Which hook applies a fault: the request hook, the order route, the order lookup or the user stream. */
+/** Which hook applies a fault: the request hook, the order route (after or before it executes), the order lookup or the user stream. */
 export function faultKind(fault: FaultSpec): FaultKind {
-  if (fault.executeThen !== undefined || fault.executeLate) return 'execution'
+  if (fault.executeThen !== undefined) return 'execution'
+  if (fault.executeLate) return 'late'
   if (fault.forget) return 'forget'
   if (fault.userEvents !== undefined) return 'userEvents'
   return 'request'
