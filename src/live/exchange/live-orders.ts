@@ -44,9 +44,9 @@ const MARGIN_REFUSALS_TO_FAIL = 3
  * How long (exchange time) an order found nowhere stays unknown before, with the exchange's position
  * equal to ours, it is taken as never executed: a MARKET order that executed moves the position. Binance
  * may not show an accepted order "for over half an hour" (freqtrade#12681), but it does not hold a MARKET
- * order that long unexecuted; should one still execute later, reconciliation sees the position differ and
- * moves the strategy to error, never a silent duplicate. Without this a crash between commit and send
- * would stop the run for good.
+ * order that long unexecuted; should one still execute later, reconciliation (on the position change
+ * ACCOUNT_UPDATE reports, or the next reconnect) books it from its trades. Without this a crash between
+ * commit and send would stop the run for good.
  */
 export const NOT_FOUND_GIVE_UP_MS = 10 * 60_000
 
