@@ -67,6 +67,11 @@ export function liveHarness(t: () => TestApp, user: () => SignedInUser) {
       assert.equal(res.statusCode, 200, res.body)
       return res.json().id as string
     },
+    /** The exchange's clock (GET /fapi/v1/time): the replay runs faster than ours. */
+    exchangeNow: async () => {
+      const response = await t().services.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
+      return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
+    },
     /** The strategy.error event of one strategy. */
     errorOf: async (id: string) => {
       const events = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()

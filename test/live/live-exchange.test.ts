@@ -44,6 +44,8 @@ for (const backend of backends()) {
       // Another run's first order executes, answers 503, and every lookup by id says "unknown order" for a while.
       faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(strategies.forgot!)}-`), executeThen: 503, times: 1 })
       faults.add({ path: new RegExp(`origClientOrderId=pp-${hex(strategies.forgot!)}-`), forget: true, times: 12 })
+      // Its order events are lost too, so only REST lookups can settle it (the user stream would at once).
+      faults.add({ userEvents: 'drop', event: 'ORDER_TRADE_UPDATE', account: ACCOUNTS.forgot.apiKey })
       // Another run's first order never reaches the exchange (the connection drops after sending).
       faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(strategies.dropped!)}-`), drop: true, times: 1 })
       // Counts its lookups by id (a 1 ms delay changes nothing else).

@@ -22,7 +22,7 @@ for (const backend of backends()) {
     let user: SignedInUser
     const keyIds = {} as Record<Name, string>
     const strategies = {} as Record<Name, string>
-    const { db, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf } = liveHarness(
+    const { db, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf, exchangeNow } = liveHarness(
       () => t,
       () => user,
     )
@@ -170,13 +170,16 @@ for (const backend of backends()) {
       await poll('a first fill', 60_000, async () => ((await filled(id)).some((o) => Number(o.qty) > 0) && (await runState(id))?.pendingOrder === null ? true : undefined))
       const placed = await exchange(ACCOUNTS.foreign).placeOrder({ symbol: 'BTCUSDT', side: 'SELL', type: 'LIMIT', timeInForce: 'GTC', price: await awayFromMark('foreign', 'SELL'), quantity: '0.002', clientOrderId: 'manual-limit' })
       assert.equal(placed.kind, 'ok')
-      const before = (await exchangeOrders(ACCOUNTS.foreign)).length
-      faults().closeUserStreams(ACCOUNTS.foreign.apiKey)
+      // Its ORDER_TRADE_UPDATE (NEW) tells the run at once; without the stream, the next reconnect would.
       await poll('the strategy in error', 30_000, async () => ((await db().selectFrom('strategies').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status === 'error' ? true : undefined))
       const failure = await errorOf(id)
       assert.equal(failure?.code, 'FOREIGN_ORDER')
       assert.match(failure!.message, /manual-limit/)
-      assert.equal((await exchangeOrders(ACCOUNTS.foreign)).length, before, 'no order after it')
+      const atError = (await exchangeOrders(ACCOUNTS.foreign)).length
+      const errorAt = await exchangeNow()
+      await poll('five more exchange minutes', 30_000, async () => ((await exchangeNow()) > errorAt + 5 * MINUTE ? true : undefined))
+      assert.equal((await exchangeOrders(ACCOUNTS.foreign)).length, atError, 'no order after it')
+      await assertOnceAndAgreed('foreign')
       assert.equal((await exchangeOrders(ACCOUNTS.foreign)).find((o) => o.clientOrderId === 'manual-limit')?.status, 'NEW', 'left alone: not ours to cancel')
     })
   })

@@ -111,6 +111,12 @@ export class LiveOrders {
    * pending, so a late (or repeated) event of it changes nothing.
    */
   async onOrderUpdate(update: OrderUpdate): Promise<void> {
+    // Someone else's order on the run's symbol: the run reconciles now (FOREIGN_ORDER while it is open,
+    // POSITION_MISMATCH once it filled) rather than at the next reconnect.
+    if (!update.clientOrderId.startsWith(this.deps.prefix)) {
+      await this.reconcile()
+      return
+    }
     const id = this.deps.pendingOrder()
     if (id === null || update.clientOrderId !== id) return
     const execution = this.broker.settleUpdate(update)
