@@ -82,9 +82,9 @@ for (const backend of backends()) {
       // The first answer is lost but a lookup finds the order at once; its events come 3 s late.
       faults().add({ path: sends('delayed'), executeThen: 503, times: 1 })
       faults().add({ userEvents: 'delay', latencyMs: 3_000, event: 'ORDER_TRADE_UPDATE', account: ACCOUNTS.delayed.apiKey })
-      // The first order reaches the exchange 12 s (24 exchange minutes) after it was sent: long after the
+      // The first order reaches the exchange 20 s (40 exchange minutes) after it was sent: long after the
       // run gave it up as never placed (10 exchange minutes, the position unchanged).
-      faults().add({ path: sends('late'), executeLate: true, latencyMs: 12_000, times: 1 })
+      faults().add({ path: sends('late'), executeLate: true, latencyMs: 20_000, times: 1 })
       pool = new RunnerPool({ db: db(), market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals, secrets: t.services.secrets })
       pool.start()
       for (const name of Object.keys(ACCOUNTS) as Name[]) await deploy(strategies[name], keyIds[name])

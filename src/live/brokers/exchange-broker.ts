@@ -170,7 +170,7 @@ export class ExchangeBroker {
     }
     const time = Math.max(...trades.map((t) => t.time))
     const signed = side === 'BUY' ? qty : -qty
-    return this.paper.fillAt(roundTo(this.qty + signed, this.decimals), notional / qty, time)
+    return this.paper.fillAt(roundTo(this.qty + signed, this.decimals), trades.length === 1 ? Number(trades[0]!.price) : notional / qty, time)
   }
 
   /** The symbol's open orders (GET /fapi/v1/openOrders). */
