@@ -73,4 +73,18 @@ describe('user data streams of exchange accounts', () => {
     await buy(KEEP, 'uds-4')
     assert.equal(connects(OTHER.apiKey), 1, 'the other account was left alone')
   })
+
+  it("closes an account's socket when its last listener leaves, not before", async () => {
+    const brief = account('BRIEF')
+    replay.accounts.create({ ...brief, balances: { USDT: '1000' } })
+    let connected = 0
+    const first = streams.subscribe('brief', client(brief), () => undefined)
+    const second = streams.subscribe('brief', client(brief), (e) => void (e.type === 'connected' && connected++))
+    await poll('connected', 10_000, () => (connected === 1 ? true : undefined))
+    first()
+    assert.equal(replay.faults.closeUserStreams(brief.apiKey), 1, 'still open for the second listener')
+    await poll('reconnected for the second listener', 10_000, () => (connected === 2 ? true : undefined))
+    second()
+    await poll('the socket closed with the last listener', 5_000, () => (replay.faults.closeUserStreams(brief.apiKey) === 0 ? true : undefined))
+  })
 })

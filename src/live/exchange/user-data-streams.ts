@@ -58,6 +58,7 @@ export interface UserDataStreamsOptions {
 export class UserDataStreams {
   private readonly accounts = new Map<string, Account>()
   private checkTimer: NodeJS.Timeout | undefined
+  private checking = false
   private lastCheck: { wall: number; exchange: number } | undefined
   private closed = false
 
@@ -70,7 +71,7 @@ export class UserDataStreams {
       account = { client, listeners: new Set(), socket: undefined, listenKey: undefined, extendedAt: Number.NaN, retryMs: 250, timer: undefined }
       this.accounts.set(accountId, account)
       void this.connect(accountId, account)
-      this.checkTimer ??= setTimeout(() => void this.check(), 1_000)
+      if (this.checkTimer === undefined && !this.checking) this.scheduleCheck(1_000)
     }
     account.listeners.add(listener)
     return () => {
@@ -79,6 +80,11 @@ export class UserDataStreams {
       this.accounts.delete(accountId)
       clearTimeout(account.timer)
       account.socket?.terminate()
+      if (this.accounts.size > 0) return
+      // Nothing to keep alive: no /fapi/v1/time reads until the next subscriber.
+      clearTimeout(this.checkTimer)
+      this.checkTimer = undefined
+      this.lastCheck = undefined
     }
   }
 
@@ -135,6 +141,8 @@ export class UserDataStreams {
    * exchange runs up to hundreds of times faster than the wall clock), at least every second, at most every minute.
    */
   private async check(): Promise<void> {
+    this.checkTimer = undefined
+    this.checking = true
     let rate = Number.NaN
     try {
       const exchange = await this.options.exchangeNow()
@@ -152,11 +160,17 @@ export class UserDataStreams {
       }
     } catch (error) {
       this.options.log.warn({ err: error }, 'user data stream: could not read the exchange time')
+    } finally {
+      this.checking = false
     }
-    if (this.closed) return
+    if (this.closed || this.accounts.size === 0) return
     // NaN (no pace measured yet): check again in a second.
-    const next = rate === rate ? Math.min(60_000, Math.max(1_000, KEEPALIVE_EVERY_MS / 3 / rate)) : 1_000
-    this.checkTimer = setTimeout(() => void this.check(), next)
+    this.scheduleCheck(rate === rate ? Math.min(60_000, Math.max(1_000, KEEPALIVE_EVERY_MS / 3 / rate)) : 1_000)
+  }
+
+  private scheduleCheck(ms: number): void {
+    clearTimeout(this.checkTimer)
+    this.checkTimer = setTimeout(() => void this.check(), ms)
   }
 }
 
