@@ -186,8 +186,8 @@ export class ExchangeBroker {
     return false
   }
 
-  /** The account's fills on the symbol from trade id `fromId` on, or from `startTime` when no id is known yet (one page, oldest first). */
-  async trades(from: { fromId: number } | { startTime: number }, limit: number): Promise<BinanceTrade[]> {
+  /** The account's fills on the symbol from trade id `fromId` on, or from `startTime` when no id is known yet (one page, oldest first; neither: the latest). */
+  async trades(from: { fromId?: number; startTime?: number }, limit: number): Promise<BinanceTrade[]> {
     return need(await this.client.userTrades(this.setup.symbol, { ...from, limit }), 'read the fills (userTrades)')
   }
 

@@ -191,7 +191,8 @@ export class LiveOrders {
    */
   private async bookMissedFills(): Promise<void> {
     for (;;) {
-      const from = this.tradesFromId === undefined ? { startTime: this.deps.since() } : { fromId: this.tradesFromId }
+      const since = this.deps.since()
+      const from = this.tradesFromId !== undefined ? { fromId: this.tradesFromId } : Number.isFinite(since) ? { startTime: since } : {}
       const trades = await this.broker.trades(from, TRADES_PAGE)
       const byOrder = new Map<number, BinanceTrade[]>()
       for (const trade of trades) byOrder.set(trade.orderId, [...(byOrder.get(trade.orderId) ?? []), trade])
