@@ -3,6 +3,7 @@ import crypto from 'node:crypto'
 import { BinanceTradingClient } from '../../src/trading/binance/trading-client.js'
 import type { SignedInUser } from '../auth/bearer.js'
 import type { TestApp } from '../support/app.js'
+import { poll } from '../support/poll.js'
 
 /** An account on the replay exchange: API key and secret as Binance spells them. */
 export interface Account {
@@ -67,6 +68,20 @@ export function liveHarness(t: () => TestApp, user: () => SignedInUser) {
       assert.equal(res.statusCode, 200, res.body)
       return res.json().id as string
     },
+    /**
+     * The exchange's orders and position beside the run's booked orders and ledger, read between two
+     * equal reads of the run's state with nothing pending: a run that keeps trading cannot move between the reads.
+     */
+    quietPicture: (a: Account, id: string) =>
+      poll('a quiet moment to compare the exchange with the ledger', 30_000, async () => {
+        const before = await harness.runState(id)
+        const sent = (await harness.exchangeOrders(a)).filter((o) => o.clientOrderId.startsWith('pp-')).map((o) => o.clientOrderId)
+        const booked = (await harness.filled(id)).filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id)
+        const exchangeQty = await harness.exchangeQty(a)
+        const after = await harness.runState(id)
+        if (!before || before.pendingOrder !== null || JSON.stringify(before) !== JSON.stringify(after)) return undefined
+        return { sent: sent.sort(), booked: booked.sort(), exchangeQty, ledgerQty: after!.broker.ledger.arrays.qty[0]! }
+      }),
     /** The exchange's clock (GET /fapi/v1/time): the replay runs faster than ours. */
     exchangeNow: async () => {
       const response = await t().services.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)

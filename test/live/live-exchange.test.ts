@@ -25,7 +25,7 @@ for (const backend of backends()) {
     const keyIds: Record<string, string> = {}
     const strategies: Record<string, string> = {}
 
-    const { db, call, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf } = liveHarness(
+    const { db, call, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf, quietPicture } = liveHarness(
       () => t,
       () => user,
     )
@@ -102,11 +102,9 @@ for (const backend of backends()) {
       console.log(JSON.stringify({ parity_trades: stored.length, worst_price_deviation_bps: Number(worstBps.toFixed(2)), worst_entry_lag_replay_ms: worstLag }))
       assert.ok(worstBps < 30, `prices within 30 bps of the backtest's (worst ${worstBps.toFixed(2)})`)
       // Every fill is one exchange order under its intent's id, and the exchange holds what our fills add up to.
-      const sent = await exchangeOrders(ACCOUNTS.parity)
-      const ours = await filled(id)
-      assert.deepEqual(sent.map((o) => o.clientOrderId).sort(), ours.filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id).sort())
-      const state = (await runState(id))!
-      assert.equal(await exchangeQty(ACCOUNTS.parity), state.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.parity, id)
+      assert.deepEqual(picture.sent, picture.booked)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
     })
 
     it('pause with close_positions closes the exchange position with a reduce-only order before answering', async () => {
@@ -130,13 +128,10 @@ for (const backend of backends()) {
     it('never duplicates an order answered 503 or -1007 after it executed', async () => {
       const id = strategies.unknown!
       await poll('three filled orders', 60_000, async () => ((await filled(id)).length >= 3 && (await runState(id))?.pendingOrder === null ? true : undefined))
-      const sent = await exchangeOrders(ACCOUNTS.unknown)
-      const ids = sent.map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length, 'no client order id twice')
-      const booked = (await filled(id)).filter((o) => Number(o.qty) > 0)
-      assert.deepEqual(ids.sort(), booked.map((o) => o.client_order_id).sort(), 'each sent order booked once as filled, nothing else sent')
-      const state = (await runState(id))!
-      assert.equal(await exchangeQty(ACCOUNTS.unknown), state.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.unknown, id)
+      assert.equal(new Set(picture.sent).size, picture.sent.length, 'no client order id twice')
+      assert.deepEqual(picture.sent, picture.booked, 'each sent order booked once as filled, nothing else sent')
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
       const left = t.replay!.faults.active().filter((f) => String(f.path).includes(hex(id)))
       assert.deepEqual(left, [], 'both faults met an order')
     })
@@ -145,11 +140,10 @@ for (const backend of backends()) {
       const id = strategies.forgot!
       const first = await poll('the first order booked', 60_000, async () => (await filled(id)).find((o) => Number(o.qty) > 0))
       await poll('two more bars', 30_000, async () => ((await runState(id))?.pendingOrder === null ? true : undefined))
-      const sent = await exchangeOrders(ACCOUNTS.forgot)
-      assert.equal(sent.filter((o) => o.clientOrderId === first.client_order_id).length, 1)
-      const ids = sent.map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length)
-      assert.equal(await exchangeQty(ACCOUNTS.forgot), (await runState(id))!.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.forgot, id)
+      assert.equal(picture.sent.filter((c) => c === first.client_order_id).length, 1)
+      assert.equal(new Set(picture.sent).size, picture.sent.length)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
       const forgets = t.replay!.faults.active().filter((f) => f.forget && String(f.path).includes(hex(id)))
       assert.ok(forgets.length === 0 || forgets[0]!.times! <= 12 - 5, 'the order was looked up and "forgotten" at least five times first')
     })
@@ -161,12 +155,11 @@ for (const backend of backends()) {
         const lost = rows.find((o) => o.status === 'skipped')
         return lost && rows.some((o) => o.status === 'filled' && o.intent > lost.intent && Number(o.qty) > 0) ? { lost, rows } : undefined
       })
-      const sent = await exchangeOrders(ACCOUNTS.dropped)
-      assert.equal(sent.filter((o) => o.clientOrderId === later.lost.client_order_id).length, 0, 'the lost order never reached the exchange')
-      const ids = sent.map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length)
-      assert.deepEqual(ids.sort(), later.rows.filter((o) => o.status === 'filled' && Number(o.qty) > 0).map((o) => o.client_order_id).sort())
-      assert.equal(await exchangeQty(ACCOUNTS.dropped), (await runState(id))!.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.dropped, id)
+      assert.equal(picture.sent.filter((c) => c === later.lost.client_order_id).length, 0, 'the lost order never reached the exchange')
+      assert.equal(new Set(picture.sent).size, picture.sent.length)
+      assert.deepEqual(picture.sent, picture.booked)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
       // It stayed unknown, looked up after sending and again at later bars, for 10 exchange minutes.
       const counter = t.replay!.faults.active().find((f) => f.latencyMs === 1 && String(f.path).includes(hex(id)))!
       assert.ok(1000 - counter.times! >= 4 + 3, `looked up ${1000 - counter.times!} times`)
@@ -230,10 +223,10 @@ for (const backend of backends()) {
       const run = await db().selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
       assert.equal(run.lease_owner, successor.owner)
       assert.equal(run.run, 1, 'the same run, not a new one')
-      const ids = (await exchangeOrders(ACCOUNTS.unknown)).map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length)
-      assert.deepEqual(ids.sort(), (await filled(id)).filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id).sort())
-      assert.equal(await exchangeQty(ACCOUNTS.unknown), (await runState(id))!.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.unknown, id)
+      assert.equal(new Set(picture.sent).size, picture.sent.length)
+      assert.deepEqual(picture.sent, picture.booked)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
     })
   })
 }

@@ -120,12 +120,11 @@ describe('a runner whose process dies', () => {
       assert.equal(resumed.warmupFrom, atKill.warmupFrom, 'the same run, not a new warm-up')
       assert.equal((await run()).run, 1)
 
-      const sent = (await live.exchangeOrders(trader)).map((o) => o.clientOrderId)
-      assert.equal(new Set(sent).size, sent.length, 'no client order id twice')
-      const intents = (await live.filled(id)).filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id)
-      assert.deepEqual(sent.sort(), intents.sort(), 'exactly one exchange order per filled intent')
-      assert.equal(sent.filter((c) => c === inFlight).length, 1, 'the in-flight order went out once')
-      assert.equal(await live.exchangeQty(trader), resumed.broker.ledger.arrays.qty[0], 'the exchange holds what the ledger holds')
+      const picture = await live.quietPicture(trader, id)
+      assert.equal(new Set(picture.sent).size, picture.sent.length, 'no client order id twice')
+      assert.deepEqual(picture.sent, picture.booked, 'exactly one exchange order per filled intent')
+      assert.equal(picture.sent.filter((c) => c === inFlight).length, 1, 'the in-flight order went out once')
+      assert.equal(picture.exchangeQty, picture.ledgerQty, 'the exchange holds what the ledger holds')
       assert.ok(tookOver < 30_000, `taken over ${tookOver} ms after the kill`)
       process.stdout.write(`# live takeover: lease taken ${tookOver} ms after the kill\n`)
     } finally {

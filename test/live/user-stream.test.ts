@@ -22,7 +22,7 @@ for (const backend of backends()) {
     let user: SignedInUser
     const keyIds = {} as Record<Name, string>
     const strategies = {} as Record<Name, string>
-    const { db, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf, exchangeNow } = liveHarness(
+    const { db, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf, exchangeNow, quietPicture } = liveHarness(
       () => t,
       () => user,
     )
@@ -51,12 +51,10 @@ for (const backend of backends()) {
     }
     /** Every order the exchange holds of a run went out once and is booked filled; the exchange's position is the ledger's. */
     const assertOnceAndAgreed = async (name: Name) => {
-      const id = strategies[name]
-      const ids = (await exchangeOrders(ACCOUNTS[name])).filter((o) => o.clientOrderId.startsWith('pp-')).map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length, 'no client order id twice')
-      const booked = (await filled(id)).filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id)
-      assert.deepEqual(ids.sort(), booked.sort(), 'one exchange order per booked intent')
-      assert.equal(await exchangeQty(ACCOUNTS[name]), (await runState(id))!.broker.ledger.arrays.qty[0], 'the exchange holds what the ledger holds')
+      const picture = await quietPicture(ACCOUNTS[name], strategies[name])
+      assert.equal(new Set(picture.sent).size, picture.sent.length, 'no client order id twice')
+      assert.deepEqual(picture.sent, picture.booked, 'one exchange order per booked intent')
+      assert.equal(picture.exchangeQty, picture.ledgerQty, 'the exchange holds what the ledger holds')
     }
 
     before(async () => {
