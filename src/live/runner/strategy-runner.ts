@@ -12,7 +12,7 @@ import type { BinanceTradingClient } from '../../trading/binance/trading-client.
 import type { UserDataStreams, UserStreamEvent } from '../exchange/user-data-streams.js'
 import { paperSetup } from '../deploy.js'
 import { orderStatus, type RunRow, saveRunState } from '../queries.js'
-import { clientOrderId, recordOutcome, type RunState } from '../record-outcome.js'
+import { clientOrderIdPrefix, recordOutcome, type RunState } from '../record-outcome.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { intervalMs } from '../timeframes.js'
 
@@ -96,12 +96,11 @@ export class StrategyRunner {
         const client = await deps.tradingClient(run)
         const broker = new ExchangeBroker(paper, client, setup)
         this.broker = broker
-        const prefix = clientOrderId(run.strategy_id, 0, 0).slice(0, -'0-0'.length)
         this.live = new LiveOrders(broker, {
           commit: (outcome, settles) => this.commit(outcome, settles),
           pendingOrder: () => this.pendingOrder,
           state: state ?? undefined,
-          prefix,
+          prefix: clientOrderIdPrefix(run.strategy_id),
           bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
           since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
         })
