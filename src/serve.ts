@@ -37,7 +37,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     await services.webhooks.start({ database: storage.database, boss, log: logger })
     const workers = await startBacktestWorkers({ db: storage.database.db, boss, market: services.market, now: services.now, log: logger, workers: config.workers, signals: services.jobSignals })
     cleanups.push(() => workers.stop())
-    const runners = startRunners(services.config, storage.database.db, services.market, logger, services.runSignals, services.secrets)
+    const runners = startRunners(services.config, storage.database.db, services.market, logger, services.runSignals, services.secrets, services.now)
     if (runners) cleanups.push(() => runners.stop())
     if (storage.database.kind === 'embedded') {
       cleanups.push(await serveControlSocket(controlSocketPath(socketDirFor(config.dataDir)), operatorCommands(services)))

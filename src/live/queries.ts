@@ -131,6 +131,12 @@ export async function settleOrder(
   await db.updateTable('strategy_orders').set(fill).where('client_order_id', '=', clientOrderId).execute()
 }
 
+/** How the strategy's ledger holds one of its orders (new, filled, skipped, cancelled); undefined when it has none by that id. */
+export async function orderStatus(db: Db, strategyId: string, clientOrderId: string): Promise<OrderStatus | undefined> {
+  const row = await db.selectFrom('strategy_orders').select('status').where('client_order_id', '=', clientOrderId).where('strategy_id', '=', strategyId).executeTakeFirst()
+  return row?.status
+}
+
 /** Cancels the run's orders still new (a pause drops the intent waiting for the next open). */
 export async function cancelOpenOrders(db: Db, strategyId: string, run: number): Promise<void> {
   await db.updateTable('strategy_orders').set({ status: 'cancelled' }).where('strategy_id', '=', strategyId).where('run', '=', run).where('status', '=', 'new').execute()

@@ -12,7 +12,12 @@ export interface RunState {
 
 /** Deterministic client order id (DESIGN §6): pp-<strategy hex>-<run>-<intent>, at most 36 characters of Binance's charset. */
 export function clientOrderId(strategyId: string, run: number, intent: number): string {
-  return `pp-${strategyId.slice('strat_'.length)}-${run}-${intent}`
+  return `${clientOrderIdPrefix(strategyId)}${run}-${intent}`
+}
+
+/** What every client order id of a strategy starts with, whatever the run: `pp-<strategy hex>-`. */
+export function clientOrderIdPrefix(strategyId: string): string {
+  return `pp-${strategyId.slice('strat_'.length)}-`
 }
 
 export interface OutcomeContext {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
-import crypto from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
-import { BinanceTradingClient } from '../../src/trading/binance/trading-client.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
+import { account, hex, LIVE_PARAMS, liveHarness } from './live-accounts.js'
 import { btcMinuteBacktest } from './btc-minute-backtest.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
@@ -14,16 +13,7 @@ const MINUTE = 60_000
 // 1m bars close twice a wall second from 2025-06-17 06:00 UTC (inside the recorded minutes).
 const SPEED = 120
 const REPLAY_START = Date.UTC(2025, 5, 17, 6, 0, 0)
-const PARAMS = { fast: 3, slow: 8, allow_short: true }
-
-interface Account {
-  apiKey: string
-  secretKey: string
-}
-const account = (name: string): Account => ({
-  apiKey: `${name}${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
-  secretKey: `${name}S${crypto.randomBytes(32).toString('hex')}`.slice(0, 64),
-})
+const PARAMS = LIVE_PARAMS
 const ACCOUNTS = { parity: account('PARITY'), unknown: account('UNKNOWN'), forgot: account('FORGOT'), foreign: account('FOREIGN'), revoked: account('REVOKED'), dropped: account('DROPPED'), poor: account('POOR') }
 
 for (const backend of backends()) {
@@ -35,48 +25,15 @@ for (const backend of backends()) {
     const keyIds: Record<string, string> = {}
     const strategies: Record<string, string> = {}
 
-    const call = (method: 'GET' | 'POST', url: string, payload?: object) => {
-      // Deploy reads the balance signed with the app's clock: keep it at wall time (the replay's window).
-      t.clock.value = Date.now()
-      return t.app.inject({ method, url, headers: user.headers, ...(payload ? { payload } : {}) })
-    }
-    const exchange = (a: Account) => new BinanceTradingClient(t.services.market.client, { apiKey: a.apiKey, apiSecret: a.secretKey }, Date.now)
-    const db = () => t.database.handle.db
-    const orders = (id: string) => db().selectFrom('strategy_orders').selectAll().where('strategy_id', '=', id).orderBy('intent').execute()
-    const filled = async (id: string) => (await orders(id)).filter((o) => o.status === 'filled')
-    const exchangeOrders = async (a: Account) => {
-      const answer = await exchange(a).allOrders('BTCUSDT', { limit: 1000 })
-      assert.equal(answer.kind, 'ok')
-      return answer.kind === 'ok' ? answer.value : []
-    }
-    const exchangeQty = async (a: Account) => {
-      const answer = await exchange(a).positions('BTCUSDT')
-      return answer.kind === 'ok' ? Number(answer.value[0]?.positionAmt ?? 0) : Number.NaN
-    }
-    const runState = async (id: string) =>
-      (await db().selectFrom('strategy_runs').select('state').where('strategy_id', '=', id).executeTakeFirst())?.state as
-        | { warmupFrom: number; firstActive: number; pendingOrder: string | null; broker: { lastOpenTime: number | null; ledger: { arrays: { qty: number[] } } } }
-        | null
-        | undefined
-    const create = async (name: string, symbol = 'BTCUSDT') => {
-      const res = await call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: PARAMS, symbols: [symbol], timeframe: '1m', capital: '1000', leverage: 2 })
-      assert.equal(res.statusCode, 200, res.body)
-      return res.json().id as string
-    }
-    const deploy = async (id: string, keyId: string) => {
-      const res = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: keyId })
-      assert.equal(res.statusCode, 200, res.body)
-    }
-    const hex = (id: string) => id.slice('strat_'.length)
+    const { db, call, exchange, orders, filled, exchangeOrders, exchangeQty, runState, create, deploy, registerKey, errorOf, quietPicture } = liveHarness(
+      () => t,
+      () => user,
+    )
 
     before(async () => {
       t = await startTestApp(backend, {}, { replay: { speed: SPEED, replayStart: REPLAY_START, accounts: Object.values(ACCOUNTS).map((a) => ({ ...a, balances: { USDT: '10000' } })) } })
       user = await signIn(t)
-      for (const [name, a] of Object.entries(ACCOUNTS)) {
-        const res = await call('POST', '/v1/exchange-keys', { api_key: a.apiKey, api_secret: a.secretKey, label: name })
-        assert.equal(res.statusCode, 200, res.body)
-        keyIds[name] = res.json().id as string
-      }
+      for (const [name, a] of Object.entries(ACCOUNTS)) keyIds[name] = await registerKey(name, a)
       pool = new RunnerPool({ db: db(), market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals, secrets: t.services.secrets })
       pool.start()
       for (const name of Object.keys(ACCOUNTS)) strategies[name] = await create(name)
@@ -87,6 +44,8 @@ for (const backend of backends()) {
       // Another run's first order executes, answers 503, and every lookup by id says "unknown order" for a while.
       faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(strategies.forgot!)}-`), executeThen: 503, times: 1 })
       faults.add({ path: new RegExp(`origClientOrderId=pp-${hex(strategies.forgot!)}-`), forget: true, times: 12 })
+      // Its order events are lost too, so only REST lookups can settle it (the user stream would at once).
+      faults.add({ userEvents: 'drop', event: 'ORDER_TRADE_UPDATE', account: ACCOUNTS.forgot.apiKey })
       // Another run's first order never reaches the exchange (the connection drops after sending).
       faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(strategies.dropped!)}-`), drop: true, times: 1 })
       // Counts its lookups by id (a 1 ms delay changes nothing else).
@@ -143,11 +102,9 @@ for (const backend of backends()) {
       console.log(JSON.stringify({ parity_trades: stored.length, worst_price_deviation_bps: Number(worstBps.toFixed(2)), worst_entry_lag_replay_ms: worstLag }))
       assert.ok(worstBps < 30, `prices within 30 bps of the backtest's (worst ${worstBps.toFixed(2)})`)
       // Every fill is one exchange order under its intent's id, and the exchange holds what our fills add up to.
-      const sent = await exchangeOrders(ACCOUNTS.parity)
-      const ours = await filled(id)
-      assert.deepEqual(sent.map((o) => o.clientOrderId).sort(), ours.filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id).sort())
-      const state = (await runState(id))!
-      assert.equal(await exchangeQty(ACCOUNTS.parity), state.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.parity, id)
+      assert.deepEqual(picture.sent, picture.booked)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
     })
 
     it('pause with close_positions closes the exchange position with a reduce-only order before answering', async () => {
@@ -171,13 +128,10 @@ for (const backend of backends()) {
     it('never duplicates an order answered 503 or -1007 after it executed', async () => {
       const id = strategies.unknown!
       await poll('three filled orders', 60_000, async () => ((await filled(id)).length >= 3 && (await runState(id))?.pendingOrder === null ? true : undefined))
-      const sent = await exchangeOrders(ACCOUNTS.unknown)
-      const ids = sent.map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length, 'no client order id twice')
-      const booked = (await filled(id)).filter((o) => Number(o.qty) > 0)
-      assert.deepEqual(ids.sort(), booked.map((o) => o.client_order_id).sort(), 'each sent order booked once as filled, nothing else sent')
-      const state = (await runState(id))!
-      assert.equal(await exchangeQty(ACCOUNTS.unknown), state.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.unknown, id)
+      assert.equal(new Set(picture.sent).size, picture.sent.length, 'no client order id twice')
+      assert.deepEqual(picture.sent, picture.booked, 'each sent order booked once as filled, nothing else sent')
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
       const left = t.replay!.faults.active().filter((f) => String(f.path).includes(hex(id)))
       assert.deepEqual(left, [], 'both faults met an order')
     })
@@ -186,11 +140,10 @@ for (const backend of backends()) {
       const id = strategies.forgot!
       const first = await poll('the first order booked', 60_000, async () => (await filled(id)).find((o) => Number(o.qty) > 0))
       await poll('two more bars', 30_000, async () => ((await runState(id))?.pendingOrder === null ? true : undefined))
-      const sent = await exchangeOrders(ACCOUNTS.forgot)
-      assert.equal(sent.filter((o) => o.clientOrderId === first.client_order_id).length, 1)
-      const ids = sent.map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length)
-      assert.equal(await exchangeQty(ACCOUNTS.forgot), (await runState(id))!.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.forgot, id)
+      assert.equal(picture.sent.filter((c) => c === first.client_order_id).length, 1)
+      assert.equal(new Set(picture.sent).size, picture.sent.length)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
       const forgets = t.replay!.faults.active().filter((f) => f.forget && String(f.path).includes(hex(id)))
       assert.ok(forgets.length === 0 || forgets[0]!.times! <= 12 - 5, 'the order was looked up and "forgotten" at least five times first')
     })
@@ -202,12 +155,11 @@ for (const backend of backends()) {
         const lost = rows.find((o) => o.status === 'skipped')
         return lost && rows.some((o) => o.status === 'filled' && o.intent > lost.intent && Number(o.qty) > 0) ? { lost, rows } : undefined
       })
-      const sent = await exchangeOrders(ACCOUNTS.dropped)
-      assert.equal(sent.filter((o) => o.clientOrderId === later.lost.client_order_id).length, 0, 'the lost order never reached the exchange')
-      const ids = sent.map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length)
-      assert.deepEqual(ids.sort(), later.rows.filter((o) => o.status === 'filled' && Number(o.qty) > 0).map((o) => o.client_order_id).sort())
-      assert.equal(await exchangeQty(ACCOUNTS.dropped), (await runState(id))!.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.dropped, id)
+      assert.equal(picture.sent.filter((c) => c === later.lost.client_order_id).length, 0, 'the lost order never reached the exchange')
+      assert.equal(new Set(picture.sent).size, picture.sent.length)
+      assert.deepEqual(picture.sent, picture.booked)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
       // It stayed unknown, looked up after sending and again at later bars, for 10 exchange minutes.
       const counter = t.replay!.faults.active().find((f) => f.latencyMs === 1 && String(f.path).includes(hex(id)))!
       assert.ok(1000 - counter.times! >= 4 + 3, `looked up ${1000 - counter.times!} times`)
@@ -230,8 +182,7 @@ for (const backend of backends()) {
         return s.status === 'error' ? s : undefined
       })
       assert.equal(strategy.status, 'error')
-      const event = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
-      const mine = event.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      const mine = await errorOf(id)
       assert.equal(mine?.code, 'POSITION_MISMATCH')
       assert.match(mine!.message, /exchange holds a position/)
       const run = await db().selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
@@ -246,8 +197,7 @@ for (const backend of backends()) {
       await db().updateTable('exchange_keys').set({ api_key_enc: t.services.secrets.seal(account('GONE').apiKey) }).where('id', '=', keyIds.revoked!).execute()
       t.replay!.faults.disconnectStreams()
       await poll('the strategy in error', 30_000, async () => ((await call('GET', `/v1/strategies/${id}`)).json().status === 'error' ? true : undefined))
-      const events = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
-      const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      const mine = await errorOf(id)
       assert.equal(mine?.code, 'KEY_REVOKED')
       assert.match(mine!.message, /-2015/)
     })
@@ -255,8 +205,7 @@ for (const backend of backends()) {
     it('three margin refusals (-2019) in a row move the strategy to error; nothing was bought', async () => {
       const id = strategies.poor!
       await poll('the strategy in error', 60_000, async () => ((await call('GET', `/v1/strategies/${id}`)).json().status === 'error' ? true : undefined))
-      const events = await db().selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
-      const mine = events.map((e) => e.data as { strategy_id: string; code: string; message: string }).find((d) => d.strategy_id === id)
+      const mine = await errorOf(id)
       assert.equal(mine?.code, 'MARGIN_REFUSED')
       assert.match(mine!.message, /-2019/)
       const rows = await orders(id)
@@ -274,10 +223,10 @@ for (const backend of backends()) {
       const run = await db().selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
       assert.equal(run.lease_owner, successor.owner)
       assert.equal(run.run, 1, 'the same run, not a new one')
-      const ids = (await exchangeOrders(ACCOUNTS.unknown)).map((o) => o.clientOrderId)
-      assert.equal(new Set(ids).size, ids.length)
-      assert.deepEqual(ids.sort(), (await filled(id)).filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id).sort())
-      assert.equal(await exchangeQty(ACCOUNTS.unknown), (await runState(id))!.broker.ledger.arrays.qty[0])
+      const picture = await quietPicture(ACCOUNTS.unknown, id)
+      assert.equal(new Set(picture.sent).size, picture.sent.length)
+      assert.deepEqual(picture.sent, picture.booked)
+      assert.equal(picture.exchangeQty, picture.ledgerQty)
     })
   })
 }

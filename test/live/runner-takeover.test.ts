@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict'
+import crypto from 'node:crypto'
 import { after, describe, it } from 'node:test'
 import { pino } from 'pino'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import { signIn } from '../auth/bearer.js'
 import { killChildren, startCli } from '../cli/cli-process.js'
 import { startTestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { poll } from '../support/poll.js'
 import { assertBacktestParity, deployFastDryRun, FAST_PARAMS, runState } from './backtest-parity.js'
+import { account, hex, liveHarness } from './live-accounts.js'
 
 const MINUTE = 60_000
 const REPLAY = { speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) }
@@ -60,6 +63,70 @@ describe('a runner whose process dies', () => {
       const filled = await db.selectFrom('strategy_orders').select('filled_at').where('strategy_id', '=', id).where('status', '=', 'filled').execute()
       assert.equal(new Set(filled.map((o) => o.filled_at!.getTime())).size, filled.length, 'no bar filled two orders')
       process.stdout.write(`# takeover: resumed ${elapsed} ms after the kill\n`)
+    } finally {
+      await pool?.stop()
+      await t.close()
+    }
+  })
+
+  it('a live runner killed while its order is in flight resumes in another process within 30 s: one exchange order per intent, the same position', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+    const trader = account('TAKEOVER')
+    // The worker must open the exchange key the app sealed: both hold one master key.
+    const masterKey = crypto.randomBytes(32).toString('base64')
+    const t = await startTestApp('postgres', { MASTER_KEY: masterKey }, { replay: { speed: 120, replayStart: REPLAY.replayStart, accounts: [{ ...trader, balances: { USDT: '10000' } }] } })
+    let pool: RunnerPool | undefined
+    try {
+      const worker = startCli(['worker'], { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, DATA_DIR: tempDir('worker'), WORKERS: '1', LOG_LEVEL: 'info', MASTER_KEY: masterKey })
+      await poll('the worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running') ? true : undefined))
+      const user = await signIn(t)
+      const live = liveHarness(
+        () => t,
+        () => user,
+      )
+      const id = await live.create('takeover')
+      await live.deploy(id, await live.registerKey('takeover', trader))
+      const db = t.database.handle.db
+      const run = () => db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      const workerOwner = await poll('the worker to claim the run', 30_000, async () => (await run()).lease_owner ?? undefined)
+      await poll('the worker to hold a position', 60_000, async () => {
+        const s = await live.runState(id)
+        return s && s.pendingOrder === null && s.broker.ledger.arrays.qty[0] !== 0 ? true : undefined
+      })
+
+      // The next order reaches the exchange 4 s after it was sent and executes then; the worker dies while it waits.
+      const faults = t.replay!.faults
+      faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(id)}-`), executeLate: true, latencyMs: 4_000, times: 1 })
+      await poll('an order in flight', 120_000, () => (faults.active().length === 0 ? true : undefined))
+      worker.child.kill('SIGKILL')
+      await new Promise((resolve) => worker.child.once('exit', resolve))
+      const killedAt = Date.now()
+      const atKill = (await live.runState(id))!
+      const inFlight = atKill.pendingOrder
+      assert.ok(inFlight, 'the intent was committed before its order was sent')
+      assert.equal((await live.orders(id)).find((o) => o.client_order_id === inFlight)?.status, 'new')
+
+      pool = new RunnerPool({ db, market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), secrets: t.services.secrets })
+      pool.start()
+      const owner = pool.owner
+      await poll('this process to take the run over', 30_000, async () => ((await run()).lease_owner === owner ? true : undefined))
+      const tookOver = Date.now() - killedAt
+      assert.notEqual(owner, workerOwner)
+      const booked = await poll('the in-flight order booked by the successor', 30_000, async () => (await live.orders(id)).find((o) => o.client_order_id === inFlight && o.status === 'filled'))
+      await poll('two more fills under the new owner', 90_000, async () => {
+        const s = await live.runState(id)
+        return (await live.filled(id)).filter((o) => o.intent > booked.intent).length >= 2 && s?.pendingOrder === null ? true : undefined
+      })
+      const resumed = (await live.runState(id))!
+      assert.equal(resumed.warmupFrom, atKill.warmupFrom, 'the same run, not a new warm-up')
+      assert.equal((await run()).run, 1)
+
+      const picture = await live.quietPicture(trader, id)
+      assert.equal(new Set(picture.sent).size, picture.sent.length, 'no client order id twice')
+      assert.deepEqual(picture.sent, picture.booked, 'exactly one exchange order per filled intent')
+      assert.equal(picture.sent.filter((c) => c === inFlight).length, 1, 'the in-flight order went out once')
+      assert.equal(picture.exchangeQty, picture.ledgerQty, 'the exchange holds what the ledger holds')
+      assert.ok(tookOver < 30_000, `taken over ${tookOver} ms after the kill`)
+      process.stdout.write(`# live takeover: lease taken ${tookOver} ms after the kill\n`)
     } finally {
       await pool?.stop()
       await t.close()

@@ -1,8 +1,9 @@
 import { Ledger } from '../../engine/ledger.js'
 import { roundTo, stepDecimals } from '../../engine/steps.js'
-import type { BinanceOrder, BinanceTradingClient } from '../../trading/binance/trading-client.js'
+import type { BinanceOrder, BinanceTrade, BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import type { ExchangeAnswer } from '../../trading/binance/answer.js'
 import { KEY_REFUSED, RunFailure } from '../exchange/run-failure.js'
+import type { OrderUpdate } from '../exchange/user-data-streams.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from './broker.js'
 import type { PaperBroker, PaperSetup } from './paper-broker.js'
 
@@ -151,6 +152,50 @@ export class ExchangeBroker {
     return roundTo(rows.filter((r) => r.symbol === this.setup.symbol).reduce((sum, r) => sum + Number(r.positionAmt), 0), this.decimals)
   }
 
+  /**
+   * An ORDER_TRADE_UPDATE of a sent order, booked as its REST answer would be (the same executed
+   * quantity, average price and time), so whichever reports first books the same fill.
+   */
+  settleUpdate(update: OrderUpdate): Execution {
+    return this.outcomeOf(update.clientOrderId, update.status, update.side, update.executedQty, update.avgPrice, update.time)
+  }
+
+  /** The fills of one order as the exchange's trades report them (an order our ledger never booked), booked as one. */
+  bookTrades(side: string, trades: readonly BinanceTrade[]): BrokerOutcome {
+    let qty = 0
+    let notional = 0
+    for (const trade of trades) {
+      qty += Number(trade.qty)
+      notional += Number(trade.qty) * Number(trade.price)
+    }
+    const time = Math.max(...trades.map((t) => t.time))
+    const signed = side === 'BUY' ? qty : -qty
+    return this.paper.fillAt(roundTo(this.qty + signed, this.decimals), trades.length === 1 ? Number(trades[0]!.price) : notional / qty, time)
+  }
+
+  /** The symbol's open orders (GET /fapi/v1/openOrders). */
+  async openOrders(): Promise<BinanceOrder[]> {
+    return need(await this.client.openOrders(this.setup.symbol), 'read the open orders')
+  }
+
+  /** Cancels an open order by client order id; true when it is gone (cancelled, or -2011: no longer open), false when the answer is unknown. */
+  async cancel(clientOrderId: string): Promise<boolean> {
+    const answer = await this.client.cancelOrder(this.setup.symbol, { clientOrderId })
+    if (answer.kind === 'ok' || (answer.kind === 'rejected' && answer.code === -2011)) return true
+    if (answer.kind === 'rejected' && KEY_REFUSED.has(answer.code)) throw keyRefused(answer)
+    return false
+  }
+
+  /** The account's fills on the symbol from trade id `fromId` on, or from `startTime` when no id is known yet (one page, oldest first; neither: the latest). */
+  async trades(from: { fromId?: number; startTime?: number }, limit: number): Promise<BinanceTrade[]> {
+    return need(await this.client.userTrades(this.setup.symbol, { ...from, limit }), 'read the fills (userTrades)')
+  }
+
+  /** One order by the exchange's id (a trade names its order by this id only). */
+  async orderById(orderId: number): Promise<BinanceOrder> {
+    return need(await this.client.order(this.setup.symbol, { orderId }), `look order ${orderId} up`)
+  }
+
   private settle(answer: ExchangeAnswer<BinanceOrder>, clientOrderId: string): Execution {
     if (answer.kind === 'unknown') return answer
     if (answer.kind === 'unavailable') return { kind: 'refused', code: 0, msg: answer.reason }
@@ -159,12 +204,14 @@ export class ExchangeBroker {
       return { kind: 'refused', code: answer.code, msg: answer.msg }
     }
     const order = answer.value
-    if (!FINAL.has(order.status)) return { kind: 'unknown', reason: `order ${clientOrderId} is ${order.status}` }
-    const executed = Number(order.executedQty)
-    const time = order.updateTime
+    return this.outcomeOf(clientOrderId, order.status, order.side, Number(order.executedQty), Number(order.avgPrice), order.updateTime)
+  }
+
+  private outcomeOf(clientOrderId: string, status: string, side: string, executed: number, avgPrice: number, time: number): Execution {
+    if (!FINAL.has(status)) return { kind: 'unknown', reason: `order ${clientOrderId} is ${status}` }
     if (!(executed > 0)) return { kind: 'done', outcome: this.paper.fillAt(this.qty, this.lastClose, time) }
-    const signed = order.side === 'BUY' ? executed : -executed
-    return { kind: 'done', outcome: this.paper.fillAt(roundTo(this.qty + signed, this.decimals), Number(order.avgPrice), time) }
+    const signed = side === 'BUY' ? executed : -executed
+    return { kind: 'done', outcome: this.paper.fillAt(roundTo(this.qty + signed, this.decimals), avgPrice, time) }
   }
 }
 

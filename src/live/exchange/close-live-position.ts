@@ -31,7 +31,7 @@ export async function closeLivePosition(context: CloseContext, run: RunRow, clos
   if (!state) return
   const setup = paperSetup(run, getTemplate(run.template_id) as SingleSymbolTemplate, context.rules)
   const paper = new PaperBroker(setup, state.broker)
-  const broker = new ExchangeBroker(paper, await tradingClientOf(context.db, context.secrets, context.upstream, run), setup)
+  const broker = new ExchangeBroker(paper, await tradingClientOf(context.db, context.secrets, context.upstream, run, () => context.now.getTime()), setup)
   const book = (outcome: BrokerOutcome, settles: string) =>
     context.db.transaction().execute(async (trx) => {
       await recordOutcome(trx, { run, now: context.now, pendingOrder: settles, totals: paper.totals(paper.lastClose) }, outcome)

@@ -1,6 +1,8 @@
+import type { BinanceTrade } from '../../trading/binance/trading-client.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
 import type { ExchangeBroker, Execution } from '../brokers/exchange-broker.js'
 import { RunFailure } from './run-failure.js'
+import type { OrderUpdate } from './user-data-streams.js'
 
 /** What a live run saves beside its ledger, so a runner resumed elsewhere looks up the same order. */
 export interface LiveState {
@@ -10,6 +12,8 @@ export interface LiveState {
   heldTarget?: number | null | undefined
   /** Margin refusals (-2019) in a row. */
   marginRefusals?: number | undefined
+  /** The exchange's trade id from which the next fills check reads userTrades (every earlier fill is accounted for). */
+  tradesFromId?: number | undefined
 }
 
 export interface LiveOrdersDeps {
@@ -22,7 +26,16 @@ export interface LiveOrdersDeps {
   /** The run's order whose outcome is not booked yet. */
   pendingOrder(): string | null
   state: LiveState | undefined
+  /** This strategy's client order ids start so (`pp-<strategy hex>-`, every run). */
+  prefix: string
+  /** How our ledger holds an order (strategy_orders.status), undefined when it is none of ours. */
+  bookedStatus(clientOrderId: string): Promise<string | undefined>
+  /** Exchange time before any of this run's orders (its first active bar): where the first fills check starts. */
+  since(): number
 }
+
+/** userTrades' largest page. */
+const TRADES_PAGE = 1000
 
 /** -2019 "Margin is insufficient" this many times in a row moves the strategy to error (a fourth order would fare no better). */
 const MARGIN_REFUSALS_TO_FAIL = 3
@@ -31,9 +44,9 @@ const MARGIN_REFUSALS_TO_FAIL = 3
  * How long (exchange time) an order found nowhere stays unknown before, with the exchange's position
  * equal to ours, it is taken as never executed: a MARKET order that executed moves the position. Binance
  * may not show an accepted order "for over half an hour" (freqtrade#12681), but it does not hold a MARKET
- * order that long unexecuted; should one still execute later, reconciliation sees the position differ and
- * moves the strategy to error, never a silent duplicate. Without this a crash between commit and send
- * would stop the run for good.
+ * order that long unexecuted; should one still execute later, reconciliation (on the position change
+ * ACCOUNT_UPDATE reports, or the next reconnect) books it from its trades. Without this a crash between
+ * commit and send would stop the run for good.
  */
 export const NOT_FOUND_GIVE_UP_MS = 10 * 60_000
 
@@ -46,6 +59,9 @@ export class LiveOrders {
   private sentAt: number | undefined
   private held: number
   private refusals: number
+  private tradesFromId: number | undefined
+  /** The last reconciliation found the exchange and the ledger in agreement; new orders go out only then. */
+  private agreed = false
 
   constructor(
     private readonly broker: ExchangeBroker,
@@ -54,10 +70,11 @@ export class LiveOrders {
     this.sentAt = deps.state?.pendingSentAt ?? undefined
     this.held = deps.state?.heldTarget ?? Number.NaN
     this.refusals = deps.state?.marginRefusals ?? 0
+    this.tradesFromId = deps.state?.tradesFromId ?? undefined
   }
 
   state(): LiveState {
-    return { pendingSentAt: this.sentAt, heldTarget: this.held === this.held ? this.held : null, marginRefusals: this.refusals }
+    return { pendingSentAt: this.sentAt, heldTarget: this.held === this.held ? this.held : null, marginRefusals: this.refusals, tradesFromId: this.tradesFromId }
   }
 
   prepare(): Promise<void> {
@@ -65,11 +82,17 @@ export class LiveOrders {
   }
 
   /**
-   * Settles the pending order if it can, then compares the exchange's position with the run's. Returns
-   * false while an order's outcome is still unknown (the position may yet be explained by it).
+   * The exchange's picture against the run's (at start, after every reconnect of the kline or user
+   * stream, and before trading while they disagreed): settles the pending order, cancels a stray open
+   * order of ours and refuses someone else's, books fills of ours the ledger missed (from the trades,
+   * never by sending again), then requires the exchange's position to equal the ledger's. Returns false
+   * while something is still unknown (an order's outcome, a cancel); no new order goes out until true.
    */
   async reconcile(): Promise<boolean> {
+    this.agreed = false
     if (this.deps.pendingOrder() !== null && !(await this.resolve())) return false
+    if (!(await this.settleOpenOrders())) return false
+    await this.bookMissedFills()
     const theirs = await this.broker.exchangeQty()
     const ours = this.broker.qty
     if (theirs !== ours) {
@@ -78,12 +101,42 @@ export class LiveOrders {
         `the exchange holds a position of ${theirs} where this run's own fills add up to ${ours}; close or explain it, then deploy again`,
       )
     }
+    this.agreed = true
     return true
+  }
+
+  /**
+   * ORDER_TRADE_UPDATE: settles the pending order as soon as the exchange reports it final. Booking is
+   * keyed by the client order id: once the REST answer or a lookup booked the order it is no longer
+   * pending, so a late (or repeated) event of it changes nothing.
+   */
+  async onOrderUpdate(update: OrderUpdate): Promise<void> {
+    // Someone else's order on the run's symbol: the run reconciles now (FOREIGN_ORDER while it is open,
+    // POSITION_MISMATCH once it filled) rather than at the next reconnect.
+    if (!update.clientOrderId.startsWith(this.deps.prefix)) {
+      await this.reconcile()
+      return
+    }
+    const id = this.deps.pendingOrder()
+    if (id === null || update.clientOrderId !== id) return
+    const execution = this.broker.settleUpdate(update)
+    if (execution.kind !== 'unknown') await this.book(id, execution)
+  }
+
+  /**
+   * ACCOUNT_UPDATE's position on the run's symbol: equal to the ledger's, nothing to do; different while
+   * an order is pending, that order is looked up now; different otherwise, the run reconciles (REST is
+   * the picture: a delayed event's older amount is found to agree, a foreign trade is not).
+   */
+  async onPosition(amount: number): Promise<void> {
+    if (amount === this.broker.qty) return
+    if (this.deps.pendingOrder() !== null) await this.resolve()
+    else await this.reconcile()
   }
 
   /** One closed bar: settle what is pending, step the template, and send its new target as one order. */
   async act(bar: ClosedBar, funding: readonly FundingEvent[], intervalMs: number): Promise<void> {
-    const settled = this.deps.pendingOrder() === null || (await this.resolve(bar.openTime + intervalMs))
+    const settled = (this.deps.pendingOrder() === null || (await this.resolve(bar.openTime + intervalMs))) && (this.agreed || (await this.agree()))
     const outcome = this.broker.onClosedBar(bar, funding)
     const target = outcome.newTarget === outcome.newTarget ? outcome.newTarget : this.held
     if (!settled) {
@@ -99,6 +152,60 @@ export class LiveOrders {
     const id = await this.deps.commit(outcome, undefined)
     if (!id) return
     await this.book(id, await this.broker.send(id, target, bar.close, closeTime))
+  }
+
+  /** reconcile() where a bar waits on it: a failed read (the exchange unreachable) is "not agreed yet", tried again at the next bar. */
+  private async agree(): Promise<boolean> {
+    try {
+      return await this.reconcile()
+    } catch (error) {
+      if (error instanceof RunFailure) throw error
+      return false
+    }
+  }
+
+  /**
+   * A run's MARKET orders leave nothing open. An open order of this strategy that is not pending (an
+   * intent given up as never sent that reached the exchange after all) is cancelled by its client order
+   * id: nothing of ours should rest, and what it filled is booked by the fills check. An open order that
+   * is not ours could change the position at any moment, which this run could not explain: error.
+   */
+  private async settleOpenOrders(): Promise<boolean> {
+    for (const order of await this.broker.openOrders()) {
+      if (!order.clientOrderId.startsWith(this.deps.prefix)) {
+        throw new RunFailure(
+          'FOREIGN_ORDER',
+          `an open ${order.type} ${order.side} order ${order.clientOrderId} on ${order.symbol} is not this strategy's; a run must be the only trader of its symbol on the account: cancel it, then deploy again`,
+        )
+      }
+      if (!(await this.broker.cancel(order.clientOrderId))) return false
+    }
+    return true
+  }
+
+  /**
+   * Fills of ours since the last check that the ledger has not booked (an order booked skipped or
+   * cancelled that executed after all) are booked once, as one fill per order from its trades; the
+   * order row turns filled, so the next check passes it by. Trades of other orders are left to the
+   * position check.
+   */
+  private async bookMissedFills(): Promise<void> {
+    for (;;) {
+      const since = this.deps.since()
+      const from = this.tradesFromId !== undefined ? { fromId: this.tradesFromId } : Number.isFinite(since) ? { startTime: since } : {}
+      const trades = await this.broker.trades(from, TRADES_PAGE)
+      const byOrder = new Map<number, BinanceTrade[]>()
+      for (const trade of trades) byOrder.set(trade.orderId, [...(byOrder.get(trade.orderId) ?? []), trade])
+      for (const [orderId, fills] of byOrder) {
+        const order = await this.broker.orderById(orderId)
+        if (!order.clientOrderId.startsWith(this.deps.prefix)) continue
+        const status = await this.deps.bookedStatus(order.clientOrderId)
+        if (status === undefined || status === 'filled') continue
+        await this.deps.commit(this.broker.bookTrades(order.side, fills), order.clientOrderId)
+      }
+      if (trades.length > 0) this.tradesFromId = Math.max(...trades.map((t) => t.id)) + 1
+      if (trades.length < TRADES_PAGE) return
+    }
   }
 
   /** Looks the pending order up; `exchangeNow` (a bar's close) lets a long-missing one be settled as never executed. */

@@ -3,7 +3,7 @@ import type { RunRow } from '../queries.js'
 import { markError } from '../run-error.js'
 
 /** Why a live run cannot go on by itself: the strategy moves to error (docs/decisions.md, "Moves into error"). */
-export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED'
+export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'FOREIGN_ORDER' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED'
 
 export class RunFailure extends Error {
   constructor(

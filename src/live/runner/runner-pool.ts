@@ -9,6 +9,7 @@ import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
+import { UserDataStreams } from '../exchange/user-data-streams.js'
 import { StrategyRunner } from './strategy-runner.js'
 
 /** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
@@ -29,6 +30,8 @@ export interface RunnerPoolOptions {
   balanceWatchMs?: number
   renewMs?: number
   ttlMs?: number
+  /** The app's clock: signed requests' timestamps and the times runners record (leases stay on the wall clock every process shares). */
+  now?: () => number
 }
 
 /**
@@ -43,13 +46,23 @@ export class RunnerPool {
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
   private readonly balances: BalanceWatcher | undefined
+  private readonly userStreams: UserDataStreams | undefined
+  private readonly now: () => number
 
   constructor(private readonly options: RunnerPoolOptions) {
     this.streams = new KlineStreams(options.wsUrl)
+    this.now = options.now ?? Date.now
     if (options.secrets) {
       const { db, secrets, log } = options
-      this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })
+      this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, now: this.now, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })
+      this.userStreams = new UserDataStreams({ wsUrl: options.wsUrl, exchangeNow: () => this.exchangeNow(), log })
     }
+  }
+
+  /** The exchange's clock (GET /fapi/v1/time, weight 1): the replay exchange's runs faster than ours. */
+  private async exchangeNow(): Promise<number> {
+    const response = await this.options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
+    return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
   }
 
   start(): void {
@@ -73,6 +86,7 @@ export class RunnerPool {
     for (const runner of this.runners.values()) runner.stop()
     this.runners.clear()
     this.streams.close()
+    this.userStreams?.close()
     await releaseLeases(this.options.db, this.owner)
   }
 
@@ -96,12 +110,10 @@ export class RunnerPool {
         streams: this.streams,
         rules: (symbol) => symbolRules(this.options.market, symbol),
         owner: this.owner,
-        now: Date.now,
-        exchangeNow: async () => {
-          const response = await this.options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
-          return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
-        },
-        ...(this.options.secrets ? { tradingClient: (r) => tradingClientOf(db, this.options.secrets!, this.options.market.client, r) } : {}),
+        now: this.now,
+        exchangeNow: () => this.exchangeNow(),
+        ...(this.options.secrets ? { tradingClient: (r) => tradingClientOf(db, this.options.secrets!, this.options.market.client, r, this.now) } : {}),
+        ...(this.userStreams ? { userStreams: this.userStreams } : {}),
         onError: (error, failed) => this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed'),
       })
       this.runners.set(run.strategy_id, runner)

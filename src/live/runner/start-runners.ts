@@ -7,10 +7,10 @@ import type { MarketData } from '../../market/market-data.js'
 import { RunnerPool } from './runner-pool.js'
 
 /** Starts this process's strategy runners; the stream host is UPSTREAM_WS_URL, else UPSTREAM_URL as ws(s). */
-export function startRunners(config: Config, db: Db, market: MarketData, log: FastifyBaseLogger, signals?: EventEmitter, secrets?: SecretBox): RunnerPool | undefined {
+export function startRunners(config: Config, db: Db, market: MarketData, log: FastifyBaseLogger, signals?: EventEmitter, secrets?: SecretBox, now?: () => number): RunnerPool | undefined {
   const wsUrl = config.upstreamWsUrl ?? config.upstreamUrl?.replace(/^http/, 'ws')
   if (!wsUrl) return undefined
-  const pool = new RunnerPool({ db, market, wsUrl, log, ...(signals ? { signals } : {}), ...(secrets ? { secrets } : {}) })
+  const pool = new RunnerPool({ db, market, wsUrl, log, ...(signals ? { signals } : {}), ...(secrets ? { secrets } : {}), ...(now ? { now } : {}) })
   pool.start()
   return pool
 }

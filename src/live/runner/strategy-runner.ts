@@ -9,9 +9,10 @@ import { PaperBroker } from '../brokers/paper-broker.js'
 import { failRun, RunFailure } from '../exchange/run-failure.js'
 import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
+import type { UserDataStreams, UserStreamEvent } from '../exchange/user-data-streams.js'
 import { paperSetup } from '../deploy.js'
-import { type RunRow, saveRunState } from '../queries.js'
-import { recordOutcome, type RunState } from '../record-outcome.js'
+import { orderStatus, type RunRow, saveRunState } from '../queries.js'
+import { clientOrderIdPrefix, recordOutcome, type RunState } from '../record-outcome.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { intervalMs } from '../timeframes.js'
 
@@ -27,6 +28,8 @@ export interface RunnerDeps {
   onError: (error: unknown, run: RunRow) => void
   /** The signed client of a live run's exchange key (absent where this process holds no master key). */
   tradingClient?: (run: RunRow) => Promise<BinanceTradingClient>
+  /** The process's user data streams, one per exchange account: a live run hears its orders' and positions' changes there. */
+  userStreams?: UserDataStreams
 }
 
 const HOUR = 3_600_000
@@ -48,6 +51,7 @@ export class StrategyRunner {
   private live: LiveOrders | undefined
   private pendingOrder: string | null = null
   private unsubscribe: (() => void) | undefined
+  private unsubscribeUser: (() => void) | undefined
   private chain: Promise<void> = Promise.resolve()
   private stopped = false
   private readonly interval: number
@@ -89,9 +93,19 @@ export class StrategyRunner {
       if (!run.dry_run) {
         // Inside the chain, so a refused key (RunFailure) moves the strategy to error like any later step.
         if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
-        const broker = new ExchangeBroker(paper, await deps.tradingClient(run), setup)
+        const client = await deps.tradingClient(run)
+        const broker = new ExchangeBroker(paper, client, setup)
         this.broker = broker
-        this.live = new LiveOrders(broker, { commit: (outcome, settles) => this.commit(outcome, settles), pendingOrder: () => this.pendingOrder, state: state ?? undefined })
+        this.live = new LiveOrders(broker, {
+          commit: (outcome, settles) => this.commit(outcome, settles),
+          pendingOrder: () => this.pendingOrder,
+          state: state ?? undefined,
+          prefix: clientOrderIdPrefix(run.strategy_id),
+          bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
+          since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
+        })
+        // Before the start's reconciliation: a change after it reaches the run as an event or a reconnect.
+        if (deps.userStreams && run.exchange_key_id !== null) this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => this.onUserEvent(event))
       }
       await this.warmUp(warmup)
     })
@@ -100,6 +114,7 @@ export class StrategyRunner {
   stop(): void {
     this.stopped = true
     this.unsubscribe?.()
+    this.unsubscribeUser?.()
   }
 
   /** Resolves once every queued step is done (tests and shutdown). */
@@ -121,6 +136,15 @@ export class StrategyRunner {
       }
     })
     return this.chain
+  }
+
+  /** The user data stream, through the chain like every step: settles and checks never run beside a bar. */
+  private onUserEvent(event: UserStreamEvent): void {
+    const live = this.live
+    if (!live) return
+    if (event.type === 'connected') void this.enqueue(async () => void (await live.reconcile()))
+    else if (event.type === 'order' && event.update.symbol === this.run.symbol) void this.enqueue(() => live.onOrderUpdate(event.update))
+    else if (event.type === 'position' && event.symbol === this.run.symbol) void this.enqueue(() => live.onPosition(event.amount))
   }
 
   private async warmUp(bars: number): Promise<void> {

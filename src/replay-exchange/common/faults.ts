@@ -16,18 +16,30 @@ export interface FaultSpec {
    * "execution status unknown" on Binance).
    */
   executeThen?: 503 | -1007
+  /**
+   * Trading: the matching order request reaches the matching engine `latencyMs` after it arrived and
+   * executes then, whether or not the client still waits (Binance executes what it received; a client
+   * that timed out meanwhile holds an unknown outcome); the answer follows the execution.
+   */
+  executeLate?: true
   /** Trading: GET and DELETE /fapi/v1/order answer -2013 / -2011 for an order that exists ("forgotten"). */
   forget?: true
   /** Trading: drop user-stream events, or delay them by `latencyMs`; `event` limits it to one event type. */
   userEvents?: 'drop' | 'delay'
   event?: string
+  /**
+   * Only this account's requests (their X-MBX-APIKEY) or user-stream events, so one test run's faults
+   * leave the other accounts on the same venue alone; every account when absent.
+   */
+  account?: string
 }
 
-export type FaultKind = 'request' | 'execution' | 'forget' | 'userEvents'
+export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents'
 
-/** Which hook applies a fault: the request hook, the order route, the order lookup or the user stream. */
+/** Which hook applies a fault: the request hook, the order route (after or before it executes), the order lookup or the user stream. */
 export function faultKind(fault: FaultSpec): FaultKind {
   if (fault.executeThen !== undefined) return 'execution'
+  if (fault.executeLate) return 'late'
   if (fault.forget) return 'forget'
   if (fault.userEvents !== undefined) return 'userEvents'
   return 'request'
@@ -53,7 +65,7 @@ const STATUSES = new Set([429, 418, 500, 502, 503])
 export function parseFault(body: unknown): FaultSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('fault must be a JSON object')
   const raw = body as Record<string, unknown>
-  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'forget', 'userEvents', 'event']
+  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account']
   const unknown = Object.keys(raw).filter((key) => !known.includes(key))
   if (unknown.length > 0) throw new Error(`unknown fault fields: ${unknown.join(', ')}`)
   const fault: FaultSpec = {}
@@ -90,6 +102,10 @@ export function parseFault(body: unknown): FaultSpec {
     if (raw.executeThen !== 503 && raw.executeThen !== -1007) throw new Error('executeThen must be 503 or -1007')
     fault.executeThen = raw.executeThen
   }
+  if (raw.executeLate !== undefined) {
+    if (raw.executeLate !== true) throw new Error('executeLate must be true')
+    fault.executeLate = true
+  }
   if (raw.forget !== undefined) {
     if (raw.forget !== true) throw new Error('forget must be true')
     fault.forget = true
@@ -102,18 +118,23 @@ export function parseFault(body: unknown): FaultSpec {
     if (typeof raw.event !== 'string') throw new Error('event must be a string such as "ORDER_TRADE_UPDATE"')
     fault.event = raw.event
   }
+  if (raw.account !== undefined) {
+    if (typeof raw.account !== 'string' || raw.account === '') throw new Error('account must be an API key')
+    fault.account = raw.account
+  }
   return checkFault(fault)
 }
 
 export function checkFault(fault: FaultSpec): FaultSpec {
   const kind = faultKind(fault)
-  const trading = [fault.executeThen !== undefined, fault.forget === true, fault.userEvents !== undefined].filter(Boolean).length
-  if (trading > 1) throw new Error('a fault is one of executeThen, forget or userEvents')
+  const trading = [fault.executeThen !== undefined, fault.executeLate === true, fault.forget === true, fault.userEvents !== undefined].filter(Boolean).length
+  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget or userEvents')
   if (kind !== 'request' && (fault.status !== undefined || fault.drop)) throw new Error('status and drop are request faults, not trading ones')
   if (fault.userEvents === 'delay' && fault.latencyMs === undefined) throw new Error('userEvents "delay" needs latencyMs')
+  if (fault.executeLate && fault.latencyMs === undefined) throw new Error('executeLate needs latencyMs')
   if (fault.event !== undefined && kind !== 'userEvents') throw new Error('event goes with userEvents')
   if (kind === 'request' && fault.latencyMs === undefined && fault.status === undefined && !fault.drop) {
-    throw new Error('a fault needs latencyMs, status, drop, executeThen, forget or userEvents')
+    throw new Error('a fault needs latencyMs, status, drop, executeThen, executeLate, forget or userEvents')
   }
   if (fault.status !== undefined && fault.drop) throw new Error('a fault answers a status or drops the connection, not both')
   if (fault.times !== undefined && fault.times < 1) throw new Error('times must be at least 1')
@@ -147,13 +168,14 @@ export class Faults {
 
   /**
    * The fault of this kind for a request to `url` (path and query; for user events, the event
-   * type is matched against `event`), counting it against the fault's `times`.
+   * type is matched against `event`) of the account `apiKey`, counting it against the fault's `times`.
    */
-  take(url: string, kind: FaultKind = 'request'): FaultSpec | undefined {
+  take(url: string, kind: FaultKind = 'request', apiKey?: string): FaultSpec | undefined {
     if (this.list.length === 0) return undefined
     const path = url.split('?')[0]!
     const fault = this.list.find((f) => {
       if (faultKind(f.spec) !== kind) return false
+      if (f.spec.account !== undefined && f.spec.account !== apiKey) return false
       if (kind === 'userEvents') return f.spec.event === undefined || f.spec.event === url
       const p = f.spec.path
       if (p === undefined) return true

@@ -32,7 +32,8 @@ export function installRequestHooks(app: FastifyInstance, faults: Faults, stats:
     const path = request.url.split('?')[0]!
     if (path.startsWith('/__replay/')) return
     if (UPSTREAM_PATH.test(path)) stats.count(path)
-    const fault = faults.take(request.url)
+    const apiKey = request.headers['x-mbx-apikey']
+    const fault = faults.take(request.url, 'request', typeof apiKey === 'string' ? apiKey : undefined)
     if (!fault) return
     if (fault.latencyMs) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs))
     if (fault.drop) {

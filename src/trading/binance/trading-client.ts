@@ -42,6 +42,19 @@ export interface BinancePosition {
   [field: string]: unknown
 }
 
+/** One row of GET /fapi/v1/userTrades: a fill of an order (by the exchange's orderId; it carries no client order id). */
+export interface BinanceTrade {
+  id: number
+  orderId: number
+  symbol: string
+  side: string
+  price: string
+  qty: string
+  commission: string
+  time: number
+  [field: string]: unknown
+}
+
 /**
  * How long an order placement whose outcome is unknown is looked up by its client order id before we
  * say it is still unknown: Binance may not show an order it accepted for a while (freqtrade#12681:
@@ -103,8 +116,18 @@ export class BinanceTradingClient {
     return this.call('GET', '/fapi/v1/positionSide/dual', {}, 30)
   }
 
-  userTrades(symbol: string, params: { orderId?: number; startTime?: number; limit?: number } = {}): Promise<ExchangeAnswer<Record<string, unknown>[]>> {
+  userTrades(symbol: string, params: { orderId?: number; fromId?: number; startTime?: number; limit?: number } = {}): Promise<ExchangeAnswer<BinanceTrade[]>> {
     return this.call('GET', '/fapi/v1/userTrades', { symbol, ...params }, 5)
+  }
+
+  /** POST /fapi/v1/listenKey (USER_STREAM: the API key only): the account's active key, extended 60 minutes, or a new one. */
+  openListenKey(): Promise<ExchangeAnswer<{ listenKey: string }>> {
+    return this.call('POST', '/fapi/v1/listenKey', {}, 1, false)
+  }
+
+  /** PUT /fapi/v1/listenKey: extends the active key 60 minutes; -1125 when the account has none (it expired). */
+  keepAliveListenKey(): Promise<ExchangeAnswer<{ listenKey: string }>> {
+    return this.call('PUT', '/fapi/v1/listenKey', {}, 1, false)
   }
 
   /**
@@ -142,16 +165,17 @@ export class BinanceTradingClient {
     return { kind: 'unknown', reason: `${why}; order ${clientOrderId} was not found yet, which does not prove it was not placed` }
   }
 
-  private async call<T>(method: Method, path: string, params: Params, weight: number): Promise<ExchangeAnswer<T>> {
+  private async call<T>(method: Method, path: string, params: Params, weight: number, signed = true): Promise<ExchangeAnswer<T>> {
     const defined: Record<string, string | number> = {}
     for (const [name, value] of Object.entries(params)) if (value !== undefined) defined[name] = typeof value === 'boolean' ? String(value) : value
+    const query = signed ? signedQuery(this.credentials.apiSecret, defined, this.now()) : new URLSearchParams(defined as Record<string, string>).toString()
     try {
       const response = await this.upstream.sendOnce(
         {
           method,
           host: 'api',
           path,
-          query: signedQuery(this.credentials.apiSecret, defined, this.now()),
+          query,
           weight,
           headers: { 'x-mbx-apikey': this.credentials.apiKey },
         },

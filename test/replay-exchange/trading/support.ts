@@ -30,20 +30,21 @@ export interface TradingExchange extends TestExchange {
   /** Creates an account over the control route. */
   account(balances?: Record<string, string>): Promise<Keys>
   /** A signed request; `inBody` sends the parameters as a form body (POST/DELETE). */
-  call<T = any>(keys: Keys, method: string, path: string, params?: Record<string, string | number | boolean>, options?: { inBody?: boolean; timestamp?: number }): Promise<Answer<T>>
+  call<T = any>(keys: Keys, method: string, path: string, params?: Record<string, string | number | boolean>, options?: { inBody?: boolean; timestamp?: number; signal?: AbortSignal }): Promise<Answer<T>>
   /** Replay now (ms), from /fapi/v1/time. */
   replayNow(): Promise<number>
 }
 
 export async function startTradingExchange(options: ReplayExchangeOptions = {}): Promise<TradingExchange> {
   const t = await startTestExchange(options)
-  const call = async (keys: Keys, method: string, path: string, params: Record<string, string | number | boolean> = {}, opts: { inBody?: boolean; timestamp?: number } = {}) => {
+  const call = async (keys: Keys, method: string, path: string, params: Record<string, string | number | boolean> = {}, opts: { inBody?: boolean; timestamp?: number; signal?: AbortSignal } = {}) => {
     const query = new URLSearchParams(Object.entries({ ...params, timestamp: opts.timestamp ?? t.clock.now() }).map(([k, v]): [string, string] => [k, String(v)])).toString()
     const signed = `${query}&signature=${sign(keys.secretKey, query)}`
     const response = await fetch(`${t.exchange.url}${path}${opts.inBody ? '' : `?${signed}`}`, {
       method,
       headers: { 'x-mbx-apikey': keys.apiKey, ...(opts.inBody ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
       ...(opts.inBody ? { body: signed } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
     })
     const text = await response.text()
     return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { poll } from '../../support/poll.js'
 import { MINUTE } from '../support.js'
 import { openUserStream, startTradingExchange, type TradingExchange } from './support.js'
 
@@ -121,5 +122,40 @@ describe('replay exchange trading: user data stream, order-count limits and trad
     assert.equal(t.exchange.faults.expireListenKeys(keys.apiKey), 1)
     await reopened.next('listenKeyExpired', (e) => e.e === 'listenKeyExpired')
     reopened.close()
+  })
+
+  it('executes an order late (executeLate): after latencyMs, even when the client gave up waiting', async () => {
+    const keys = await t.account()
+    t.exchange.faults.add({ path: '/fapi/v1/order', executeLate: true, latencyMs: 400, times: 1 })
+    const gaveUp = new AbortController()
+    const order = { symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.002', newClientOrderId: 'late-1' }
+    const sending = t.call(keys, 'POST', '/fapi/v1/order', order, { signal: gaveUp.signal }).catch((error: Error) => error)
+    await poll('the order at the venue', 5_000, () => (t.exchange.faults.active().length === 0 ? true : undefined))
+    assert.equal((await t.call(keys, 'GET', '/fapi/v1/order', { symbol: 'BTCUSDT', origClientOrderId: 'late-1' })).body.code, -2013, 'not there yet')
+    gaveUp.abort()
+    assert.ok((await sending) instanceof Error, 'the client left')
+    const found = await poll('the late order', 5_000, async () => {
+      const answer = await t.call(keys, 'GET', '/fapi/v1/order', { symbol: 'BTCUSDT', origClientOrderId: 'late-1' })
+      return answer.body.status === 'FILLED' ? answer.body : undefined
+    })
+    assert.equal(found.executedQty, '0.002')
+  })
+
+  it("scopes a fault to one account's requests and user-stream events", async () => {
+    const [mine, other] = [await t.account(), await t.account()]
+    t.exchange.faults.add({ path: '/fapi/v2/balance', status: 503, account: mine.apiKey })
+    assert.equal((await t.call(mine, 'GET', '/fapi/v2/balance')).status, 503)
+    assert.equal((await t.call(other, 'GET', '/fapi/v2/balance')).status, 200)
+    const [myStream, otherStream] = [await openUserStream(t, mine), await openUserStream(t, other)]
+    const remove = t.exchange.faults.add({ userEvents: 'drop', event: 'ORDER_TRADE_UPDATE', account: mine.apiKey })
+    await market(mine)
+    await market(other)
+    await otherStream.next("the other account's TRADE update", (e) => e.o?.x === 'TRADE')
+    await myStream.next('my ACCOUNT_UPDATE', (e) => e.e === 'ACCOUNT_UPDATE')
+    assert.equal(myStream.events.filter((e) => e.e === 'ORDER_TRADE_UPDATE').length, 0)
+    remove()
+    t.exchange.faults.clear()
+    myStream.close()
+    otherStream.close()
   })
 })

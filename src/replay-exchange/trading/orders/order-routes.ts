@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { BinanceError, invalidSymbol } from '../../common/errors.js'
 import { integer, limit, type Query, required, text, timeRange } from '../../common/params.js'
@@ -21,12 +22,14 @@ export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
   }
 
   // Weight 0 on the IP limit, 1 on each of the account's order counters (Binance's New Order).
-  signedRoute(app, deps, 'POST', '/fapi/v1/order', 0, ({ account, params, request, reply }) => {
+  signedRoute(app, deps, 'POST', '/fapi/v1/order', 0, async ({ account, params, request, reply }) => {
     const counts = deps.orderCounter.charge(account.apiKey)
     reply.header('x-mbx-order-count-10s', String(counts.tenSeconds)).header('x-mbx-order-count-1m', String(counts.minute))
     const order = parseOrderRequest(params, (name) => venue.tradable(name)?.info, (symbol) => venue.lastPrice(venue.tradable(symbol.symbol)!))
+    const late = deps.faults.take(request.url, 'late', account.apiKey)
+    if (late) await sleep(late.latencyMs!)
     const { ack, result } = venue.place(account, order)
-    const fault = deps.faults.take(request.url, 'execution')
+    const fault = deps.faults.take(request.url, 'execution', account.apiKey)
     if (fault?.executeThen === 503) throw new BinanceError(503, -1000, UNKNOWN_OUTCOME)
     if (fault?.executeThen === -1007) throw new BinanceError(408, -1007, TIMEOUT)
     return orderView(order.symbol, order.respType === 'RESULT' ? result : ack, false)
@@ -34,7 +37,7 @@ export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
 
   signedRoute(app, deps, 'GET', '/fapi/v1/order', 1, ({ account, params, request }) => {
     const found = findOrder(account, symbolParam(params), params)
-    if (!found || deps.faults.take(request.url, 'forget')) throw unknownOrder()
+    if (!found || deps.faults.take(request.url, 'forget', account.apiKey)) throw unknownOrder()
     return orderView(info(found.symbol), found, true)
   })
 
@@ -46,7 +49,7 @@ export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
 
   signedRoute(app, deps, 'DELETE', '/fapi/v1/order', 1, ({ account, params, request }) => {
     const found = findOrder(account, symbolParam(params), params)
-    if (found && deps.faults.take(request.url, 'forget')) throw unknownCancel()
+    if (found && deps.faults.take(request.url, 'forget', account.apiKey)) throw unknownCancel()
     const canceled = venue.cancel(account, found)
     return orderView(info(canceled.symbol), canceled, false)
   })

@@ -79,7 +79,7 @@ export class UserStreams {
   emit(apiKey: string, event: Record<string, unknown>): void {
     const active = this.byApiKey.get(apiKey)
     if (!active || active.sockets.size === 0) return
-    const fault = this.faults.take(String(event.e), 'userEvents')
+    const fault = this.faults.take(String(event.e), 'userEvents', apiKey)
     if (fault?.userEvents === 'drop') return
     const send = () => deliver(active, event)
     if (fault?.userEvents === 'delay') setTimeout(send, fault.latencyMs ?? 0).unref()
