@@ -30,6 +30,7 @@ import { templateRoutes } from './templates/routes.js'
 import { webhookRoutes } from './webhooks/routes.js'
 import { apiKeyRoutes } from './auth/keys/routes.js'
 import { exchangeKeyRoutes } from './exchange-keys/routes.js'
+import { dashboardRoutes } from './dashboard/routes.js'
 import { tradingRoutes } from './trading/routes.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
@@ -158,6 +159,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     now: services.now,
   })
   await app.register(tradingRoutes, { upstream: services.market.client, now: services.now })
+  await app.register(dashboardRoutes, { dir: services.config.dashboardDir })
   return app
 }
 

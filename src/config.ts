@@ -26,6 +26,8 @@ export interface Config {
    * NODE_EXTRA_CA_CERTS (which Node reads only at process start; tests and benches make their CA later).
    */
   webhookCaFile: string | undefined
+  /** The built dashboard served at /app/ (index.html + assets/); unset: the package's dist/web. Not from the environment; tests set it. */
+  dashboardDir: string | undefined
   /** Time limit of one webhook delivery attempt (spec: 10 s). Not from the environment; tests lower it. */
   webhookTimeoutMs: number
   workers: number
@@ -79,6 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivateHosts: read.boolean('WEBHOOK_ALLOW_PRIVATE_HOSTS', false),
     webhookCaFile: read.string('WEBHOOK_CA_FILE') === undefined ? undefined : path.resolve(read.string('WEBHOOK_CA_FILE')!),
     webhookTimeoutMs: 10_000,
+    dashboardDir: undefined,
     workers: read.integer('WORKERS', Math.max(1, os.availableParallelism() - 1), 1, 64),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     weightPerMinute: read.integer('RATE_LIMIT_WEIGHT_PER_MINUTE', 1200, 1, 1e9),

@@ -11,7 +11,9 @@ export type HmacKey = Awaited<ReturnType<Subtle['importKey']>>
 
 /** Imports an HMAC-SHA256 key once; sign with it as often as needed. */
 export function hmacKey(secret: string | Uint8Array, usage: 'sign' | 'verify' = 'sign'): Promise<HmacKey> {
-  const bytes = typeof secret === 'string' ? encoder.encode(secret) : secret
+  // Typed as backed by an ArrayBuffer: the DOM lib's BufferSource refuses a view that might be shared
+  // (the dashboard type-checks this file under it).
+  const bytes = (typeof secret === 'string' ? encoder.encode(secret) : secret) as Uint8Array<ArrayBuffer>
   return subtle().importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, [usage])
 }
 

@@ -54,7 +54,7 @@ export async function verifyWebhook<D = Record<string, unknown>>(secret: string,
     if (version !== 'v1' || !value) continue
     const given = base64Bytes(value)
     // subtle.verify compares in constant time.
-    if (given && (await subtle().verify('HMAC', key, given, content))) return JSON.parse(text) as WebhookEvent<D>
+    if (given && (await subtle().verify('HMAC', key, given as Uint8Array<ArrayBuffer>, content))) return JSON.parse(text) as WebhookEvent<D>
   }
   throw new WebhookVerificationError('no v1 signature matches: wrong secret, or the body was changed')
 }

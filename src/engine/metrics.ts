@@ -47,15 +47,19 @@ export function sortinoRatio(returns: readonly number[], periodsPerYear = PERIOD
   return (mean(returns) * periodsPerYear) / risk
 }
 
+/** Each value's fall from the running peak up to it, a fraction ≤ 0 (the dashboard draws this curve). */
+export function drawdownCurve(values: readonly number[]): number[] {
+  let peak = -Infinity
+  return values.map((v) => {
+    if (v > peak) peak = v
+    return v / peak - 1
+  })
+}
+
 /** Largest fall from a running peak as a fraction ≤ 0 (empyrical max_drawdown with the start value included). */
 export function maxDrawdown(values: readonly number[]): number {
-  let peak = -Infinity
   let worst = 0
-  for (const v of values) {
-    if (v > peak) peak = v
-    const drawdown = v / peak - 1
-    if (drawdown < worst) worst = drawdown
-  }
+  for (const drawdown of drawdownCurve(values)) if (drawdown < worst) worst = drawdown
   return worst
 }
 

@@ -1,17 +1,9 @@
 import { type Static, Type } from 'typebox'
 import { Cursor, DecimalString, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
+import { TIMEFRAMES } from './timeframes.js'
 
-export const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d'] as const
+export { TIMEFRAMES, TIMEFRAME_MS } from './timeframes.js'
 
-/** Each timeframe's bar length in milliseconds. */
-export const TIMEFRAME_MS: Record<(typeof TIMEFRAMES)[number], number> = {
-  '1m': 60_000,
-  '5m': 300_000,
-  '15m': 900_000,
-  '1h': 3_600_000,
-  '4h': 14_400_000,
-  '1d': 86_400_000,
-}
 export const STRATEGY_STATUSES = ['draft', 'deployed', 'paused', 'stopped', 'error'] as const
 
 const fields = {

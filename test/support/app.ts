@@ -11,12 +11,19 @@ import { createServices, type Services } from '../../src/services.js'
 import { type Backend, openTestDatabase, type TestDatabase } from './database.js'
 import { type KeyPair, signedHeaders } from './signing.js'
 
-/** A clock tests can move; every service of a test app reads time from it. */
+/**
+ * A clock tests can move; every service of a test app reads time from it. A `wall` clock follows
+ * real time (never going back, and still moved by advance()): for clients outside the test's
+ * control, such as a browser that signs with its own clock or polls a job every few seconds.
+ */
 export class TestClock {
-  constructor(public value = Date.now()) {}
-  now = (): number => this.value
+  constructor(
+    public value = Date.now(),
+    private readonly wall = false,
+  ) {}
+  now = (): number => (this.wall ? Math.max(Date.now(), this.value) : this.value)
   advance(ms: number): void {
-    this.value += ms
+    this.value = this.now() + ms
   }
 }
 
@@ -33,6 +40,8 @@ export interface TestAppOptions {
   config?: Partial<Config>
   /** The app's logger (e.g. one writing to memory, to scan the logs); default: none. */
   logger?: FastifyBaseLogger
+  /** The app's clock follows real time (TestClock `wall`) instead of standing still between advances. */
+  wallClock?: boolean
 }
 
 export interface TestApp {
@@ -64,7 +73,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const database = options.database ?? (await openTestDatabase(backend))
   const upstream = replay ? { UPSTREAM_URL: replay.url } : {}
   const config = { ...loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...upstream, ...env }), ...options.config }
-  const clock = new TestClock()
+  const clock = new TestClock(Date.now(), options.wallClock === true)
   const boss = options.queue ? await startQueue(database.handle, () => undefined) : undefined
   if (boss) await ensureBacktestQueue(boss)
   const services = createServices(config, database.handle, clock.now, boss)

@@ -5,7 +5,7 @@ import { NoQuerySchema, symbolOf } from '../schemas.js'
 import { upstream } from '../upstream-requests.js'
 import { forward, forwardAllOrRow, sendForwarded } from './forward.js'
 import { ADDITION, additionTags as tags, mirrorConfig as config, mirrorErrors as errors } from './mirror-route-options.js'
-import { ExchangeAnswerSchema, ExchangeRowsSchema, KlinesQuerySchema, OptionalSymbolQuerySchema, SymbolQuerySchema } from './schemas.js'
+import { ExchangeAnswerSchema, ExchangeRowsSchema, KlineRowsSchema, KlinesQuerySchema, OptionalSymbolQuerySchema, SymbolQuerySchema } from './schemas.js'
 import { serverTime } from './server-time.js'
 
 
@@ -32,7 +32,7 @@ export const fapiMirrorRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (
     sendForwarded(reply, await forward(market.session(), upstream.exchangeInfo())),
   )
 
-  app.get('/fapi/v1/klines', { config, schema: schema('Klines (candlesticks), oldest first', KlinesQuerySchema, ExchangeRowsSchema) }, async (request, reply) => {
+  app.get('/fapi/v1/klines', { config, schema: schema('Klines (candlesticks), oldest first', KlinesQuerySchema, KlineRowsSchema) }, async (request, reply) => {
     const { symbol, interval, startTime, endTime, limit = 500 } = request.query
     return sendForwarded(reply, await forward(market.session(), upstream.klines({ symbol: symbolOf(symbol), interval, startTime, endTime, limit }, now())))
   })

@@ -39,3 +39,7 @@ export const FuturesDataQuerySchema = Type.Object(
 /** The exchange's JSON, forwarded unchanged (its rows and fields are Binance's own). */
 export const ExchangeAnswerSchema = Type.Unknown({ description: 'The exchange’s answer, unchanged' })
 export const ExchangeRowsSchema = Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'The exchange’s rows, unchanged' })
+/** Klines are arrays, not objects: documented as such, typed clients (the dashboard's price chart) read them. */
+export const KlineRowsSchema = Type.Array(Type.Array(Type.Union([Type.Integer(), Type.String()]), { minItems: 12, maxItems: 12 }), {
+  description: 'The exchange’s klines, unchanged: [open time (ms), open, high, low, close, volume, close time (ms), quote volume, trades, taker buy base volume, taker buy quote volume, ignore]',
+})

@@ -1,0 +1,329 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { pino } from 'pino'
+import type { BrowserContext, Page } from 'playwright-core'
+import { buildDashboard } from '../../web/build.js'
+import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import { startTestApp, type TestApp } from '../support/app.js'
+import { tempDir } from '../support/database.js'
+import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
+import { poll } from '../support/poll.js'
+import type { KeyPair } from '../support/signing.js'
+import { browserMissing, launchBrowser } from './browser.js'
+
+// 1m bars close five times a wall second from 2025-06-17 06:00 UTC (inside the recorded minutes), so a
+// dry run trades within seconds; backtests read 2024's recorded hours.
+const REPLAY = { speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) }
+const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write', 'webhooks:read', 'webhooks:write', 'market:read'] as const
+
+/** What the page's chart containers expose (web/src/charts/chart-host.ts). */
+interface ChartElement {
+  chartSeries: { data(): { time: number; value: number }[] }[]
+  dataset: Record<string, string | undefined>
+}
+
+interface ApiJob {
+  id: string
+  status: string
+  result: { metrics: Record<string, unknown>; equity_curve: [string, string][]; trades: Record<string, unknown>[] }
+}
+
+const skip = browserMissing()
+
+describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, () => {
+  let t: TestApp
+  let pool: RunnerPool
+  let base: string
+  let key: KeyPair
+  let token: string
+  let browser: BrowserContext
+  let page: Page
+  let receiver: HttpsReceiver
+  const pageErrors: string[] = []
+
+  before(async () => {
+    const dashboardDir = tempDir('web')
+    await buildDashboard(dashboardDir)
+    receiver = await startHttpsReceiver()
+    t = await startTestApp(
+      'pglite',
+      { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile, RATE_LIMIT_WEIGHT_PER_MINUTE: '100000' },
+      { replay: REPLAY, queue: 'workers', wallClock: true, config: { dashboardDir, webhookTimeoutMs: 2000 } },
+    )
+    pool = new RunnerPool({ db: t.database.handle.db, market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals })
+    pool.start()
+    base = await t.app.listen({ host: '127.0.0.1', port: 0 })
+    key = await t.createKey([...SCOPES], 'trader@example.test')
+    const user = await t.database.handle.db.selectFrom('users').select('id').where('email', '=', 'trader@example.test').executeTakeFirstOrThrow()
+    token = await t.services.tokens.issue(user.id, t.clock.now())
+    browser = await launchBrowser()
+    page = await browser.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/.test(message.text())) pageErrors.push(message.text())
+    })
+  })
+  after(async () => {
+    await browser?.close()
+    await pool?.stop()
+    await t?.close()
+    await receiver?.close()
+  })
+
+  const api = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
+    const res = await t.signed(key, method, url, body)
+    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
+    return res.json() as T
+  }
+  const jobs = new Map<string, ApiJob>()
+  /**
+   * A finished job as the API gives it, read once per job (it never changes). The page has just read
+   * it too, and one job may be read once per 5 s: a 429 is waited out by its Retry-After, in real time,
+   * since the server's clock is the wall clock the browser signs with.
+   */
+  const apiJob = async (id: string): Promise<ApiJob> => {
+    const kept = jobs.get(id)
+    if (kept) return kept
+    for (let attempt = 0; ; attempt++) {
+      const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
+      if (res.statusCode === 429 && attempt < 3) {
+        await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? 5) * 1000))
+        continue
+      }
+      assert.equal(res.statusCode, 200, res.body)
+      const job = res.json() as ApiJob
+      if (job.status === 'done') jobs.set(id, job)
+      return job
+    }
+  }
+
+  it('serves the app at /app/ (GET / redirects there) and refuses a wrong app token with the API message', async () => {
+    const response = await page.goto(`${base}/`)
+    assert.equal(response?.status(), 200)
+    assert.equal(new URL(page.url()).pathname, '/app/')
+    await page.fill('textarea[name=token]', 'not-a-token')
+    await page.click('[data-testid=sign-in-submit]')
+    const error = await page.waitForSelector('[data-testid=error]')
+    assert.match(await error.innerText(), /token|sign/i)
+    await page.fill('textarea[name=token]', token)
+    await page.click('[data-testid=sign-in-submit]')
+    await page.waitForSelector('[data-testid=backtests-table]')
+    assert.equal(new URL(page.url()).pathname, '/app/backtests')
+  })
+
+  let first: string
+  it('builds the form from the template schemas, submits a backtest and shows its progress to done', async () => {
+    const templates = await api<{ data: { id: string; params_schema: { properties: Record<string, unknown> } }[] }>('GET', '/v1/templates')
+    await page.click('[data-testid=new-backtest]')
+    await page.waitForSelector('[data-testid=backtest-form] select[name=template_id] option', { state: 'attached' })
+    const options = await page.$$eval('[data-testid=backtest-form] select[name=template_id] option', (els) => els.map((e) => e.textContent))
+    assert.deepEqual(options, templates.data.map((tpl) => tpl.id))
+    await page.selectOption('select[name=template_id]', 'rsi_reversion')
+    const rsiFields = await page.$$eval('[data-testid=params] [data-param]', (els) => els.map((e) => e.getAttribute('data-param')))
+    assert.deepEqual(rsiFields, Object.keys(templates.data.find((tpl) => tpl.id === 'rsi_reversion')!.params_schema.properties))
+    await page.selectOption('select[name=template_id]', 'sma_cross')
+    await page.fill('[data-param=fast]', '10')
+    await page.fill('[data-param=slow]', '30')
+    await page.fill('input[name=start]', '2024-01-01')
+    await page.fill('input[name=end]', '2024-03-31')
+    await page.selectOption('select[name=timeframe]', '1h')
+    await page.click('[data-testid=backtest-submit]')
+    await page.waitForURL(/\/app\/backtests\/bt_[0-9a-f]+$/)
+    first = new URL(page.url()).pathname.split('/').at(-1)!
+    const progress = page.locator('[data-testid=backtest-progress]')
+    await page.waitForSelector('[data-testid=backtest-progress][data-status=done]', { timeout: 60_000 })
+    const seen = (await progress.getAttribute('data-seen'))!.split(',')
+    assert.equal(seen[0], 'queued', 'the page starts from the queued job the POST answered')
+    assert.equal(seen.at(-1), 'done')
+    assert.equal(await progress.getAttribute('data-progress'), '1')
+    const job = await apiJob(first)
+    assert.equal(job.status, 'done')
+    assert.deepEqual(
+      (job as unknown as { config: { params: unknown; start: string } }).config.params,
+      { fast: 10, slow: 30, allow_short: false },
+    )
+  })
+
+  it('draws the equity curve with one point per day of the result, the drawdown, trade markers, and the API\'s trades and metrics', async () => {
+    const job = await apiJob(first)
+    const curve = job.result.equity_curve
+    assert.ok(curve.length > 80, `a quarter of days: ${curve.length}`)
+    await page.waitForSelector('[data-testid=equity-chart][data-series-lengths]')
+    const drawn = await page.$eval('[data-testid=equity-chart]', (el) =>
+      (el as unknown as ChartElement).chartSeries[0]!.data().map((p) => [p.time, p.value]),
+    )
+    assert.deepEqual(drawn, curve.map(([at, equity]) => [Date.parse(at) / 1000, Number(equity)]))
+    for (let i = 1; i < curve.length - 1; i++) assert.equal(Date.parse(curve[i]![0]) - Date.parse(curve[i - 1]![0]), 86_400_000, 'one point per day')
+
+    const drawdown = await page.$eval('[data-testid=drawdown-chart]', (el) =>
+      (el as unknown as ChartElement).chartSeries[0]!.data().map((p) => p.value),
+    )
+    assert.equal(drawdown.length, curve.length)
+    assert.ok(Math.abs(Math.min(...drawdown) - Number(job.result.metrics.max_drawdown)) < 1e-8, 'the deepest point is the max_drawdown metric')
+
+    for (const [name, value] of Object.entries(job.result.metrics)) {
+      assert.equal(await page.getAttribute(`[data-testid=metrics] [data-metric=${name}]`, 'data-value'), value === null ? 'null' : String(value), name)
+    }
+
+    const trades = job.result.trades
+    assert.ok(trades.length > 0)
+    assert.equal(await page.getAttribute('[data-testid=trades]', 'data-trade-count'), String(trades.length))
+    const rows: Record<string, string>[] = []
+    for (;;) {
+      rows.push(
+        ...(await page.$$eval('[data-testid=trades-table] tbody tr', (trs) =>
+          trs.map((tr) => {
+            const d = (tr as unknown as ChartElement).dataset
+            return { id: d.tradeId!, side: d.side!, symbol: d.symbol!, entry_time: d.entryTime!, entry_price: d.entryPrice!, exit_time: d.exitTime!, exit_price: d.exitPrice!, qty: d.qty!, fee: d.fee!, pnl: d.pnl! }
+          }),
+        )),
+      )
+      const next = await page.$('[data-testid=trades-next]:not([disabled])')
+      if (!next) break
+      await next.click()
+    }
+    assert.deepEqual(
+      rows,
+      trades.map((tr) => ({ id: String(tr.id), side: tr.side, symbol: tr.symbol, entry_time: tr.entry_time, entry_price: tr.entry_price, exit_time: tr.exit_time, exit_price: tr.exit_price, qty: tr.qty, fee: tr.fee, pnl: tr.pnl })),
+    )
+
+    await page.waitForSelector('[data-testid=price-chart][data-markers]', { timeout: 20_000 })
+    assert.equal(await page.getAttribute('[data-testid=price-chart]', 'data-markers'), String(trades.length * 2), 'an entry and an exit marker per trade')
+    const candles = await page.$eval('[data-testid=price-chart]', (el) => (el as unknown as ChartElement).chartSeries[0]!.data().length)
+    assert.ok(candles > 500, `1h candles over the quarter: ${candles}`)
+  })
+
+  it('stays within a phone\'s width', async () => {
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.waitForSelector('[data-testid=equity-chart]')
+    const width = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth)
+    assert.ok(width <= 390, `the page is ${width} px wide on a 390 px screen`)
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
+  it('compares two runs side by side', async () => {
+    const second = (await api<{ id: string }>('POST', '/v1/backtest/jobs', { template_id: 'ema_cross', params: { fast: 12, slow: 26 }, symbols: ['BTCUSDT'], timeframe: '4h', start: '2024-01-01T00:00:00Z', end: '2024-06-30T00:00:00Z', capital: '5000' })).id
+    await page.click('header nav a[href="/app/backtests"]')
+    await page.waitForSelector(`[data-testid=backtests-table] tr[data-job-id=${second}]`)
+    await page.waitForSelector(`[data-testid=backtests-table] tr[data-job-id=${second}][data-status=done]`, { timeout: 60_000 }).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}; the API has it ${JSON.stringify((await apiJob(second)).status)}`)
+    })
+    await page.check(`[data-pick=${first}]`)
+    await page.check(`[data-pick=${second}]`)
+    await page.click('[data-testid=compare]')
+    await page.waitForSelector('[data-testid=compare-chart][data-series-lengths]')
+    const jobs = [await apiJob(first), await apiJob(second)]
+    for (const job of jobs) {
+      for (const [name, value] of Object.entries(job.result.metrics)) {
+        assert.equal(await page.getAttribute(`[data-testid=compare-table] tr[data-metric=${name}] td[data-job=${job.id}]`, 'data-value'), String(value), `${job.id} ${name}`)
+      }
+    }
+    assert.equal(await page.getAttribute('[data-testid=compare-chart]', 'data-series-lengths'), jobs.map((j) => j.result.equity_curve.length).join(','))
+  })
+
+  let strategyId: string
+  it('creates a strategy, deploys it as a dry run, follows its stream and pauses it flat', async () => {
+    await page.click('header nav a[href="/app/strategies"]')
+    await page.click('[data-testid=new-strategy]')
+    await page.waitForSelector('[data-testid=strategy-form] [data-param=fast]')
+    await page.fill('[data-testid=strategy-form] input[name=name]', 'fast minute')
+    await page.selectOption('[data-testid=strategy-form] select[name=timeframe]', '1m')
+    await page.fill('[data-testid=strategy-form] [data-param=fast]', '3')
+    await page.fill('[data-testid=strategy-form] [data-param=slow]', '8')
+    await page.check('[data-testid=strategy-form] [data-param=allow_short]')
+    await page.fill('[data-testid=strategy-form] input[name=capital]', '1000')
+    await page.click('[data-testid=strategy-submit]')
+    await page.waitForURL(/\/app\/strategies\/strat_[0-9a-f]+$/)
+    const id = new URL(page.url()).pathname.split('/').at(-1)!
+    strategyId = id
+    const stored = await api<{ status: string; params: unknown; timeframe: string }>('GET', `/v1/strategies/${id}`)
+    assert.deepEqual([stored.status, stored.params, stored.timeframe], ['draft', { fast: 3, slow: 8, allow_short: true }, '1m'])
+
+    await page.waitForSelector('[data-testid=stream-state][data-state=open]')
+    assert.equal(await page.isChecked('[data-testid=mode-dry]'), true, 'dry run is the default')
+    await page.click('[data-testid=deploy]')
+    await page.waitForSelector('[data-testid=live-status][data-status=deployed]')
+    const deployed = await api<{ status: string }>('GET', `/v1/strategies/${id}`)
+    assert.equal(deployed.status, 'deployed')
+    await page.waitForSelector('[data-testid=stream-log] li[data-type=order]', { timeout: 60_000 })
+    await page.waitForSelector('[data-testid=stream-log] li[data-type=position_opened]', { timeout: 30_000 })
+    await page.waitForSelector('[data-testid=position][data-open=true]')
+    const types = await page.$$eval('[data-testid=stream-log] li', (lis) => lis.map((li) => li.getAttribute('data-type')).reverse())
+    assert.equal(types[0], 'status', 'the stream starts with the current status')
+
+    // Every filled order of the stream is in the table, as the API lists it.
+    const orders = (await api<{ data: { client_order_id: string; status: string }[] }>('GET', `/v1/strategies/${id}/orders?limit=100`)).data.filter((o) => o.status === 'filled')
+    await poll('the filled orders in the table', 10_000, async () => {
+      const shown = await page.$$eval('[data-testid=orders-table] tbody tr[data-status=filled]', (trs) => trs.map((tr) => tr.getAttribute('data-order-id')))
+      return orders.every((o) => shown.includes(o.client_order_id)) ? true : undefined
+    })
+
+    await page.click('[data-testid=pause]')
+    await page.waitForSelector('[data-testid=live-status][data-status=paused]')
+    const paused = await api<{ status: string; stats: { open_positions: number } }>('GET', `/v1/strategies/${id}`)
+    assert.equal(paused.status, 'paused')
+    assert.equal(paused.stats.open_positions, 0, 'pause closed the position')
+    assert.equal(await page.getAttribute('[data-testid=strategy-stats] [data-stat=open_positions]', 'data-value'), '0')
+    await page.waitForSelector('[data-testid=stream-log] li[data-type=position_closed]')
+    await page.waitForSelector('[data-testid=deploy-form]')
+  })
+
+  it('sends a webhook test delivery to a real HTTPS receiver, lists the delivery, pauses and reactivates the webhook', async () => {
+    const hook = await api<{ id: string }>('POST', '/v1/webhooks', { url: `${receiver.url}/dashboard`, events: ['strategy.*'] })
+    await page.click('header nav a[href="/app/webhooks"]')
+    await page.click(`[data-testid=webhooks-table] tr[data-webhook-id=${hook.id}] a`)
+    await page.click('[data-testid=test-webhook]')
+    const result = await page.waitForSelector('[data-testid=test-result]', { timeout: 15_000 })
+    assert.equal(await result.getAttribute('data-delivered'), 'true')
+    assert.match((await result.getAttribute('data-status'))!, /^2\d\d$/)
+    const eventId = (await result.innerText()).split(':')[0]!
+    assert.ok(receiver.received.some((r) => r.headers['webhook-id'] === eventId), 'the receiver got it')
+    await page.waitForSelector(`[data-testid=deliveries-table] tr[data-event-id=${eventId}][data-delivered=true]`)
+
+    await page.click('[data-testid=pause-webhook]')
+    await page.waitForSelector('[data-testid=webhook-status][data-status=paused]')
+    assert.equal((await api<{ status: string }>('GET', `/v1/webhooks/${hook.id}`)).status, 'paused')
+    await page.click('[data-testid=reactivate-webhook]')
+    await page.waitForSelector('[data-testid=webhook-status][data-status=active]')
+    assert.equal((await api<{ status: string }>('GET', `/v1/webhooks/${hook.id}`)).status, 'active')
+  })
+
+  it('shows the market: every funding rate the API has', async () => {
+    const rates = await (await fetch(`${base}/funding/rates`)).json() as unknown[]
+    await page.click('header nav a[href="/app/market"]')
+    await page.waitForSelector('[data-testid=funding-table] tbody tr')
+    assert.equal(await page.locator('[data-testid=funding-table] tbody tr').count(), rates.length)
+    await page.click('[data-tab=whales]')
+    await page.waitForSelector('[data-testid=whale-table]', { timeout: 20_000 })
+  })
+
+  it('signs in with an API key and secret, signing every request in the browser (WebCrypto, through the typed client)', async () => {
+    const keyPage = await browser.newPage()
+    keyPage.on('pageerror', (error) => pageErrors.push(error.message))
+    try {
+      await keyPage.goto(`${base}/app/backtests/${first}`)
+      await keyPage.click('[data-testid=mode-key]')
+      await keyPage.fill('input[name=api_key]', key.api_key)
+      await keyPage.fill('input[name=api_secret]', `${key.api_secret}x`)
+      await keyPage.click('[data-testid=sign-in-submit]')
+      assert.match(await (await keyPage.waitForSelector('[data-testid=error]')).innerText(), /signature/i, 'a wrong secret is refused with the API\'s message')
+      await keyPage.fill('input[name=api_secret]', key.api_secret)
+      await keyPage.click('[data-testid=sign-in-submit]')
+      // The deep link survives sign-in: the signed GET of the job draws its curve.
+      await keyPage.waitForSelector('[data-testid=equity-chart][data-series-lengths]')
+      assert.equal(await keyPage.getAttribute('[data-testid=backtest]', 'data-job-id'), first)
+      // A signed POST: the stream ticket of the strategy page.
+      await keyPage.click('header nav a[href="/app/strategies"]')
+      await keyPage.click(`[data-testid=strategies-table] tr[data-strategy-id=${strategyId}] a`)
+      await keyPage.waitForSelector('[data-testid=stream-state][data-state=open]')
+      await keyPage.waitForSelector('[data-testid=stream-log] li[data-type=status]')
+      assert.equal(await keyPage.getAttribute('[data-testid=live-status]', 'data-status'), 'paused')
+    } finally {
+      await keyPage.close()
+    }
+  })
+
+  it('raised no page error and no Content-Security-Policy refusal', () => {
+    assert.deepEqual(pageErrors, [])
+  })
+})

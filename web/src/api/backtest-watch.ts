@@ -1,0 +1,87 @@
+import { api } from './endpoints.js'
+import { PerpetuaError } from '../../../src/client/index.js'
+import type { Job } from './types.js'
+
+const TERMINAL = new Set(['done', 'failed', 'cancelled'])
+export const isTerminal = (job: Job): boolean => TERMINAL.has(job.status)
+
+/**
+ * Progress is read from the job list, not GET /v1/backtest/jobs/{id}: the server lets one job be
+ * read at most once per 5 s (spec Limits) while the list has only the weight budget (5 of 1200 a
+ * minute), so a 2 s list poll shows progress smoothly and stays inside both (docs/decisions.md).
+ */
+const LIST_POLL_MS = 2_000
+
+const fullJobs = new Map<string, Job>()
+const submitted = new Map<string, Job>()
+
+/** Keeps the job a POST answered, so its page starts from it instead of spending the job's one GET per 5 s. */
+export function rememberSubmitted(job: Job): void {
+  submitted.set(job.id, job)
+}
+
+export function submittedJob(jobId: string): Job | undefined {
+  return submitted.get(jobId)
+}
+
+/** The full job (equity curve and trades), waiting out a 429's Retry-After; done jobs never change, so they are kept. */
+export async function fullJob(jobId: string, signal?: AbortSignal): Promise<Job> {
+  const kept = fullJobs.get(jobId)
+  if (kept) return kept
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const job = await api.backtest(jobId)
+      if (isTerminal(job)) fullJobs.set(jobId, job)
+      return job
+    } catch (error) {
+      if (!(error instanceof PerpetuaError) || error.status !== 429 || attempt >= 5) throw error
+      await sleep(error.retryAfterMs ?? 5_000, signal)
+    }
+  }
+}
+
+/** Calls `onUpdate` with the job as it progresses, then once with the full terminal job; returns a stop function. */
+export function watchBacktest(job: Job, onUpdate: (job: Job) => void, onError: (error: Error) => void): () => void {
+  const controller = new AbortController()
+  const { signal } = controller
+  void (async () => {
+    let latest = job
+    try {
+      while (!signal.aborted && !isTerminal(latest)) {
+        await sleep(LIST_POLL_MS, signal)
+        const listed = await findInList(latest)
+        if (signal.aborted) return
+        if (listed) {
+          latest = listed
+          if (!isTerminal(listed)) onUpdate(listed)
+        }
+      }
+      if (!signal.aborted) onUpdate(await fullJob(latest.id, signal))
+    } catch (error) {
+      if (!signal.aborted) onError(error instanceof Error ? error : new Error(String(error)))
+    }
+  })()
+  return () => controller.abort()
+}
+
+/** The job's row in the list of jobs submitted since it was (it is at most a few pages in). */
+async function findInList(job: Job): Promise<Job | undefined> {
+  let cursor: string | null = null
+  for (let page = 0; page < 5; page++) {
+    const result = await api.listBacktests({ from: job.submitted_at, limit: 100, cursor })
+    const found = result.data.find((row) => row.id === job.id)
+    if (found || !result.next_cursor) return found
+    cursor = result.next_cursor
+  }
+  return undefined
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer)
+      resolve()
+    }, { once: true })
+  })
+}

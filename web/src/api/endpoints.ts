@@ -1,0 +1,46 @@
+/** Every API call the dashboard makes, one function each, through the signed-in typed client (src/client). */
+import { client, clientFor, type Credentials } from './session.js'
+import type { DeployBody, JobCreate, KlineInterval, StrategyCreate, WebhookCreate } from './types.js'
+
+export const api = {
+  templates: () => client().get('/v1/templates'),
+  /** Whether these credentials open the API: GET /v1/templates is signed and needs no scope. */
+  check: async (credentials: Credentials) => {
+    const candidate = clientFor(credentials)
+    await candidate.get('/v1/templates')
+    return candidate
+  },
+
+  createBacktest: (body: JobCreate) => client().backtests.create(body),
+  listBacktests: (query: { from?: string; limit?: number; cursor?: string | null } = {}) =>
+    client().backtests.list({ ...(query.from ? { from: query.from } : {}), ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
+  /** The full job; the server allows this once per 5 s per job (429 with Retry-After otherwise). */
+  backtest: (jobId: string) => client().backtests.get(jobId),
+  cancelBacktest: (jobId: string) => client().backtests.cancel(jobId),
+
+  strategies: (query: { limit?: number; cursor?: string | null } = {}) =>
+    client().strategies.list({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
+  strategy: (strategyId: string) => client().strategies.get(strategyId),
+  createStrategy: (body: StrategyCreate) => client().strategies.create(body),
+  deploy: (strategyId: string, body: DeployBody) => client().strategies.deploy(strategyId, body),
+  pause: (strategyId: string, closePositions: boolean) => client().strategies.pause(strategyId, { close_positions: closePositions }),
+  strategyOrders: (strategyId: string, limit = 50) => client().strategies.orders(strategyId, { limit }),
+  strategyTrades: (strategyId: string, limit = 50) => client().strategies.trades(strategyId, { limit }),
+
+  /** The market's clock (the exchange's server time, through the mirror): where recorded history ends. */
+  marketTime: () => client().get('/fapi/v1/time') as Promise<{ serverTime: number }>,
+  fundingRates: () => client().market.fundingRates(),
+  activeTickers: (minQuoteVolume: number) => client().market.activeTickers(minQuoteVolume),
+  whaleBoard: (minQuoteVolume: number) => client().market.whaleBoard(minQuoteVolume),
+  /** The public klines mirror (Binance's shape): at most 1500 bars per call. */
+  klines: (symbol: string, interval: KlineInterval, startTime: number, endTime: number, limit = 1500) =>
+    client().get('/fapi/v1/klines', { query: { symbol, interval, startTime, endTime, limit } }),
+
+  webhooks: (query: { limit?: number } = {}) => client().webhooks.list(query.limit ? { limit: query.limit } : {}),
+  webhook: (webhookId: string) => client().webhooks.get(webhookId),
+  /** Our PATCH: `active` reactivates a paused or broken webhook (a broken one refuses test deliveries). */
+  setWebhookStatus: (webhookId: string, status: 'active' | 'paused') => client().webhooks.update(webhookId, { status }),
+  createWebhook: (body: WebhookCreate) => client().webhooks.create(body),
+  testWebhook: (webhookId: string, eventType?: string) => client().webhooks.test(webhookId, eventType),
+  deliveries: (webhookId: string, limit = 25) => client().webhooks.deliveries(webhookId, { limit }),
+}

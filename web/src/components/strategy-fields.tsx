@@ -1,0 +1,95 @@
+import { useEffect, useState } from 'preact/hooks'
+import type { JobCreate, TemplateInfo } from '../api/types.js'
+import { ErrorBox, Loading } from './async.js'
+import { defaultsOf, ParamsEditor, type Params } from './params-editor.js'
+import { TIMEFRAMES, useTemplates } from './templates.js'
+
+/** What a strategy and a backtest share: template and params, symbols, timeframe, capital, leverage. */
+export interface StrategyDraft {
+  templateId: string
+  params: Params
+  /** As typed: comma or space separated. */
+  symbols: string
+  timeframe: string
+  capital: string
+  leverage: number
+}
+
+type Timeframe = NonNullable<JobCreate['timeframe']>
+
+/** The draft as the API's fields (POST /v1/strategies and POST /v1/backtest/jobs name them alike). */
+export function draftBody(draft: StrategyDraft): { template_id: string; params: Params; symbols: string[]; timeframe: Timeframe; capital: string; leverage: number } {
+  return {
+    template_id: draft.templateId,
+    params: draft.params,
+    symbols: draft.symbols.split(/[\s,]+/).filter(Boolean).map((s) => s.toUpperCase()),
+    timeframe: draft.timeframe as Timeframe,
+    capital: draft.capital.trim(),
+    leverage: draft.leverage,
+  }
+}
+
+/** A draft that starts on the first template with its defaults, and resets the params when the template changes. */
+export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'capital'>) {
+  const templates = useTemplates()
+  const [draft, setDraft] = useState<StrategyDraft>({ templateId: '', params: {}, symbols: 'BTCUSDT', leverage: 1, ...initial })
+  const template: TemplateInfo | undefined = templates.data?.find((t) => t.id === draft.templateId)
+  useEffect(() => {
+    if (!draft.templateId && templates.data?.[0]) setDraft((d) => ({ ...d, templateId: templates.data![0]!.id }))
+  }, [templates.data, draft.templateId])
+  useEffect(() => {
+    if (template) setDraft((d) => ({ ...d, params: defaultsOf(template) }))
+  }, [template])
+  return { templates, template, draft, setDraft }
+}
+
+/** The shared inputs, laid out in the caller's `.form-grid`; the params editor spans the grid. */
+export function StrategyFields({ state }: { state: ReturnType<typeof useStrategyDraft> }) {
+  const { templates, template, draft, setDraft } = state
+  if (templates.error) return <ErrorBox error={templates.error} />
+  if (!templates.data) return <Loading what="templates" />
+  const set = (patch: Partial<StrategyDraft>) => setDraft((d) => ({ ...d, ...patch }))
+  return (
+    <>
+      <label>
+        Template
+        <select name="template_id" value={draft.templateId} onChange={(e) => set({ templateId: e.currentTarget.value })}>
+          {templates.data.map((t) => (
+            <option key={t.id} value={t.id}>
+              {t.id}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        {template?.multi_symbol ? 'Symbols (comma separated)' : 'Symbol'}
+        <input name="symbols" required value={draft.symbols} onInput={(e) => set({ symbols: e.currentTarget.value })} />
+      </label>
+      <label>
+        Timeframe
+        <select name="timeframe" value={draft.timeframe} onChange={(e) => set({ timeframe: e.currentTarget.value })}>
+          {TIMEFRAMES.map((t) => (
+            <option key={t}>{t}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Capital
+        <input name="capital" inputMode="decimal" required value={draft.capital} onInput={(e) => set({ capital: e.currentTarget.value })} />
+        {template ? <small>at least {template.min_capital}</small> : null}
+      </label>
+      <label>
+        Leverage
+        <input type="number" name="leverage" min={1} max={20} step={1} required value={draft.leverage} onInput={(e) => set({ leverage: Number(e.currentTarget.value) })} />
+      </label>
+      {template ? (
+        <>
+          <p class="hint wide">{template.description}</p>
+          <div class="wide">
+            <ParamsEditor template={template} value={draft.params} onChange={(params) => set({ params })} />
+          </div>
+        </>
+      ) : null}
+    </>
+  )
+}

@@ -1,0 +1,108 @@
+import { useMemo, useState } from 'preact/hooks'
+import { drawdownCurve } from '../../../../src/engine/metrics.js'
+import { api } from '../../api/endpoints.js'
+import type { Job } from '../../api/types.js'
+import { ErrorBox, TableWrap, toError } from '../../components/async.js'
+import { seconds } from '../../charts/chart-host.js'
+import { LineChart, type Line } from '../../charts/line-chart.js'
+import { num, time } from '../../format.js'
+import { navigate } from '../../router.js'
+import { MetricsGrid } from './metrics.js'
+import { PricePanel } from './price-panel.js'
+import { TradesTable } from './trades-table.js'
+
+/** The equity curve as chart points: one per simulated day, as the API gives it. */
+export function equityPoints(job: Job): { time: number; value: number }[] {
+  // Pairs of [ISO time, decimal]; the generated type loses the tuple, hence the `!`.
+  return (job.result?.equity_curve ?? []).map(([at, equity]) => ({ time: seconds(at!), value: Number(equity) }))
+}
+
+/** A finished backtest: metrics, equity and drawdown, price with trades, the trades table. */
+export function BacktestResult({ job }: { job: Job }) {
+  const result = job.result!
+  const equity = useMemo<Line[]>(() => [{ name: 'Equity', color: '#3b6fd8', points: equityPoints(job) }], [job])
+  const drawdown = useMemo<Line[]>(() => {
+    const points = equityPoints(job)
+    const falls = drawdownCurve(points.map((p) => p.value))
+    return [{ name: 'Drawdown', color: '#d4414b', points: points.map((p, i) => ({ time: p.time, value: falls[i]! })) }]
+  }, [job])
+
+  return (
+    <>
+      <MetricsGrid metrics={result.metrics} />
+      <dl class="facts">
+        <div>
+          <dt>Final equity</dt>
+          <dd data-testid="final-equity">{num(result.final_equity)}</dd>
+        </div>
+        <div>
+          <dt>Fees</dt>
+          <dd>{num(result.fees_paid)}</dd>
+        </div>
+        <div>
+          <dt>Funding</dt>
+          <dd>{num(result.funding_paid)}</dd>
+        </div>
+        <div>
+          <dt>Open at end</dt>
+          <dd>{result.open_positions?.length ?? 0}</dd>
+        </div>
+      </dl>
+      <h2>Equity</h2>
+      <LineChart lines={equity} testId="equity-chart" label="Equity, one point per day" />
+      <h2>Drawdown</h2>
+      <LineChart lines={drawdown} testId="drawdown-chart" label="Drawdown from the running peak" percent height={180} />
+      <h2>Price and trades</h2>
+      <PricePanel job={job} />
+      <h2>Trades</h2>
+      <TradesTable trades={result.trades ?? []} />
+      {result.gaps?.length ? (
+        <>
+          <h2>Gaps in the history</h2>
+          <TableWrap>
+            <table>
+              <tbody>
+                {result.gaps.map((g) => (
+                  <tr key={`${g.symbol}${g.from}`}>
+                    <td>{g.symbol}</td>
+                    <td>
+                      {time(g.from)} → {time(g.to)}
+                    </td>
+                    <td class="num">{g.missing_bars} bars</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        </>
+      ) : null}
+      <SaveAsStrategy job={job} />
+    </>
+  )
+}
+
+/** Stores the backtest's configuration as a strategy (draft), ready to deploy. */
+function SaveAsStrategy({ job }: { job: Job }) {
+  const [name, setName] = useState(`${job.config.template_id} ${job.config.symbols.join(',')} ${job.config.timeframe}`)
+  const [error, setError] = useState<Error>()
+  const save = async (event: Event) => {
+    event.preventDefault()
+    try {
+      const { template_id, params, symbols, timeframe, capital, leverage } = job.config
+      const strategy = await api.createStrategy({ name, template_id, params, symbols, timeframe, capital, leverage })
+      navigate(`/strategies/${strategy.id}`)
+    } catch (failure) {
+      setError(toError(failure))
+    }
+  }
+  return (
+    <form class="card inline-form" onSubmit={save} data-testid="save-strategy">
+      <label>
+        Save as strategy
+        <input name="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <button type="submit">Save</button>
+      <ErrorBox error={error} />
+    </form>
+  )
+}

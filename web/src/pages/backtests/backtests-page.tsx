@@ -1,0 +1,118 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api } from '../../api/endpoints.js'
+import type { Job, Page } from '../../api/types.js'
+import { ErrorBox, TableWrap, toError } from '../../components/async.js'
+import { num, pct, time } from '../../format.js'
+import { Link, navigate } from '../../router.js'
+import { BacktestForm } from './backtest-form.js'
+
+const ACTIVE = new Set(['queued', 'running'])
+
+/** Recent backtests (newest first, refreshed while any runs), a form for a new one, and picking two to compare. */
+export function BacktestsPage() {
+  const [jobs, setJobs] = useState<Job[]>([])
+  const [cursor, setCursor] = useState<string | null>(null)
+  const [error, setError] = useState<Error>()
+  const [selected, setSelected] = useState<string[]>([])
+  const [showForm, setShowForm] = useState(false)
+
+  const merge = (page: Page<Job>, append: boolean) => {
+    setJobs((previous) => {
+      if (append) return [...previous, ...page.data.filter((j) => !previous.some((p) => p.id === j.id))]
+      const fresh = new Map(page.data.map((j) => [j.id, j]))
+      // Keep older pages already loaded; the first page replaces what it covers.
+      return [...page.data, ...previous.filter((p) => !fresh.has(p.id) && p.submitted_at < (page.data.at(-1)?.submitted_at ?? ''))]
+    })
+    if (append || jobs.length === 0) setCursor(page.next_cursor)
+  }
+
+  const loadFirst = () => api.listBacktests({ limit: 20 }).then((page) => merge(page, false), (e: unknown) => setError(toError(e)))
+  useEffect(() => {
+    void loadFirst()
+  }, [])
+  const running = jobs.some((j) => ACTIVE.has(j.status))
+  useEffect(() => {
+    if (!running) return
+    const timer = setInterval(() => void loadFirst(), 2_000)
+    return () => clearInterval(timer)
+  }, [running])
+
+  const toggle = (id: string) =>
+    setSelected((previous) => (previous.includes(id) ? previous.filter((x) => x !== id) : [...previous, id].slice(-2)))
+
+  return (
+    <section>
+      <div class="heading">
+        <h1>Backtests</h1>
+        <button type="button" class="primary" onClick={() => setShowForm((v) => !v)} data-testid="new-backtest">
+          {showForm ? 'Close' : 'New backtest'}
+        </button>
+      </div>
+      {showForm ? <BacktestForm /> : null}
+      <ErrorBox error={error} />
+      <div class="toolbar">
+        <span class="muted">{selected.length === 2 ? 'Two runs picked.' : 'Pick two finished runs to compare them.'}</span>
+        <button type="button" disabled={selected.length !== 2} onClick={() => navigate(`/backtests/compare/${selected[0]}/${selected[1]}`)} data-testid="compare">
+          Compare
+        </button>
+      </div>
+      <TableWrap>
+        <table data-testid="backtests-table">
+          <thead>
+            <tr>
+              <th />
+              <th>Job</th>
+              <th>Status</th>
+              <th>Template</th>
+              <th>Symbols</th>
+              <th>TF</th>
+              <th>Span</th>
+              <th class="num">CAGR</th>
+              <th class="num">Sharpe</th>
+              <th class="num">Max DD</th>
+              <th class="num">Trades</th>
+              <th>Submitted</th>
+            </tr>
+          </thead>
+          <tbody>
+            {jobs.map((job) => (
+              <tr key={job.id} data-job-id={job.id} data-status={job.status}>
+                <td>
+                  <input type="checkbox" aria-label={`pick ${job.id}`} disabled={job.status !== 'done'} checked={selected.includes(job.id)} onChange={() => toggle(job.id)} data-pick={job.id} />
+                </td>
+                <td>
+                  <Link href={`/backtests/${job.id}`}>{job.id}</Link>
+                </td>
+                <td>
+                  <StatusBadge job={job} />
+                </td>
+                <td>{job.config.template_id}</td>
+                <td>{job.config.symbols.join(', ')}</td>
+                <td>{job.config.timeframe}</td>
+                <td>
+                  {job.config.start.slice(0, 10)} → {job.config.end.slice(0, 10)}
+                </td>
+                <td class="num">{pct(job.result?.metrics.cagr)}</td>
+                <td class="num">{num(job.result?.metrics.sharpe)}</td>
+                <td class="num">{pct(job.result?.metrics.max_drawdown)}</td>
+                <td class="num">{job.result?.metrics.total_trades ?? '—'}</td>
+                <td>{time(job.submitted_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      {jobs.length === 0 && !error ? <p class="muted">No backtests yet.</p> : null}
+      {cursor ? (
+        <button type="button" onClick={() => api.listBacktests({ limit: 20, cursor }).then((page) => merge(page, true), (e: unknown) => setError(toError(e)))}>
+          Older
+        </button>
+      ) : null}
+    </section>
+  )
+}
+
+export function StatusBadge({ job }: { job: Job }) {
+  const label = job.status === 'running' ? `running ${Math.round(job.progress * 100)} %` : job.status
+  return <span class={`badge ${job.status}`}>{label}</span>
+}

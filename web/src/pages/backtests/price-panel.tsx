@@ -1,0 +1,54 @@
+import { useState } from 'preact/hooks'
+import { api } from '../../api/endpoints.js'
+import type { Job, KlineInterval } from '../../api/types.js'
+import { ErrorBox, Loading, useAsync } from '../../components/async.js'
+import { TIMEFRAME_MS } from '../../components/templates.js'
+import { PriceChart } from '../../charts/price-chart.js'
+
+/** Kline intervals of the public klines mirror, finest first. */
+const INTERVALS: [KlineInterval, number][] = [
+  ['1m', 60_000],
+  ['5m', 300_000],
+  ['15m', 900_000],
+  ['1h', 3_600_000],
+  ['4h', 14_400_000],
+  ['1d', 86_400_000],
+  ['1w', 604_800_000],
+]
+const MAX_BARS = 1500
+
+/** The finest interval, no finer than the job's, that shows its whole span in one klines call (≤ 1500 bars). */
+export function chartInterval(job: Job): [KlineInterval, number] {
+  const span = new Date(job.config.end).getTime() - new Date(job.config.start).getTime()
+  const floor = (TIMEFRAME_MS as Record<string, number>)[job.config.timeframe] ?? 60_000
+  return INTERVALS.find(([, ms]) => ms >= floor && span / ms <= MAX_BARS) ?? INTERVALS.at(-1)!
+}
+
+/** The traded symbol's candles over the backtest's span with every trade marked (klines from the public mirror). */
+export function PricePanel({ job }: { job: Job }) {
+  const [symbol, setSymbol] = useState(job.config.symbols[0]!)
+  const [interval, intervalMs] = chartInterval(job)
+  const klines = useAsync(
+    () => api.klines(symbol, interval, new Date(job.config.start).getTime(), new Date(job.config.end).getTime()),
+    [symbol, interval, job.id],
+  )
+  const trades = (job.result?.trades ?? []).filter((t) => t.symbol === symbol)
+  return (
+    <div>
+      <div class="toolbar">
+        {job.config.symbols.length > 1 ? (
+          <select value={symbol} onChange={(e) => setSymbol(e.currentTarget.value)} aria-label="Symbol">
+            {job.config.symbols.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        ) : (
+          <strong>{symbol}</strong>
+        )}
+        <span class="muted">{interval} candles; ▲▼ entries, ● exits</span>
+      </div>
+      <ErrorBox error={klines.error} />
+      {klines.data ? <PriceChart klines={klines.data} trades={trades} intervalMs={intervalMs} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
+    </div>
+  )
+}

@@ -1,0 +1,83 @@
+import { useState } from 'preact/hooks'
+import type { BacktestTrade } from '../../api/types.js'
+import { TableWrap } from '../../components/async.js'
+import { num, sign, time } from '../../format.js'
+
+const PAGE = 100
+
+/** Every closed trade of a result, a page of 100 at a time; rows carry the API's exact values in data-* attributes. */
+export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
+  const [page, setPage] = useState(0)
+  const pages = Math.max(1, Math.ceil(trades.length / PAGE))
+  const rows = trades.slice(page * PAGE, page * PAGE + PAGE)
+  return (
+    <div data-testid="trades" data-trade-count={trades.length}>
+      <TableWrap>
+        <table data-testid="trades-table">
+          <thead>
+            <tr>
+              <th class="num">#</th>
+              <th>Side</th>
+              <th>Symbol</th>
+              <th>Entry</th>
+              <th class="num">Entry price</th>
+              <th>Exit</th>
+              <th class="num">Exit price</th>
+              <th class="num">Qty</th>
+              <th class="num">Fee</th>
+              <th class="num">Funding</th>
+              <th class="num">PnL</th>
+              <th>Exit reason</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((t) => (
+              <tr
+                key={t.id}
+                data-trade-id={t.id}
+                data-side={t.side}
+                data-symbol={t.symbol}
+                data-entry-time={t.entry_time}
+                data-entry-price={t.entry_price}
+                data-exit-time={t.exit_time}
+                data-exit-price={t.exit_price}
+                data-qty={t.qty}
+                data-fee={t.fee}
+                data-pnl={t.pnl}
+              >
+                <td class="num">{t.id}</td>
+                <td>
+                  <span class={`badge ${t.side === 'buy' ? 'long' : 'short'}`}>{t.side === 'buy' ? 'long' : 'short'}</span>
+                </td>
+                <td>{t.symbol}</td>
+                <td>{time(t.entry_time)}</td>
+                <td class="num">{t.entry_price}</td>
+                <td>{time(t.exit_time)}</td>
+                <td class="num">{t.exit_price}</td>
+                <td class="num">{t.qty}</td>
+                <td class="num">{num(t.fee)}</td>
+                <td class="num">{num(t.funding)}</td>
+                <td class={`num ${sign(t.pnl)}`}>{num(t.pnl)}</td>
+                <td>{t.exit_reason ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      {trades.length === 0 ? <p class="muted">No closed trades.</p> : null}
+      {pages > 1 ? (
+        <div class="toolbar" data-testid="trades-pager">
+          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <span>
+            Page {page + 1} of {pages}
+          </span>
+          <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)} data-testid="trades-next">
+            Next
+          </button>
+        </div>
+      ) : null}
+    </div>
+  )
+}

@@ -1,0 +1,81 @@
+import { useState } from 'preact/hooks'
+import { api } from '../api/endpoints.js'
+import { signIn, type Credentials } from '../api/session.js'
+import { ErrorBox, toError } from '../components/async.js'
+
+/**
+ * Sign in with an app token or an API key and secret. They are checked with GET /v1/templates
+ * (signed, no scope needed) before the session keeps them, in memory only.
+ */
+export function SignIn() {
+  const [mode, setMode] = useState<'token' | 'key'>('token')
+  const [token, setToken] = useState('')
+  const [apiKey, setApiKey] = useState('')
+  const [apiSecret, setApiSecret] = useState('')
+  const [error, setError] = useState<Error>()
+  const [busy, setBusy] = useState(false)
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    const next: Credentials = mode === 'token' ? { kind: 'token', token: token.trim() } : { kind: 'key', apiKey: apiKey.trim(), apiSecret: apiSecret.trim() }
+    setError(undefined)
+    if (next.kind === 'key' && !globalThis.crypto?.subtle) {
+      // WebCrypto (which signs requests) exists only in secure contexts: https, or http on localhost.
+      setError(new Error('signing with an API key needs this page on https or on localhost; sign in with an app token here'))
+      return
+    }
+    setBusy(true)
+    try {
+      signIn(await api.check(next))
+    } catch (failure) {
+      setError(toError(failure))
+      setBusy(false)
+    }
+  }
+
+  return (
+    <main class="sign-in">
+      <h1>Perpetua</h1>
+      <form class="card" onSubmit={submit} data-testid="sign-in">
+        <div class="tabs" role="tablist">
+          <button type="button" role="tab" aria-selected={mode === 'token'} onClick={() => setMode('token')} data-testid="mode-token">
+            App token
+          </button>
+          <button type="button" role="tab" aria-selected={mode === 'key'} onClick={() => setMode('key')} data-testid="mode-key">
+            API key
+          </button>
+        </div>
+        {mode === 'token' ? (
+          <>
+            <label>
+              App token
+              <textarea name="token" rows={3} required autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken(e.currentTarget.value)} />
+            </label>
+            <p class="hint">
+              From the app's sign-in, or on the server: <code>npx perpetua tokens issue --email you@example.com</code>
+            </p>
+          </>
+        ) : (
+          <>
+            <label>
+              API key
+              <input name="api_key" required autocomplete="off" spellcheck={false} placeholder="pk_…" value={apiKey} onInput={(e) => setApiKey(e.currentTarget.value)} />
+            </label>
+            <label>
+              API secret
+              <input name="api_secret" type="password" required autocomplete="off" value={apiSecret} onInput={(e) => setApiSecret(e.currentTarget.value)} />
+            </label>
+            <p class="hint">
+              <code>npx perpetua keys create --email you@example.com --scopes backtests:read,backtests:write,strategies:read,strategies:write,webhooks:read,webhooks:write,market:read</code>
+            </p>
+          </>
+        )}
+        <p class="hint">Held in this tab's memory only: reloading or closing the page signs you out.</p>
+        <ErrorBox error={error} />
+        <button type="submit" class="primary" disabled={busy} data-testid="sign-in-submit">
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  )
+}

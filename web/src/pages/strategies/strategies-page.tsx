@@ -1,0 +1,128 @@
+import { useEffect, useState } from 'preact/hooks'
+import { api } from '../../api/endpoints.js'
+import type { Strategy } from '../../api/types.js'
+import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
+import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
+import { num, pct, sign, time } from '../../format.js'
+import { Link, navigate } from '../../router.js'
+
+/** Every strategy of the user with its status and lifetime stats; a form to create one. */
+export function StrategiesPage() {
+  const [showForm, setShowForm] = useState(false)
+  const [extra, setExtra] = useState<Strategy[]>([])
+  const [cursor, setCursor] = useState<string | null | undefined>(undefined)
+  const first = useAsync(() => api.strategies({ limit: 50 }), [])
+  const [error, setError] = useState<Error>()
+  const rows = [...(first.data?.data ?? []), ...extra]
+  const next = cursor === undefined ? first.data?.next_cursor : cursor
+  // Deployed strategies' stats move with every fill: re-read the first page every 10 s while one runs.
+  const running = rows.some((s) => s.status === 'deployed')
+  useEffect(() => {
+    if (!running) return
+    const timer = setInterval(first.reload, 10_000)
+    return () => clearInterval(timer)
+  }, [running, first.reload])
+
+  return (
+    <section>
+      <div class="heading">
+        <h1>Strategies</h1>
+        <button type="button" class="primary" onClick={() => setShowForm((v) => !v)} data-testid="new-strategy">
+          {showForm ? 'Close' : 'New strategy'}
+        </button>
+      </div>
+      {showForm ? <StrategyForm /> : null}
+      <ErrorBox error={first.error ?? error} />
+      {first.loading && !first.data ? <Loading what="strategies" /> : null}
+      <TableWrap>
+        <table data-testid="strategies-table">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Status</th>
+              <th>Template</th>
+              <th>Symbols</th>
+              <th>TF</th>
+              <th class="num">Capital</th>
+              <th class="num">Open</th>
+              <th class="num">PnL</th>
+              <th class="num">Trades</th>
+              <th class="num">Win rate</th>
+              <th>Deployed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((s) => (
+              <tr key={s.id} data-strategy-id={s.id} data-status={s.status}>
+                <td>
+                  <Link href={`/strategies/${s.id}`}>{s.name}</Link>
+                </td>
+                <td>
+                  <span class={`badge ${s.status}`}>{s.status}</span>
+                </td>
+                <td>{s.template_id}</td>
+                <td>{s.symbols.join(', ')}</td>
+                <td>{s.timeframe}</td>
+                <td class="num">{num(s.capital)}</td>
+                <td class="num">{s.stats.open_positions}</td>
+                <td class={`num ${sign(s.stats.total_pnl)}`}>{num(s.stats.total_pnl)}</td>
+                <td class="num">{s.stats.total_trades}</td>
+                <td class="num">{pct(s.stats.win_rate, 1)}</td>
+                <td>{time(s.deployed_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      {first.data && rows.length === 0 ? <p class="muted">No strategies yet: create one, or save a backtest as one.</p> : null}
+      {next ? (
+        <button
+          type="button"
+          onClick={() =>
+            api.strategies({ limit: 50, cursor: next }).then(
+              (page) => {
+                setExtra((previous) => [...previous, ...page.data])
+                setCursor(page.next_cursor)
+              },
+              (e: unknown) => setError(toError(e)),
+            )
+          }
+        >
+          More
+        </button>
+      ) : null}
+    </section>
+  )
+}
+
+/** A new strategy (draft): the template's params form, symbol, timeframe, capital and leverage. */
+function StrategyForm() {
+  const state = useStrategyDraft({ timeframe: '1h', capital: '1000' })
+  const [name, setName] = useState('')
+  const [error, setError] = useState<Error>()
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(undefined)
+    try {
+      const strategy = await api.createStrategy({ name: name.trim(), ...draftBody(state.draft) })
+      navigate(`/strategies/${strategy.id}`)
+    } catch (failure) {
+      setError(toError(failure))
+    }
+  }
+  return (
+    <form class="card form-grid" onSubmit={submit} data-testid="strategy-form">
+      <label>
+        Name
+        <input name="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <StrategyFields state={state} />
+      <div class="wide">
+        <ErrorBox error={error} />
+        <button type="submit" class="primary" disabled={!state.template} data-testid="strategy-submit">
+          Create
+        </button>
+      </div>
+    </form>
+  )
+}

@@ -1,0 +1,231 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { api } from '../../api/endpoints.js'
+import { client } from '../../api/session.js'
+import type { Strategy, StrategyOrder, StrategyTrade, StreamMessage } from '../../api/types.js'
+import { ErrorBox, Loading, TableWrap, toError } from '../../components/async.js'
+import { num, pct, sign, time } from '../../format.js'
+import { DeployPanel } from './deploy-panel.js'
+
+interface Position {
+  symbol: string
+  side: string
+  qty: string
+  entry_price: string
+  time: string
+}
+
+type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string }
+
+const LOG_SIZE = 100
+
+type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed'
+
+/**
+ * One strategy: its definition and stats, deploy and pause, and a live view fed by its status
+ * stream (status, orders, positions, PnL). Orders and trades are loaded once over REST and then
+ * kept current from the stream; stats are re-read after each fill the stream reports.
+ */
+export function StrategyPage({ id }: { id: string }) {
+  const [strategy, setStrategy] = useState<Strategy>()
+  const [error, setError] = useState<Error>()
+  const [orders, setOrders] = useState<Order[]>([])
+  const [trades, setTrades] = useState<StrategyTrade[]>([])
+  const [position, setPosition] = useState<Position | null>(null)
+  const [log, setLog] = useState<StreamMessage[]>([])
+  const [stream, setStream] = useState<{ state: StreamState; detail?: string }>({ state: 'connecting' })
+  const refreshTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
+
+  const loadHistory = () => {
+    api.strategyOrders(id).then((page) => setOrders(page.data.map((o) => ({ ...o, time: o.filled_at ?? o.created_at }))), (e: unknown) => setError(toError(e)))
+    api.strategyTrades(id).then((page) => setTrades(page.data), (e: unknown) => setError(toError(e)))
+  }
+  const loadStrategy = () => api.strategy(id).then(setStrategy, (e: unknown) => setError(toError(e)))
+  /** Stats change with every fill but the stream carries them only with status messages: re-read, at most every 500 ms. */
+  const refreshSoon = () => {
+    clearTimeout(refreshTimer.current)
+    refreshTimer.current = setTimeout(() => {
+      void loadStrategy()
+      api.strategyTrades(id).then((page) => setTrades(page.data), () => undefined)
+    }, 500)
+  }
+
+  useEffect(() => {
+    void loadStrategy()
+    loadHistory()
+    // The client opens each connection with a one-time ticket (browsers cannot sign a WebSocket) and
+    // reconnects after 0.5 s doubling to 30 s; the stream has no replay, so a reconnect reloads the history.
+    const stream = client().strategies.follow(id, {
+      onOpen: ({ reconnects }) => {
+        setStream({ state: 'open' })
+        if (reconnects > 0) loadHistory()
+      },
+      onReconnecting: ({ delayMs, reason }) => setStream({ state: 'reconnecting', detail: `${reason}; again in ${Math.round(delayMs / 1000)} s` }),
+      onEnd: (failure) => {
+        setStream({ state: 'closed', ...(failure ? { detail: failure.message } : {}) })
+        if (failure) setError(failure)
+      },
+      onMessage: (message) => {
+        setLog((previous) => [message, ...previous].slice(0, LOG_SIZE))
+        const data = message.data as Record<string, string>
+        if (message.type === 'status') {
+          setStrategy((previous) => (previous ? { ...previous, ...(message.data as Partial<Strategy>) } : previous))
+        } else if (message.type === 'order') {
+          const order: Order = {
+            client_order_id: data.client_order_id!,
+            symbol: data.symbol!,
+            status: data.status as Order['status'],
+            side: (data.side ?? null) as Order['side'],
+            qty: data.qty ?? null,
+            price: data.price ?? null,
+            fee: data.fee ?? null,
+            time: data.time ?? message.time,
+          }
+          setOrders((previous) => [order, ...previous.filter((o) => o.client_order_id !== order.client_order_id)])
+          refreshSoon()
+        } else if (message.type === 'position_opened') {
+          setPosition({ symbol: data.symbol!, side: data.side!, qty: data.qty!, entry_price: data.entry_price!, time: data.time ?? message.time })
+          refreshSoon()
+        } else if (message.type === 'position_closed') {
+          setPosition(null)
+          refreshSoon()
+        } else if (message.type === 'error') {
+          void loadStrategy()
+        }
+      },
+    })
+    return () => {
+      stream.close()
+      clearTimeout(refreshTimer.current)
+    }
+  }, [id])
+
+  if (!strategy) return error ? <ErrorBox error={error} /> : <Loading what={id} />
+  const stats = strategy.stats
+  return (
+    <section data-testid="strategy" data-strategy-id={strategy.id}>
+      <div class="heading">
+        <h1>{strategy.name}</h1>
+        <span class={`badge ${strategy.status}`} data-testid="live-status" data-status={strategy.status}>
+          {strategy.status}
+        </span>
+        <span class={`stream ${stream.state}`} data-testid="stream-state" data-state={stream.state} title={stream.detail}>
+          {stream.state === 'open' ? 'live' : stream.state}
+        </span>
+      </div>
+      <p class="muted">
+        {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {strategy.capital} · ×{strategy.leverage} · params{' '}
+        <code>{JSON.stringify(strategy.params)}</code>
+      </p>
+      <dl class="metrics" data-testid="strategy-stats">
+        <div data-stat="total_pnl" data-value={stats.total_pnl}>
+          <dt>PnL (realized + unrealized)</dt>
+          <dd class={sign(stats.total_pnl)}>{num(stats.total_pnl)}</dd>
+        </div>
+        <div data-stat="open_positions" data-value={stats.open_positions}>
+          <dt>Open positions</dt>
+          <dd>{stats.open_positions}</dd>
+        </div>
+        <div data-stat="total_trades" data-value={stats.total_trades}>
+          <dt>Closed trades</dt>
+          <dd>{stats.total_trades}</dd>
+        </div>
+        <div data-stat="win_rate" data-value={stats.win_rate}>
+          <dt>Win rate</dt>
+          <dd>{pct(stats.win_rate, 1)}</dd>
+        </div>
+        <div>
+          <dt>Deployed</dt>
+          <dd>{time(strategy.deployed_at)}</dd>
+        </div>
+      </dl>
+      <ErrorBox error={error} />
+      <DeployPanel strategy={strategy} onChange={setStrategy} />
+
+      <h2>Position</h2>
+      <div data-testid="position" data-open={position ? 'true' : 'false'}>
+        {position ? (
+          <p>
+            <span class={`badge ${position.side === 'buy' ? 'long' : 'short'}`}>{position.side === 'buy' ? 'long' : 'short'}</span> {position.qty} {position.symbol} at{' '}
+            {position.entry_price} since {time(position.time)}
+          </p>
+        ) : (
+          <p class="muted">{stats.open_positions > 0 ? `${stats.open_positions} open (details arrive with the next position message)` : 'Flat.'}</p>
+        )}
+      </div>
+
+      <h2>Orders</h2>
+      <TableWrap>
+        <table data-testid="orders-table">
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>Client order id</th>
+              <th>Status</th>
+              <th>Side</th>
+              <th class="num">Qty</th>
+              <th class="num">Price</th>
+              <th class="num">Fee</th>
+            </tr>
+          </thead>
+          <tbody>
+            {orders.map((o) => (
+              <tr key={o.client_order_id} data-order-id={o.client_order_id} data-status={o.status}>
+                <td>{time(o.time)}</td>
+                <td>
+                  <code>{o.client_order_id}</code>
+                </td>
+                <td>{o.status}</td>
+                <td>{o.side ?? '—'}</td>
+                <td class="num">{o.qty ?? '—'}</td>
+                <td class="num">{o.price ?? '—'}</td>
+                <td class="num">{o.fee === null ? '—' : num(o.fee, 4)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      {orders.length === 0 ? <p class="muted">No orders yet.</p> : null}
+
+      <h2>Closed trades</h2>
+      <TableWrap>
+        <table data-testid="strategy-trades">
+          <thead>
+            <tr>
+              <th class="num">#</th>
+              <th>Side</th>
+              <th>Entry</th>
+              <th class="num">Entry price</th>
+              <th>Exit</th>
+              <th class="num">Exit price</th>
+              <th class="num">Qty</th>
+              <th class="num">PnL</th>
+            </tr>
+          </thead>
+          <tbody>
+            {trades.map((t) => (
+              <tr key={t.id} data-trade-id={t.id}>
+                <td class="num">{t.id}</td>
+                <td>{t.side === 'buy' ? 'long' : 'short'}</td>
+                <td>{time(t.entry_time)}</td>
+                <td class="num">{t.entry_price}</td>
+                <td>{time(t.exit_time)}</td>
+                <td class="num">{t.exit_price}</td>
+                <td class="num">{t.qty}</td>
+                <td class={`num ${sign(t.pnl)}`}>{num(t.pnl)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+
+      <h2>Stream</h2>
+      <ol class="log" data-testid="stream-log">
+        {log.map((m, i) => (
+          <li key={`${m.time}-${i}`} data-type={m.type}>
+            <time>{time(m.time)}</time> <strong>{m.type}</strong> <code>{JSON.stringify(m.data)}</code>
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+}
