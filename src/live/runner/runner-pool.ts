@@ -9,7 +9,8 @@ import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
-import { StrategyRunner } from './strategy-runner.js'
+import { SharedHistory, sharedClock } from './shared-history.js'
+import { type BarTiming, StrategyRunner } from './strategy-runner.js'
 
 /** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
 export const LEASE_RENEW_MS = 5_000
@@ -29,6 +30,8 @@ export interface RunnerPoolOptions {
   balanceWatchMs?: number
   renewMs?: number
   ttlMs?: number
+  /** Every runner's stream-bar timings (bench/live.ts). */
+  observe?: (timing: BarTiming) => void
 }
 
 /**
@@ -43,9 +46,16 @@ export class RunnerPool {
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
   private readonly balances: BalanceWatcher | undefined
+  private readonly history: SharedHistory
+  private readonly exchangeNow: () => Promise<number>
 
   constructor(private readonly options: RunnerPoolOptions) {
     this.streams = new KlineStreams(options.wsUrl)
+    this.history = new SharedHistory(new UpstreamHistory(options.market))
+    this.exchangeNow = sharedClock(async () => {
+      const response = await options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
+      return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
+    })
     if (options.secrets) {
       const { db, secrets, log } = options
       this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })
@@ -92,20 +102,22 @@ export class RunnerPool {
       this.runners.get(run.strategy_id)?.stop()
       const runner = new StrategyRunner(run, {
         db,
-        history: new UpstreamHistory(this.options.market),
+        history: this.history,
         streams: this.streams,
         rules: (symbol) => symbolRules(this.options.market, symbol),
         owner: this.owner,
         now: Date.now,
-        exchangeNow: async () => {
-          const response = await this.options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
-          return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
-        },
+        exchangeNow: this.exchangeNow,
         ...(this.options.secrets ? { tradingClient: (r) => tradingClientOf(db, this.options.secrets!, this.options.market.client, r) } : {}),
+        ...(this.options.observe ? { observe: this.options.observe } : {}),
         onError: (error, failed) => this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed'),
       })
       this.runners.set(run.strategy_id, runner)
-      runner.start().catch((error) => this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start'))
+      runner.start().catch((error) => {
+        // Its lease is no longer renewed: it expires and a later round (here or elsewhere) starts the run afresh.
+        if (this.runners.get(run.strategy_id) === runner) this.runners.delete(run.strategy_id)
+        this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start; the run is claimed again once its lease expires')
+      })
     }
   }
 }

@@ -5,7 +5,7 @@ import { getTemplate } from '../../templates/validate.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { ExchangeBroker } from '../brokers/exchange-broker.js'
-import { PaperBroker } from '../brokers/paper-broker.js'
+import { PaperBroker, type PaperSetup } from '../brokers/paper-broker.js'
 import { failRun, RunFailure } from '../exchange/run-failure.js'
 import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
@@ -27,9 +27,27 @@ export interface RunnerDeps {
   onError: (error: unknown, run: RunRow) => void
   /** The signed client of a live run's exchange key (absent where this process holds no master key). */
   tradingClient?: (run: RunRow) => Promise<BinanceTradingClient>
+  /** Told once per stream bar, after the first commit that bar caused (bench/live.ts measures with it). */
+  observe?: (timing: BarTiming) => void
+}
+
+/** One closed bar from the stream, from its receipt in this process to the commit of what it did. */
+export interface BarTiming {
+  strategyId: string
+  symbol: string
+  openTime: number
+  /** performance.now() when the stream message arrived (KlineStreams), and when the bar's first commit returned. */
+  receivedAt: number
+  committedAt: number
+  /** Whether that commit wrote an order intent (a strategy_orders row, status new). */
+  order: boolean
 }
 
 const HOUR = 3_600_000
+/** Bars a warm-up reads: a kline page's maximum. */
+const WARMUP_WINDOW = 1_500
+/** 1,000 funding rows (a page) at the most frequent schedule, hourly, less a day of margin. */
+const FUNDING_PAGE_SPAN_MS = 40 * 24 * HOUR
 
 /** Warm-up and backfill state saved beside the broker's: the first bar the run may act on. */
 interface RunnerState extends RunState, LiveState {
@@ -53,6 +71,8 @@ export class StrategyRunner {
   private readonly interval: number
   private fundingFetchedThrough = 0
   private extra: { warmupFrom?: number; firstActive?: number } = {}
+  /** The stream bar being acted on, until its first commit reports its timing. */
+  private arrival: { openTime: number; receivedAt: number } | undefined
 
   constructor(
     readonly run: RunRow,
@@ -74,7 +94,7 @@ export class StrategyRunner {
     const warmup = template.warmupBars(setup.params as never, this.interval)
     // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
     this.unsubscribe = deps.streams.subscribe(run.symbol, run.timeframe, (event) => {
-      if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar))
+      if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar, event.receivedAt))
       else
         this.enqueue(async () => {
           // After a reconnect the exchange's picture comes first: trading waits until it agrees with ours.
@@ -85,16 +105,32 @@ export class StrategyRunner {
           await this.backfill(Number.POSITIVE_INFINITY)
         })
     })
+    let failed: unknown
     await this.enqueue(async () => {
-      if (!run.dry_run) {
-        // Inside the chain, so a refused key (RunFailure) moves the strategy to error like any later step.
-        if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
-        const broker = new ExchangeBroker(paper, await deps.tradingClient(run), setup)
-        this.broker = broker
-        this.live = new LiveOrders(broker, { commit: (outcome, settles) => this.commit(outcome, settles), pendingOrder: () => this.pendingOrder, state: state ?? undefined })
+      try {
+        await this.begin(run, deps, paper, setup, state, warmup)
+      } catch (error) {
+        failed = error
+        throw error
       }
-      await this.warmUp(warmup)
     })
+    // A start that failed (exchange unreachable, budget spent) must not leave a runner that never acts:
+    // it stops and the pool lets the run be claimed again. A RunFailure already ended the run.
+    if (failed !== undefined && !(failed instanceof RunFailure)) {
+      this.stop()
+      throw failed
+    }
+  }
+
+  /** The first step in the chain: a live run's broker (a refused key moves the strategy to error like any later step), then the warm-up. */
+  private async begin(run: RunRow, deps: RunnerDeps, paper: PaperBroker, setup: PaperSetup, state: RunnerState | null, warmup: number): Promise<void> {
+    if (!run.dry_run) {
+      if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
+      const broker = new ExchangeBroker(paper, await deps.tradingClient(run), setup)
+      this.broker = broker
+      this.live = new LiveOrders(broker, { commit: (outcome, settles) => this.commit(outcome, settles), pendingOrder: () => this.pendingOrder, state: state ?? undefined })
+    }
+    await this.warmUp(warmup)
   }
 
   stop(): void {
@@ -127,13 +163,19 @@ export class StrategyRunner {
     const last = this.broker.lastOpenTime
     const resumed = last === last
     // A fresh run: the newest `bars` closed bars. A resumed one: the `bars` up to its last bar, then the gap.
-    const end = resumed ? last + this.interval : await this.deps.exchangeNow()
-    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, end - (bars + 2) * this.interval, end - 1, 1500)
+    // A fresh run reads up to the start of the bar open now: every runner of a symbol started within one bar
+    // asks for the same window, over one window for every template (a whole 1,500-bar page, at the weight of
+    // fewer), so SharedHistory sends it once. Closed bars after the window are backfilled before acting.
+    const end = resumed ? last + this.interval : Math.floor((await this.deps.exchangeNow()) / this.interval) * this.interval
+    const windowStart = end - WARMUP_WINDOW * this.interval
+    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, windowStart, end - 1, WARMUP_WINDOW)
     let closed = rows.filter((r) => r.openTime + this.interval <= end)
     if (!resumed && closed.length > 0) closed = closed.slice(0, -1) // the newest row may still be open
     const history = closed.slice(-bars)
     const from = history[0]?.openTime ?? end
-    const funding = await this.fetchFunding(from, end)
+    // Funding over the shared window too where one page surely holds it (funding is at most hourly), kept from `from` on.
+    const fundingStart = Math.max(windowStart, end - FUNDING_PAGE_SPAN_MS)
+    const funding = from >= fundingStart ? (await this.fetchFunding(fundingStart, end)).filter((f) => f.time >= from) : await this.fetchFunding(from, end)
     this.broker.warm(history, funding)
     if (!resumed) {
       this.extra = { warmupFrom: from, firstActive: (history[history.length - 1]?.openTime ?? from - this.interval) + this.interval }
@@ -151,21 +193,30 @@ export class StrategyRunner {
     const from = last === last ? last + this.interval : this.extra.firstActive
     if (from === undefined) return
     for (let cursor = from; cursor < beforeOpen; ) {
-      const page = await this.deps.history.klines(this.run.symbol, this.run.timeframe, cursor, Math.min(beforeOpen, cursor + 1500 * this.interval) - 1, 1500)
+      // A page no larger than the gap: Binance weighs klines by limit (1 below 100, 10 above 1,000), and a gap is mostly one bar.
+      const limit = Math.min(1500, Math.ceil((beforeOpen - cursor) / this.interval))
+      const page = await this.deps.history.klines(this.run.symbol, this.run.timeframe, cursor, Math.min(beforeOpen, cursor + 1500 * this.interval) - 1, limit)
       // Without an upper bound the newest row may still be open: only rows the stream confirmed or older than it.
       const rows = beforeOpen === Number.POSITIVE_INFINITY ? page.slice(0, -1) : page
       for (const row of rows) if (row.openTime >= cursor) await this.act(row)
-      if (page.length < 1500) break
+      if (page.length < limit) break
       cursor = page[page.length - 1]!.openTime + this.interval
     }
   }
 
-  private async onBar(bar: ClosedBar): Promise<void> {
+  private async onBar(bar: ClosedBar, receivedAt: number): Promise<void> {
     const last = this.broker.lastOpenTime
     const expected = last === last ? last + this.interval : this.extra.firstActive
     if (expected === undefined || bar.openTime < expected) return
     if (bar.openTime > expected) await this.backfill(bar.openTime)
-    if (bar.openTime > (this.broker.lastOpenTime === this.broker.lastOpenTime ? this.broker.lastOpenTime : -Infinity)) await this.act(bar)
+    if (bar.openTime > (this.broker.lastOpenTime === this.broker.lastOpenTime ? this.broker.lastOpenTime : -Infinity)) {
+      this.arrival = this.deps.observe ? { openTime: bar.openTime, receivedAt } : undefined
+      try {
+        await this.act(bar)
+      } finally {
+        this.arrival = undefined
+      }
+    }
   }
 
   private async act(bar: ClosedBar): Promise<void> {
@@ -210,6 +261,11 @@ export class StrategyRunner {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()
       return undefined
+    }
+    if (this.arrival) {
+      const { openTime, receivedAt } = this.arrival
+      this.arrival = undefined
+      deps.observe?.({ strategyId: run.strategy_id, symbol: run.symbol, openTime, receivedAt, committedAt: performance.now(), order: created !== null })
     }
     return created
   }
