@@ -10,13 +10,16 @@ import { failRun, RunFailure } from '../exchange/run-failure.js'
 import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { paperSetup } from '../deploy.js'
-import { type RunRow, saveRunState } from '../queries.js'
-import { recordOutcome, type RunState } from '../record-outcome.js'
+import { nextIntent, nextTradeId, type RunRow } from '../queries.js'
+import { type OutcomeCounters, outcomeRows, type RunState } from '../record-outcome.js'
+import type { GroupCommit } from './group-commit.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { intervalMs } from '../timeframes.js'
 
 export interface RunnerDeps {
   db: Db
+  /** The pool's group commit: every write of a runner goes through it, fenced by the run's lease. */
+  commits: Pick<GroupCommit, 'commit'>
   history: HistorySource
   streams: KlineStreams
   rules: (symbol: string) => Promise<SymbolRules>
@@ -71,6 +74,8 @@ export class StrategyRunner {
   private readonly interval: number
   private fundingFetchedThrough = 0
   private extra: { warmupFrom?: number; firstActive?: number } = {}
+  /** The run's next intent and trade numbers: read at start, then kept here (this runner alone writes them while it holds the lease). */
+  private counters: OutcomeCounters = { intent: 1, trade: 1 }
   /** The stream bar being acted on, until its first commit reports its timing. */
   private arrival: { openTime: number; receivedAt: number } | undefined
 
@@ -124,6 +129,7 @@ export class StrategyRunner {
 
   /** The first step in the chain: a live run's broker (a refused key moves the strategy to error like any later step), then the warm-up. */
   private async begin(run: RunRow, deps: RunnerDeps, paper: PaperBroker, setup: PaperSetup, state: RunnerState | null, warmup: number): Promise<void> {
+    this.counters = { intent: await nextIntent(deps.db, run.strategy_id, run.run), trade: await nextTradeId(deps.db, run.strategy_id) }
     if (!run.dry_run) {
       if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
       const broker = new ExchangeBroker(paper, await deps.tradingClient(run), setup)
@@ -228,7 +234,7 @@ export class StrategyRunner {
 
   /**
    * Writes one outcome (fills, trades, stats, events, the next intent) and the runner's state in one
-   * transaction, if this process still owns the run; returns the new intent's client order id (or null),
+   * transaction (the pool's group commit, shared with other runs), if this process still owns the run; returns the new intent's client order id (or null),
    * or undefined when the run was paused or taken over (the runner then stops). `pendingOrder` overrides
    * which order the outcome's fill settles (a live run books the fill of the order it just sent).
    */
@@ -236,32 +242,19 @@ export class StrategyRunner {
     const { run, deps } = this
     const now = new Date(deps.now())
     const pendingBefore = settles === undefined ? this.pendingOrder : settles
-    let created: string | null = null
-    const ok = await deps.db.transaction().execute(async (trx) => {
-      const owned = await trx
-        .selectFrom('strategy_runs')
-        .select('run')
-        .where('strategy_id', '=', run.strategy_id)
-        .where('run', '=', run.run)
-        .where('lease_owner', '=', deps.owner)
-        .where('ended_at', 'is', null)
-        .forUpdate()
-        .executeTakeFirst()
-      if (!owned) return false
-      const totals = this.broker.totals(this.broker.lastClose)
-      const next = await recordOutcome(trx, { run, now, pendingOrder: pendingBefore, totals }, outcome)
-      created = next
-      const pendingOrder = outcome.newTarget === outcome.newTarget ? next : outcome.filledIntent ? null : pendingBefore
-      const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
-      await saveRunState(trx, run.strategy_id, run.run, deps.owner, state as unknown as Record<string, unknown>)
-      this.pendingOrder = pendingOrder
-      return true
-    })
+    const totals = this.broker.totals(this.broker.lastClose)
+    const rows = outcomeRows({ run, now, pendingOrder: pendingBefore, totals }, outcome, this.counters)
+    const created = rows.next
+    const pendingOrder = outcome.newTarget === outcome.newTarget ? created : outcome.filledIntent ? null : pendingBefore
+    const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
+    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown> })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()
       return undefined
     }
+    this.counters = rows.counters
+    this.pendingOrder = pendingOrder
     if (this.arrival) {
       const { openTime, receivedAt } = this.arrival
       this.arrival = undefined
