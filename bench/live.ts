@@ -118,10 +118,17 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
           tokens.push(await services.tokens.issue(userId))
         }
         log(`live: deploying ${target - deployed.length} more strategies (${target} in all)`)
+        const upstreamBefore = await replay.stats()
         deployed.push(...(await deployMore(url, tokens, symbols, deployed.length, target)))
         const deployMs = Math.round(performance.now() - stageStarted)
         await waitFor(`${target} runners acting on stream bars`, START_TIMEOUT_MS, () => deployed.every((d) => started.has(d.id)), () => `${started.size} of ${target}`)
         const startMs = Math.round(performance.now() - stageStarted)
+        const upstream = await replay.stats()
+        const startRequests = Object.fromEntries(
+          Object.entries(upstream.byPath)
+            .map(([p, n]) => [p, n - (upstreamBefore.byPath[p] ?? 0)] as const)
+            .filter(([, n]) => n > 0),
+        )
         log(`live: ${target} strategies deployed in ${deployMs} ms, all acting ${startMs} ms after the stage began; measuring ${options.durationS} s`)
 
         timings.length = 0
@@ -143,6 +150,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
           ...result,
           deploy_ms: deployMs,
           all_runners_acting_ms: startMs,
+          upstream_requests_deploying_and_starting: startRequests,
           process_cpu_pct: Math.round(((cpu.user + cpu.system) / 1000 / (windowEnd - windowStart)) * 100),
           event_loop_utilization: Math.round(loop.utilization * 1000) / 1000,
           window_hrtime_us: { start: windowStartUs, end: windowEndUs },
@@ -153,38 +161,31 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
         )
         if (!result.sustained) break
       }
+      const profileDir = process.env.BENCH_LIVE_PROFILE_DIR
+      if (profileDir) {
+        // Under --cpu-prof the profiles are written at exit: leave now rather than after a shutdown that may drain a backlog.
+        fs.writeFileSync(path.join(profileDir, 'report.json'), JSON.stringify(buildReport(stages, server !== undefined, options.durationS)))
+        replay.stop()
+        process.exit(0)
+      }
     } finally {
-      await app.close()
-      await pool.stop()
-      await services.webhooks.close()
-      await boss.stop({ graceful: false, timeout: 2000 })
-      await services.market.close()
-      await storage.close()
+      const stopping = performance.now()
+      for (const [what, stop] of [
+        ['HTTP', () => app.close()],
+        ['runner pool', () => pool.stop()],
+        ['webhooks', () => services.webhooks.close()],
+        ['queue', () => boss.stop({ graceful: false, timeout: 2000 })],
+        ['market', () => services.market.close()],
+        ['database', () => storage.close()],
+      ] as const) {
+        const began = performance.now()
+        await stop()
+        log(`live: stopped the ${what} in ${Math.round(performance.now() - began)} ms`)
+      }
+      log(`live: stopped in ${Math.round(performance.now() - stopping)} ms`)
     }
 
-    const sustained = stages.filter((s) => s.sustained === true).map((s) => s.strategies as number)
-    const most = sustained.length > 0 ? Math.max(...sustained) : 0
-    const atGoal = stages.find((s) => s.strategies === GOAL_STRATEGIES) as { order_latency_ms: { p99: number } } | undefined
-    const report = {
-      suite: 'live',
-      setup: {
-        database: server ? 'PostgreSQL server (BENCH_DATABASE_URL), a fresh database' : 'embedded PGlite (the npm start default)',
-        process:
-          'one in-process Perpetua as perpetua serve runs it: HTTP API on 127.0.0.1, runner pool (leases), webhook pipeline and queue; strategies created and deployed (dry_run) over HTTP',
-        exchange: `the replay exchange in its own process, 1m klines from ${REPLAY_START} at ${SPEED}× real time (one bar a second per symbol, all symbols closing together)`,
-        strategies: `${VARIANTS.map((v) => v.template_id).join(', ')} with short periods and allow_short, capital ${CAPITAL}, spread evenly over the symbols (one user per ${SYMBOLS} strategies: one per symbol each)`,
-        latency:
-          'for every stream bar a runner acts on: from performance.now() when the closed-kline message reached this process (KlineStreams, before parsing) to when the transaction that booked the bar committed; order latency is that time for the bars whose commit wrote an order intent (a strategy_orders row)',
-        sustained: `every strategy committed every bar received in the window, and every bar was committed by all its strategies within one bar period (${BAR_MS} ms), so no backlog grows`,
-        measured_s_per_stage: options.durationS,
-      },
-      stages,
-      goal: {
-        strategies_sustained: atLeast(most, GOAL_STRATEGIES),
-        p99_ms_at_1000: atMost(atGoal?.order_latency_ms.p99 ?? Number.NaN, GOAL_P99_MS),
-      },
-      node: process.version,
-    }
+    const report = buildReport(stages, server !== undefined, options.durationS)
     for (const stage of stages) {
       if ((stage.orders as number) === 0) failures.push(`no orders at ${stage.strategies} strategies: the latency is unmeasured`)
     }
@@ -193,6 +194,33 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     replay.stop()
     fs.rmSync(dataDir, { recursive: true, force: true })
     await server?.drop()
+  }
+}
+
+/** The suite's JSON: the setup in words, each stage's figures, and the goals. */
+function buildReport(stages: Record<string, unknown>[], onServer: boolean, durationS: number) {
+  const sustained = stages.filter((s) => s.sustained === true).map((s) => s.strategies as number)
+  const most = sustained.length > 0 ? Math.max(...sustained) : 0
+  const atGoal = stages.find((s) => s.strategies === GOAL_STRATEGIES) as { order_latency_ms: { p99: number } } | undefined
+  return {
+    suite: 'live',
+    setup: {
+      database: onServer ? 'PostgreSQL server (BENCH_DATABASE_URL), a fresh database' : 'embedded PGlite (the npm start default)',
+      process:
+        'one in-process Perpetua as perpetua serve runs it: HTTP API on 127.0.0.1, runner pool (leases), webhook pipeline and queue; strategies created and deployed (dry_run) over HTTP',
+      exchange: `the replay exchange in its own process, 1m klines from ${REPLAY_START} at ${SPEED}× real time (one bar a second per symbol, all symbols closing together)`,
+      strategies: `${VARIANTS.map((v) => v.template_id).join(', ')} with short periods and allow_short, capital ${CAPITAL}, spread evenly over the symbols (one user per ${SYMBOLS} strategies: one per symbol each)`,
+      latency:
+        'for every stream bar a runner acts on: from performance.now() when the closed-kline message reached this process (KlineStreams, before parsing) to when the transaction that booked the bar committed; order latency is that time for the bars whose commit wrote an order intent (a strategy_orders row)',
+      sustained: `every strategy committed every bar received in the window, and every bar was committed by all its strategies within one bar period (${BAR_MS} ms), so no backlog grows`,
+      measured_s_per_stage: durationS,
+    },
+    stages,
+    goal: {
+      strategies_sustained: atLeast(most, GOAL_STRATEGIES),
+      p99_ms_at_1000: atMost(atGoal?.order_latency_ms.p99 ?? Number.NaN, GOAL_P99_MS),
+    },
+    node: process.version,
   }
 }
 
@@ -205,12 +233,10 @@ async function profiled(options: SuiteOptions): Promise<SuiteResult> {
   const child = spawn(
     process.execPath,
     ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', path.join(REPO_ROOT, 'bench', 'run.ts'), 'live', '--duration', String(options.durationS)],
-    { cwd: REPO_ROOT, env: { ...process.env, BENCH_LIVE_PROFILE_DIR: dir }, stdio: ['ignore', 'pipe', 'inherit'] },
+    { cwd: REPO_ROOT, env: { ...process.env, BENCH_LIVE_PROFILE_DIR: dir }, stdio: ['ignore', 'inherit', 'inherit'] },
   )
-  let out = ''
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
-  const report = JSON.parse(out) as { stages: { window_hrtime_us: { start: number; end: number }; cpu_profile?: unknown }[] }
+  const report = JSON.parse(fs.readFileSync(path.join(dir, 'report.json'), 'utf8')) as { stages: { window_hrtime_us: { start: number; end: number }; cpu_profile?: unknown }[] }
   for (const stage of report.stages) stage.cpu_profile = summariseProfiles(dir, { startUs: stage.window_hrtime_us.start, endUs: stage.window_hrtime_us.end })
   return { report: { ...report, cpu_profile_dir: dir }, failures: code === 0 ? [] : [`the profiled run exited with ${code}`] }
 }

@@ -47,8 +47,8 @@ export interface BarTiming {
 }
 
 const HOUR = 3_600_000
-/** Bars a warm-up reads: a kline page's maximum. */
-const WARMUP_WINDOW = 1_500
+/** Bars a warm-up reads: the smallest that holds the template's warm-up, each the largest page of one klines weight (1, 2, 5, 10). */
+const WARMUP_WINDOWS = [99, 499, 1_000, 1_500]
 /** 1,000 funding rows (a page) at the most frequent schedule, hourly, less a day of margin. */
 const FUNDING_PAGE_SPAN_MS = 40 * 24 * HOUR
 
@@ -170,11 +170,12 @@ export class StrategyRunner {
     const resumed = last === last
     // A fresh run: the newest `bars` closed bars. A resumed one: the `bars` up to its last bar, then the gap.
     // A fresh run reads up to the start of the bar open now: every runner of a symbol started within one bar
-    // asks for the same window, over one window for every template (a whole 1,500-bar page, at the weight of
-    // fewer), so SharedHistory sends it once. Closed bars after the window are backfilled before acting.
+    // asks for the same window, one of a few sizes (the largest page of each of Binance's weights), so
+    // SharedHistory sends it once per size. Closed bars after the window are backfilled before acting.
     const end = resumed ? last + this.interval : Math.floor((await this.deps.exchangeNow()) / this.interval) * this.interval
-    const windowStart = end - WARMUP_WINDOW * this.interval
-    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, windowStart, end - 1, WARMUP_WINDOW)
+    const window = WARMUP_WINDOWS.find((w) => w >= bars + 2) ?? WARMUP_WINDOWS[WARMUP_WINDOWS.length - 1]!
+    const windowStart = end - window * this.interval
+    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, windowStart, end - 1, window)
     let closed = rows.filter((r) => r.openTime + this.interval <= end)
     if (!resumed && closed.length > 0) closed = closed.slice(0, -1) // the newest row may still be open
     const history = closed.slice(-bars)
@@ -268,7 +269,9 @@ export class StrategyRunner {
     const end = bar.openTime + this.interval
     const crossesHour = Math.floor((end - 1) / HOUR) !== Math.floor((bar.openTime - 1) / HOUR)
     if (!crossesHour || end <= this.fundingFetchedThrough) return []
-    return this.fetchFunding(Math.max(this.fundingFetchedThrough, bar.openTime - HOUR), end)
+    // The last hour for every runner (one shared request per symbol), kept from where this run's last read ended.
+    const through = this.fundingFetchedThrough
+    return (await this.fetchFunding(bar.openTime - HOUR, end)).filter((f) => f.time >= through)
   }
 
   private async fetchFunding(from: number, to: number): Promise<FundingEvent[]> {
