@@ -9,7 +9,7 @@ import { buildApp } from '../src/app.js'
 import { findOrCreateUserByEmail } from '../src/auth/queries.js'
 import { loadConfig } from '../src/config.js'
 import { startQueue } from '../src/db/queue.js'
-import { RunnerPool } from '../src/live/runner/runner-pool.js'
+import { startRunners } from '../src/live/runner/start-runners.js'
 import type { BarTiming } from '../src/live/runner/strategy-runner.js'
 import { createServices } from '../src/services.js'
 import { openStorage } from '../src/storage.js'
@@ -91,18 +91,13 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     const boss = await startQueue(storage.database, (error) => log(`queue error: ${String(error)}`))
     const services = createServices(config, storage.database, Date.now, boss)
     await services.webhooks.start({ database: storage.database, boss, log: logger })
-    const pool = new RunnerPool({
-      db: storage.database.db,
-      market: services.market,
-      wsUrl: config.upstreamWsUrl!,
-      log: logger,
-      signals: services.runSignals,
+    // As `perpetua serve` starts them (src/serve.ts), plus the timing hook.
+    const pool = startRunners(config, storage.database.db, services.market, logger, services.runSignals, services.secrets, {
       observe: (timing) => {
         started.add(timing.strategyId)
         if (recording) timings.push(timing)
       },
-    })
-    pool.start()
+    })!
     const app = await buildApp(services, { logger })
     const url = await app.listen({ port: 0, host: '127.0.0.1' })
     const stages: Record<string, unknown>[] = []
@@ -152,6 +147,9 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
           all_runners_acting_ms: startMs,
           upstream_requests_deploying_and_starting: startRequests,
           process_cpu_pct: Math.round(((cpu.user + cpu.system) / 1000 / (windowEnd - windowStart)) * 100),
+          // Steadier than wall time on a shared host: every thread of the process (PGlite's included) per strategy-bar.
+          process_cpu_us_per_strategy_bar: result.strategy_bars === 0 ? null : Math.round((cpu.user + cpu.system) / result.strategy_bars),
+          host_load_avg_1m: Math.round(os.loadavg()[0]! * 10) / 10,
           event_loop_utilization: Math.round(loop.utilization * 1000) / 1000,
           window_hrtime_us: { start: windowStartUs, end: windowEndUs },
         })

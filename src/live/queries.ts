@@ -94,6 +94,11 @@ export async function renewLeases(db: Db, owner: string, strategyIds: readonly s
   return new Set(rows.map((r) => r.strategy_id))
 }
 
+/** VACUUM (not FULL: no exclusive lock) of the tables every bar updates; outside any transaction. */
+export async function vacuumRunTables(db: Db): Promise<void> {
+  await sql`VACUUM strategy_runs, strategies, strategy_orders`.execute(db)
+}
+
 export async function releaseLeases(db: Db, owner: string): Promise<void> {
   await db.updateTable('strategy_runs').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', '=', owner).where('ended_at', 'is', null).execute()
 }

@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
 import type { Db } from '../../db/connect.js'
 import type { MarketData } from '../../market/market-data.js'
-import { claimRuns, releaseLeases, renewLeases } from '../queries.js'
+import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
 import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
@@ -33,6 +33,8 @@ export interface RunnerPoolOptions {
   ttlMs?: number
   /** Every runner's stream-bar timings (bench/live.ts). */
   observe?: (timing: BarTiming) => void
+  /** VACUUM the tables runners update at every bar this often: the embedded database has no autovacuum. */
+  vacuumMs?: number
 }
 
 /**
@@ -44,6 +46,7 @@ export class RunnerPool {
   readonly runners = new Map<string, StrategyRunner>()
   private readonly streams: KlineStreams
   private timer: NodeJS.Timeout | undefined
+  private vacuumTimer: NodeJS.Timeout | undefined
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
   private readonly balances: BalanceWatcher | undefined
@@ -67,6 +70,7 @@ export class RunnerPool {
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.options.renewMs ?? LEASE_RENEW_MS)
+    if (this.options.vacuumMs) this.vacuumTimer = setInterval(() => void this.vacuum(), this.options.vacuumMs)
     this.options.signals?.on('runs-changed', this.onSignal)
     void this.tick()
     this.balances?.start()
@@ -80,6 +84,7 @@ export class RunnerPool {
 
   async stop(): Promise<void> {
     clearInterval(this.timer)
+    clearInterval(this.vacuumTimer)
     this.options.signals?.off('runs-changed', this.onSignal)
     await this.ticking
     await this.balances?.stop()
@@ -87,6 +92,18 @@ export class RunnerPool {
     this.runners.clear()
     this.streams.close()
     await releaseLeases(this.options.db, this.owner)
+  }
+
+  /**
+   * Every bar rewrites each run's state and its strategy's stats; without VACUUM (PGlite runs none by
+   * itself) the dead versions pile up until the tables outgrow shared_buffers and every page is read from
+   * the file system. Between rounds, so it never waits on a lease query.
+   */
+  private vacuum(): Promise<void> {
+    this.ticking = this.ticking
+      .then(() => vacuumRunTables(this.options.db))
+      .catch((error) => this.options.log.warn({ err: error }, 'vacuum of the run tables failed'))
+    return this.ticking
   }
 
   private async round(): Promise<void> {
