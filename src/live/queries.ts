@@ -123,7 +123,7 @@ export async function lockOwnedRuns(trx: Db, owner: string, runs: readonly { str
   return new Set(result.rows.map((r) => `${r.strategy_id} ${r.run}`))
 }
 
-/** Many runs' states in one statement (the caller holds their leases: GroupCommit locked them). */
+/** Many runs' states in one statement (the caller holds their leases: RunCommits locked them). */
 export async function saveRunStates(trx: Db, writes: readonly { strategyId: string; run: number; state: Record<string, unknown> }[]): Promise<void> {
   if (writes.length === 0) return
   await sql`

@@ -9,7 +9,7 @@ import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
-import { GroupCommit } from './group-commit.js'
+import { RunCommits } from './run-commits.js'
 import { SharedHistory, sharedClock } from './shared-history.js'
 import { type BarTiming, StrategyRunner } from './strategy-runner.js'
 
@@ -52,13 +52,13 @@ export class RunnerPool {
   private readonly onSignal = () => void this.tick()
   private readonly balances: BalanceWatcher | undefined
   private readonly history: SharedHistory
-  private readonly commits: GroupCommit
+  private readonly commits: RunCommits
   private readonly exchangeNow: () => Promise<number>
 
   constructor(private readonly options: RunnerPoolOptions) {
     this.streams = new KlineStreams(options.wsUrl)
     this.history = new SharedHistory(new UpstreamHistory(options.market))
-    this.commits = new GroupCommit(options.db, this.owner)
+    this.commits = new RunCommits(options.db, this.owner)
     this.exchangeNow = sharedClock(async () => {
       const response = await options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
       return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)

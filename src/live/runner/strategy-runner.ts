@@ -12,14 +12,14 @@ import type { BinanceTradingClient } from '../../trading/binance/trading-client.
 import { paperSetup } from '../deploy.js'
 import { nextIntent, nextTradeId, type RunRow } from '../queries.js'
 import { type OutcomeCounters, outcomeRows, type RunState } from '../record-outcome.js'
-import type { GroupCommit } from './group-commit.js'
+import type { RunCommits } from './run-commits.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { intervalMs } from '../timeframes.js'
 
 export interface RunnerDeps {
   db: Db
   /** The pool's group commit: every write of a runner goes through it, fenced by the run's lease. */
-  commits: Pick<GroupCommit, 'commit'>
+  commits: Pick<RunCommits, 'commit'>
   history: HistorySource
   streams: KlineStreams
   rules: (symbol: string) => Promise<SymbolRules>

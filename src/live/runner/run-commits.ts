@@ -1,4 +1,5 @@
 import type { Db } from '../../db/connect.js'
+import { GroupCommit } from '../../db/group-commit.js'
 import { lockOwnedRuns, saveRunStates } from '../queries.js'
 import { type OutcomeRows, writeOutcomes } from '../record-outcome.js'
 
@@ -17,9 +18,10 @@ interface Waiting {
 }
 
 /**
- * Group commit for one runner pool: the writes runners hand in while a transaction is in flight, or in
- * the same turn of the event loop (every runner of a closed bar), go into the next transaction together,
- * one statement per kind of row (writeOutcomes) instead of a transaction per runner.
+ * Group commit for one runner pool's runs (over the shared GroupCommit writer: one transaction in flight;
+ * what runners hand in meanwhile goes into the next), one statement per kind of row (writeOutcomes) instead
+ * of a transaction per runner. The first run of a bar is written at once and the rest of the bar's runners
+ * while that commits, so the database thread works while the main thread still steps the others.
  *
  * Each run is fenced by its lease exactly as a runner's own transaction was: the transaction locks the
  * batch's run rows (FOR UPDATE, in key order) and writes only those this owner still holds; the others
@@ -31,60 +33,46 @@ interface Waiting {
  * Measured (bench/live.ts, PGlite): a transaction per runner took ~3 ms per strategy-bar, so 1,000
  * strategies on a symbol were 1,000 sequential commits and p99 grew with N.
  */
-export class GroupCommit {
-  private queue: Waiting[] = []
-  private scheduled = false
-  private flushing = false
+export class RunCommits {
+  private readonly writer: GroupCommit<Waiting>
 
   constructor(
     private readonly db: Db,
     private readonly owner: string,
-  ) {}
+  ) {
+    this.writer = new GroupCommit((batch) => this.writeBatch(batch), 0)
+  }
 
   /** Resolves true once the writes are committed, false when the run is no longer this owner's (nothing written). */
   commit(writes: RunWrites): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ writes, resolve, reject })
-      if (this.scheduled || this.flushing) return
-      this.scheduled = true
-      // After the current turn: every runner of a bar's messages has handed its writes in by then.
-      setImmediate(() => {
-        this.scheduled = false
-        void this.flush()
-      })
-    })
+    return new Promise((resolve, reject) => this.writer.add({ writes, resolve, reject }))
   }
 
-  private async flush(): Promise<void> {
-    this.flushing = true
-    try {
-      while (this.queue.length > 0) {
-        // One entry per run in a transaction (a run's later writes wait for the next one; a runner awaits each).
-        const seen = new Set<string>()
-        const batch: Waiting[] = []
-        const later: Waiting[] = []
-        for (const waiting of this.queue) {
-          const key = `${waiting.writes.strategyId} ${waiting.writes.run}`
-          if (seen.has(key)) later.push(waiting)
-          else {
-            seen.add(key)
-            batch.push(waiting)
-          }
-        }
-        this.queue = later
-        await this.write(batch)
+  /** One entry per run in a transaction: a run's later writes go into the next (its runner awaits each, so this is rare). */
+  private async writeBatch(items: Waiting[]): Promise<void> {
+    const seen = new Set<string>()
+    const batch: Waiting[] = []
+    const later: Waiting[] = []
+    for (const waiting of items) {
+      const key = runKey(waiting.writes)
+      if (seen.has(key)) later.push(waiting)
+      else {
+        seen.add(key)
+        batch.push(waiting)
       }
-    } finally {
-      this.flushing = false
     }
+    await this.write(batch)
+    // Added while this write is still in flight, so they go into the next.
+    for (const waiting of later) this.writer.add(waiting)
   }
 
+  /** Never rejects: each waiting runner hears its own outcome. */
   private async write(batch: Waiting[]): Promise<void> {
     let owned: Set<string>
     try {
       owned = await this.db.transaction().execute(async (trx) => {
         const held = await lockOwnedRuns(trx, this.owner, batch.map((w) => w.writes))
-        const mine = batch.map((w) => w.writes).filter((w) => held.has(`${w.strategyId} ${w.run}`))
+        const mine = batch.map((w) => w.writes).filter((w) => held.has(runKey(w)))
         await writeOutcomes(trx, mine.map((w) => w.rows))
         await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state })))
         return held
@@ -97,6 +85,10 @@ export class GroupCommit {
       for (const waiting of batch) await this.write([waiting])
       return
     }
-    for (const waiting of batch) waiting.resolve(owned.has(`${waiting.writes.strategyId} ${waiting.writes.run}`))
+    for (const waiting of batch) waiting.resolve(owned.has(runKey(waiting.writes)))
   }
+}
+
+function runKey(run: { strategyId: string; run: number }): string {
+  return `${run.strategyId} ${run.run}`
 }
