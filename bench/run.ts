@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   webhooks: () => import('./webhooks.js'),
   venue: () => import('./venue.js'),
   start: () => import('./start.js'),
+  live: () => import('./live.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

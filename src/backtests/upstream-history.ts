@@ -4,6 +4,7 @@ import { AppError } from '../http/errors.js'
 import { symbolDirectory } from '../market/exchange-info.js'
 import type { MarketData } from '../market/market-data.js'
 import { canonicalQuery, isUpstreamUnavailable } from '../market/upstream-client.js'
+import { klinesWeight } from '../market/upstream-requests.js'
 import type { FundingRow, HistorySource, KlineRow } from './history-store.js'
 
 /** A history page may wait this long for the upstream weight budget before the job fails. */
@@ -22,8 +23,7 @@ export class UpstreamHistory implements HistorySource {
   ) {}
 
   async klines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]> {
-    // Binance weighs klines by limit: 1500 a page costs 10.
-    const rows = await this.page<unknown[][]>('/fapi/v1/klines', { symbol, interval, startTime, endTime, limit }, limit > 1000 ? 10 : 5)
+    const rows = await this.page<unknown[][]>('/fapi/v1/klines', { symbol, interval, startTime, endTime, limit }, klinesWeight(limit))
     return rows.map((k) => ({ openTime: Number(k[0]), open: Number(k[1]), high: Number(k[2]), low: Number(k[3]), close: Number(k[4]), volume: Number(k[5]) }))
   }
 

@@ -116,7 +116,14 @@ export class Ledger {
   /** Everything but the trades list, as plain numbers (JSON keeps every float64 digit), for a runner to save. */
   snapshot(): LedgerState {
     const arrays: Record<string, number[]> = {}
-    for (const key of LEDGER_ARRAYS) arrays[key] = Array.from(this[key])
+    // A plain loop: Array.from walks a typed array through its iterator, which made this a runner's
+    // costliest step per bar (bench/live.ts profile: 3.6% of the main thread at 1,000 strategies).
+    for (const key of LEDGER_ARRAYS) {
+      const source = this[key]
+      const copy = new Array<number>(source.length)
+      for (let i = 0; i < source.length; i++) copy[i] = source[i]!
+      arrays[key] = copy
+    }
     return { cash: this.cash, feesPaid: this.feesPaid, fundingPaid: this.fundingPaid, arrays }
   }
 

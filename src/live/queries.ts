@@ -94,6 +94,11 @@ export async function renewLeases(db: Db, owner: string, strategyIds: readonly s
   return new Set(rows.map((r) => r.strategy_id))
 }
 
+/** VACUUM (not FULL: no exclusive lock) of the tables every bar updates; outside any transaction. */
+export async function vacuumRunTables(db: Db): Promise<void> {
+  await sql`VACUUM strategy_runs, strategies, strategy_orders`.execute(db)
+}
+
 export async function releaseLeases(db: Db, owner: string): Promise<void> {
   await db.updateTable('strategy_runs').set({ lease_owner: null, lease_expires_at: null }).where('lease_owner', '=', owner).where('ended_at', 'is', null).execute()
 }
@@ -104,6 +109,28 @@ export async function saveRunState(db: Db, strategyId: string, run: number, owne
   query = owner === null ? query : query.where('lease_owner', '=', owner).where('ended_at', 'is', null)
   const result = await query.executeTakeFirst()
   return Number(result.numUpdatedRows) > 0
+}
+
+/** Locks the active runs among `runs` that `owner` holds, in key order (so two batches never wait on each other in a cycle). */
+export async function lockOwnedRuns(trx: Db, owner: string, runs: readonly { strategyId: string; run: number }[]): Promise<Set<string>> {
+  const result = await sql<{ strategy_id: string; run: number }>`
+    SELECT r.strategy_id, r.run FROM strategy_runs r
+    JOIN unnest(${runs.map((r) => r.strategyId)}::text[], ${runs.map((r) => r.run)}::int[]) AS v(strategy_id, run)
+      ON r.strategy_id = v.strategy_id AND r.run = v.run
+    WHERE r.lease_owner = ${owner} AND r.ended_at IS NULL
+    ORDER BY r.strategy_id, r.run
+    FOR UPDATE OF r`.execute(trx)
+  return new Set(result.rows.map((r) => `${r.strategy_id} ${r.run}`))
+}
+
+/** Many runs' states in one statement (the caller holds their leases: RunCommits locked them). */
+export async function saveRunStates(trx: Db, writes: readonly { strategyId: string; run: number; state: Record<string, unknown> }[]): Promise<void> {
+  if (writes.length === 0) return
+  await sql`
+    UPDATE strategy_runs r SET state = v.state
+    FROM unnest(${writes.map((w) => w.strategyId)}::text[], ${writes.map((w) => w.run)}::int[], ${writes.map((w) => JSON.stringify(w.state))}::jsonb[])
+      AS v(strategy_id, run, state)
+    WHERE r.strategy_id = v.strategy_id AND r.run = v.run`.execute(trx)
 }
 
 export async function nextIntent(db: Db, strategyId: string, run: number): Promise<number> {
@@ -120,15 +147,41 @@ export async function nextIntent(db: Db, strategyId: string, run: number): Promi
 export type OrderInsert = Pick<StrategyOrdersTable, 'client_order_id' | 'strategy_id' | 'run' | 'intent' | 'symbol' | 'target' | 'reduce_only' | 'status'> & { created_at: Date }
 
 export async function insertOrder(db: Db, order: OrderInsert): Promise<void> {
-  await db.insertInto('strategy_orders').values({ ...order, side: null, qty: null, price: null, fee: null, filled_at: null }).onConflict((oc) => oc.column('client_order_id').doNothing()).execute()
+  await insertOrders(db, [order])
 }
 
-export async function settleOrder(
-  db: Db,
-  clientOrderId: string,
-  fill: { status: OrderStatus; side: 'buy' | 'sell' | null; qty: string | null; price: string | null; fee: string | null; filled_at: Date | null },
-): Promise<void> {
-  await db.updateTable('strategy_orders').set(fill).where('client_order_id', '=', clientOrderId).execute()
+/** Intent rows in one statement; one already written (a retried commit) is left as it is. */
+export async function insertOrders(db: Db, orders: readonly OrderInsert[]): Promise<void> {
+  if (orders.length === 0) return
+  await db
+    .insertInto('strategy_orders')
+    .values(orders.map((order) => ({ ...order, side: null, qty: null, price: null, fee: null, filled_at: null })))
+    .onConflict((oc) => oc.column('client_order_id').doNothing())
+    .execute()
+}
+
+/** An intent's outcome: filled (with its merged fill) or skipped. */
+export interface OrderSettle {
+  client_order_id: string
+  status: OrderStatus
+  side: 'buy' | 'sell' | null
+  qty: string | null
+  price: string | null
+  fee: string | null
+  filled_at: Date | null
+}
+
+/** Settles intents in one statement (one row each). */
+export async function settleOrders(db: Db, settles: readonly OrderSettle[]): Promise<void> {
+  if (settles.length === 0) return
+  const column = <K extends keyof OrderSettle>(key: K) => settles.map((s) => s[key])
+  await sql`
+    UPDATE strategy_orders o
+    SET status = v.status, side = v.side, qty = v.qty, price = v.price, fee = v.fee, filled_at = v.filled_at
+    FROM unnest(${column('client_order_id')}::text[], ${column('status')}::text[], ${column('side')}::text[], ${column('qty')}::numeric[],
+                ${column('price')}::numeric[], ${column('fee')}::numeric[], ${column('filled_at')}::timestamptz[])
+      AS v(client_order_id, status, side, qty, price, fee, filled_at)
+    WHERE o.client_order_id = v.client_order_id`.execute(db)
 }
 
 /** How the strategy's ledger holds one of its orders (new, filled, skipped, cancelled); undefined when it has none by that id. */
@@ -147,24 +200,30 @@ export async function nextTradeId(db: Db, strategyId: string): Promise<number> {
   return row.n + 1
 }
 
-export async function insertTrade(db: Db, trade: Selectable<import('../db/schema.js').StrategyTradesTable>): Promise<void> {
-  await db.insertInto('strategy_trades').values(trade).execute()
+export async function insertTrades(db: Db, trades: readonly Selectable<import('../db/schema.js').StrategyTradesTable>[]): Promise<void> {
+  if (trades.length === 0) return
+  await db.insertInto('strategy_trades').values([...trades]).execute()
 }
 
-/** Updates a strategy's cumulative stats after fills (spec: stats across all runs). */
-export async function updateStats(
-  db: Db,
-  strategyId: string,
-  changes: { openPositions: number; totalPnl: string; closedTrades: number; winningTrades: number },
-): Promise<void> {
-  await db
-    .updateTable('strategies')
-    .set((eb) => ({
-      stat_open_positions: changes.openPositions,
-      stat_total_pnl: changes.totalPnl,
-      stat_total_trades: eb('stat_total_trades', '+', changes.closedTrades),
-      stat_winning_trades: eb('stat_winning_trades', '+', changes.winningTrades),
-    }))
-    .where('id', '=', strategyId)
-    .execute()
+/** A strategy's stats after fills (spec: cumulative across all runs): the position and PnL now, trades added. */
+export interface StatsChange {
+  strategyId: string
+  openPositions: number
+  totalPnl: string
+  closedTrades: number
+  winningTrades: number
+}
+
+/** Updates many strategies' cumulative stats in one statement (one change each). */
+export async function updateStatsOf(db: Db, changes: readonly StatsChange[]): Promise<void> {
+  if (changes.length === 0) return
+  const column = <K extends keyof StatsChange>(key: K) => changes.map((c) => c[key])
+  await sql`
+    UPDATE strategies s
+    SET stat_open_positions = v.open_positions, stat_total_pnl = v.total_pnl,
+        stat_total_trades = s.stat_total_trades + v.closed_trades, stat_winning_trades = s.stat_winning_trades + v.winning_trades
+    FROM unnest(${column('strategyId')}::text[], ${column('openPositions')}::int[], ${column('totalPnl')}::numeric[],
+                ${column('closedTrades')}::int[], ${column('winningTrades')}::int[])
+      AS v(id, open_positions, total_pnl, closed_trades, winning_trades)
+    WHERE s.id = v.id`.execute(db)
 }

@@ -1,8 +1,10 @@
+import type { Selectable } from 'kysely'
 import type { Db } from '../db/connect.js'
-import { recordEvent } from '../events/outbox.js'
+import type { StrategyTradesTable } from '../db/schema.js'
+import { type EventInsert, recordEvents } from '../events/outbox.js'
 import type { BrokerOutcome, Fill } from './brokers/broker.js'
-import { publishMessage, type StreamMessageType } from './stream/status-messages.js'
-import { insertOrder, insertTrade, nextIntent, nextTradeId, type RunRow, settleOrder, updateStats } from './queries.js'
+import { publishMessages, type StreamMessage } from './stream/status-messages.js'
+import { insertOrders, insertTrades, nextIntent, nextTradeId, type OrderInsert, type OrderSettle, type RunRow, settleOrders, type StatsChange, updateStatsOf } from './queries.js'
 
 /** What a run keeps beside its broker's snapshot: the intent waiting for the next open. */
 export interface RunState {
@@ -28,61 +30,85 @@ export interface OutcomeContext {
   totals: { realized: number; unrealized: number }
 }
 
+/** The run's next intent number and its strategy's next trade number (a runner holding the lease keeps them). */
+export interface OutcomeCounters {
+  intent: number
+  trade: number
+}
+
+/** The rows one outcome writes, in the order they are written. */
+export interface OutcomeRows {
+  /** A reduce-only close intent (pause with close_positions), inserted before it is settled. */
+  closeIntent: OrderInsert | undefined
+  settle: OrderSettle | undefined
+  trades: Selectable<StrategyTradesTable>[]
+  events: EventInsert[]
+  stats: StatsChange | undefined
+  /** The next intent, committed before the next bar can fill it (or, live, before its order is sent). */
+  order: OrderInsert | undefined
+  messages: StreamMessage[]
+  /** The new intent's client order id, or null. */
+  next: string | null
+  /** The counters after these rows. */
+  counters: OutcomeCounters
+}
+
 /**
- * Writes what one bar (or a close-all) did, inside the caller's transaction: the pending order's fill,
- * the closed trades, the strategy's stats, the events, and the next intent (committed before the next
- * bar can fill it), and the stream messages (NOTIFY, delivered at commit). Returns the client order id of that new intent, or null.
+ * What one bar (or a close-all) did, as rows: the pending order's fill, the closed trades, the strategy's
+ * stats, the events, the next intent and the stream messages. Pure: `writeOutcomes` writes them, alone or
+ * with other runs' (the runner pool's group commit).
  */
-export async function recordOutcome(trx: Db, context: OutcomeContext, outcome: BrokerOutcome, reduceOnlyClose = false): Promise<string | null> {
+export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, counters: OutcomeCounters, reduceOnlyClose = false): OutcomeRows {
   const { run, now } = context
   const symbol = run.symbol
-  const messages: [StreamMessageType, Record<string, unknown>][] = []
+  const time = now.toISOString()
+  let { intent, trade } = counters
+  const rows: OutcomeRows = { closeIntent: undefined, settle: undefined, trades: [], events: [], stats: undefined, order: undefined, messages: [], next: null, counters }
+  const message = (type: StreamMessage['type'], data: Record<string, unknown>) => rows.messages.push({ type, strategy_id: run.strategy_id, time, data })
 
   let orderId = context.pendingOrder
   if (reduceOnlyClose && outcome.filledIntent && outcome.filledIntent.fills.length > 0) {
-    const intent = await nextIntent(trx, run.strategy_id, run.run)
     orderId = clientOrderId(run.strategy_id, run.run, intent)
-    await insertOrder(trx, { client_order_id: orderId, strategy_id: run.strategy_id, run: run.run, intent, symbol, target: '0', reduce_only: true, status: 'new', created_at: now })
+    rows.closeIntent = { client_order_id: orderId, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: '0', reduce_only: true, status: 'new', created_at: now }
   }
   if (outcome.filledIntent && orderId !== null) {
     const fill = merge(outcome.filledIntent.fills)
-    await settleOrder(trx, orderId, fill
-      ? { status: 'filled', side: fill.side, qty: String(fill.qty), price: String(fill.price), fee: String(fill.fee), filled_at: new Date(fill.time) }
-      : { status: 'skipped', side: null, qty: null, price: null, fee: null, filled_at: null })
-    if (fill) messages.push(['order', { client_order_id: orderId, symbol, side: fill.side, qty: String(fill.qty), price: String(fill.price), fee: String(fill.fee), status: 'filled', time: new Date(fill.time).toISOString() }])
+    rows.settle = fill
+      ? { client_order_id: orderId, status: 'filled', side: fill.side, qty: String(fill.qty), price: String(fill.price), fee: String(fill.fee), filled_at: new Date(fill.time) }
+      : { client_order_id: orderId, status: 'skipped', side: null, qty: null, price: null, fee: null, filled_at: null }
+    if (fill) message('order', { client_order_id: orderId, symbol, side: fill.side, qty: String(fill.qty), price: String(fill.price), fee: String(fill.fee), status: 'filled', time: new Date(fill.time).toISOString() })
   }
 
-  let tradeId = outcome.trades.length > 0 ? await nextTradeId(trx, run.strategy_id) : 0
-  for (const trade of outcome.trades) {
-    await insertTrade(trx, {
+  for (const t of outcome.trades) {
+    rows.trades.push({
       strategy_id: run.strategy_id,
-      id: tradeId++,
+      id: trade++,
       run: run.run,
       symbol,
-      side: trade.side,
-      entry_time: new Date(trade.entryTime),
-      entry_price: String(trade.entryPrice),
-      exit_time: new Date(trade.exitTime),
-      exit_price: String(trade.exitPrice),
-      qty: String(trade.qty),
-      fee: String(trade.fee),
-      funding: String(trade.funding),
-      pnl: String(trade.pnl),
-      exit_reason: trade.exitReason,
+      side: t.side,
+      entry_time: new Date(t.entryTime),
+      entry_price: String(t.entryPrice),
+      exit_time: new Date(t.exitTime),
+      exit_price: String(t.exitPrice),
+      qty: String(t.qty),
+      fee: String(t.fee),
+      funding: String(t.funding),
+      pnl: String(t.pnl),
+      exit_reason: t.exitReason,
     })
     const data = {
       strategy_id: run.strategy_id,
       symbol,
-      side: trade.side,
-      qty: String(trade.qty),
-      entry_price: String(trade.entryPrice),
-      exit_price: String(trade.exitPrice),
-      pnl: String(trade.pnl),
-      exit_reason: trade.exitReason,
-      time: new Date(trade.exitTime).toISOString(),
+      side: t.side,
+      qty: String(t.qty),
+      entry_price: String(t.entryPrice),
+      exit_price: String(t.exitPrice),
+      pnl: String(t.pnl),
+      exit_reason: t.exitReason,
+      time: new Date(t.exitTime).toISOString(),
     }
-    await recordEvent(trx, { userId: run.user_id, type: 'strategy.position_closed', data, at: now })
-    messages.push(['position_closed', data])
+    rows.events.push({ userId: run.user_id, type: 'strategy.position_closed', data, at: now })
+    message('position_closed', data)
   }
   const { qtyBefore, qtyAfter } = outcome
   if (qtyAfter !== 0 && (qtyBefore === 0 || Math.sign(qtyBefore) !== Math.sign(qtyAfter) || outcome.trades.length > 0)) {
@@ -94,27 +120,56 @@ export async function recordOutcome(trx: Db, context: OutcomeContext, outcome: B
       entry_price: String(outcome.entryPrice),
       time: new Date(outcome.filledIntent?.fills[0]?.time ?? now.getTime()).toISOString(),
     }
-    await recordEvent(trx, { userId: run.user_id, type: 'strategy.position_opened', data, at: now })
-    messages.push(['position_opened', data])
+    rows.events.push({ userId: run.user_id, type: 'strategy.position_opened', data, at: now })
+    message('position_opened', data)
   }
 
   if (outcome.filledIntent || outcome.trades.length > 0 || outcome.fundingPaid !== 0 || qtyAfter !== 0) {
-    await updateStats(trx, run.strategy_id, {
+    rows.stats = {
+      strategyId: run.strategy_id,
       openPositions: qtyAfter !== 0 ? 1 : 0,
       totalPnl: String(context.totals.realized + context.totals.unrealized),
       closedTrades: outcome.trades.length,
       winningTrades: outcome.trades.filter((t) => t.pnl > 0).length,
-    })
+    }
   }
 
-  let next: string | null = null
   if (!reduceOnlyClose && outcome.newTarget === outcome.newTarget) {
-    const intent = await nextIntent(trx, run.strategy_id, run.run)
-    next = clientOrderId(run.strategy_id, run.run, intent)
-    await insertOrder(trx, { client_order_id: next, strategy_id: run.strategy_id, run: run.run, intent, symbol, target: String(outcome.newTarget), reduce_only: false, status: 'new', created_at: now })
+    rows.next = clientOrderId(run.strategy_id, run.run, intent)
+    rows.order = { client_order_id: rows.next, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: String(outcome.newTarget), reduce_only: false, status: 'new', created_at: now }
   }
-  for (const [type, data] of messages) await publishMessage(trx, { type, strategy_id: run.strategy_id, time: now.toISOString(), data })
-  return next
+  rows.counters = { intent, trade }
+  return rows
+}
+
+/**
+ * Writes the rows of many outcomes inside the caller's transaction, one statement per kind: close intents,
+ * fills, trades, events (the outbox), stats, new intents, then the stream messages (NOTIFY, delivered at
+ * commit, in this order). Each run appears at most once.
+ */
+export async function writeOutcomes(trx: Db, all: readonly OutcomeRows[]): Promise<void> {
+  const pick = <T>(get: (rows: OutcomeRows) => T | undefined): T[] => all.flatMap((rows) => {
+    const value = get(rows)
+    return value === undefined ? [] : [value]
+  })
+  await insertOrders(trx, pick((r) => r.closeIntent))
+  await settleOrders(trx, pick((r) => r.settle))
+  await insertTrades(trx, all.flatMap((r) => r.trades))
+  await recordEvents(trx, all.flatMap((r) => r.events))
+  await updateStatsOf(trx, pick((r) => r.stats))
+  await insertOrders(trx, pick((r) => r.order))
+  await publishMessages(trx, all.flatMap((r) => r.messages))
+}
+
+/**
+ * Writes what one bar (or a close-all) did inside the caller's transaction (outcomeRows, then
+ * writeOutcomes), reading the run's counters first. Returns the client order id of the new intent, or null.
+ */
+export async function recordOutcome(trx: Db, context: OutcomeContext, outcome: BrokerOutcome, reduceOnlyClose = false): Promise<string | null> {
+  const counters = { intent: await nextIntent(trx, context.run.strategy_id, context.run.run), trade: await nextTradeId(trx, context.run.strategy_id) }
+  const rows = outcomeRows(context, outcome, counters, reduceOnlyClose)
+  await writeOutcomes(trx, [rows])
+  return rows.next
 }
 
 /** The fills of one order as one: a reversal closes and opens at the same price on the same side. */

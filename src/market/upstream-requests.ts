@@ -92,7 +92,7 @@ export const upstream = {
     host: 'api',
     path: '/fapi/v1/klines',
     query: { symbol: query.symbol, interval: query.interval, startTime: query.startTime, endTime: query.endTime, limit: query.limit },
-    weight: query.limit < 100 ? 1 : query.limit < 500 ? 2 : query.limit <= 1000 ? 5 : 10,
+    weight: klinesWeight(query.limit),
     ttlMs: query.endTime !== undefined && query.endTime + klineIntervalMs(query.interval) < now ? 60_000 : 1_000,
     staleMs: STALE_MS,
   }),
@@ -135,4 +135,9 @@ export const upstream = {
 export interface TimeRange {
   startTime?: number | undefined
   endTime?: number | undefined
+}
+
+/** Binance's weight of a klines request by its limit: [1,100) 1, [100,500) 2, [500,1000] 5, above 10. */
+export function klinesWeight(limit: number): number {
+  return limit < 100 ? 1 : limit < 500 ? 2 : limit <= 1000 ? 5 : 10
 }

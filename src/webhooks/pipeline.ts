@@ -20,7 +20,7 @@ import {
   type WebhookTally,
 } from './delivery-queries.js'
 import { type EventType, testEventData } from './events.js'
-import { GroupCommit } from './group-commit.js'
+import { GroupCommit } from '../db/group-commit.js'
 import { listenForEvents } from './outbox-listener.js'
 import type { TestDeliveryResult } from './schemas.js'
 import { signatureHeaders } from './signing.js'

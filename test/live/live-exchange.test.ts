@@ -79,8 +79,13 @@ for (const backend of backends()) {
       const stored = await db().selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
       const last = stored[stored.length - 1]!.exit_time.getTime()
       const expected = await btcMinuteBacktest(t.services.market, { params: PARAMS, capital: 1000, leverage: 2, start: done.warmupFrom, end: last })
-      const comparable = expected.trades.filter((tr) => tr.exitTime <= last)
-      assert.equal(stored.length, comparable.length, 'the same number of closed trades')
+      // The live run trails the backtest by up to the entry lag below, so a backtest trade that closes within
+      // that lag of the live run's last exit may still be open live: compare trade for trade up to the live
+      // count, and check no backtest trade closed well before the live run's last exit was left out.
+      const comparable = expected.trades.slice(0, stored.length)
+      assert.equal(comparable.length, stored.length, 'the backtest made at least the live trades')
+      const next = expected.trades[stored.length]
+      assert.ok(!next || next.exitTime > last - 4 * MINUTE, `the backtest's trade ${stored.length} closed at ${next?.exitTime}, before the live run's last exit ${last} less the allowed lag`)
       let worstBps = 0
       let worstLag = 0
       for (const [i, live] of stored.entries()) {

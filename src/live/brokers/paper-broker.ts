@@ -132,8 +132,9 @@ export class PaperBroker implements Broker {
       fundingSettledThrough: this.fundingSettledThrough,
       startedAt: this.stepper.curve.times[0]!,
     }
-    // JSON has no NaN: null stands for it and is read back by restoreNumbers.
-    return JSON.parse(JSON.stringify(state)) as Record<string, unknown>
+    // Fresh plain values (the ledger's arrays are copies). Saved as JSON, where NaN and ±Infinity become
+    // null, read back by numberOr; a JSON round trip here cost as much again as the save (bench/live.ts).
+    return state as unknown as Record<string, unknown>
   }
 
   totals(mark: number): { realized: number; unrealized: number; qty: number } {

@@ -4,13 +4,15 @@ import type { FastifyBaseLogger } from 'fastify'
 import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
 import type { Db } from '../../db/connect.js'
 import type { MarketData } from '../../market/market-data.js'
-import { claimRuns, releaseLeases, renewLeases } from '../queries.js'
+import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
 import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
 import { UserDataStreams } from '../exchange/user-data-streams.js'
-import { StrategyRunner } from './strategy-runner.js'
+import { RunCommits } from './run-commits.js'
+import { SharedHistory, sharedClock } from './shared-history.js'
+import { type BarTiming, StrategyRunner } from './strategy-runner.js'
 
 /** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
 export const LEASE_RENEW_MS = 5_000
@@ -32,6 +34,10 @@ export interface RunnerPoolOptions {
   ttlMs?: number
   /** The app's clock: signed requests' timestamps and the times runners record (leases stay on the wall clock every process shares). */
   now?: () => number
+  /** Every runner's stream-bar timings (bench/live.ts). */
+  observe?: (timing: BarTiming) => void
+  /** VACUUM the tables runners update at every bar this often: the embedded database has no autovacuum. */
+  vacuumMs?: number
 }
 
 /**
@@ -43,15 +49,27 @@ export class RunnerPool {
   readonly runners = new Map<string, StrategyRunner>()
   private readonly streams: KlineStreams
   private timer: NodeJS.Timeout | undefined
+  private vacuumTimer: NodeJS.Timeout | undefined
+  private stopping = false
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
   private readonly balances: BalanceWatcher | undefined
+  private readonly history: SharedHistory
+  private readonly commits: RunCommits
+  private readonly exchangeNow: () => Promise<number>
+
   private readonly userStreams: UserDataStreams | undefined
   private readonly now: () => number
 
   constructor(private readonly options: RunnerPoolOptions) {
     this.streams = new KlineStreams(options.wsUrl)
     this.now = options.now ?? Date.now
+    this.history = new SharedHistory(new UpstreamHistory(options.market))
+    this.commits = new RunCommits(options.db, this.owner)
+    this.exchangeNow = sharedClock(async () => {
+      const response = await options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
+      return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
+    })
     if (options.secrets) {
       const { db, secrets, log } = options
       this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, now: this.now, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })
@@ -59,14 +77,9 @@ export class RunnerPool {
     }
   }
 
-  /** The exchange's clock (GET /fapi/v1/time, weight 1): the replay exchange's runs faster than ours. */
-  private async exchangeNow(): Promise<number> {
-    const response = await this.options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
-    return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
-  }
-
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.options.renewMs ?? LEASE_RENEW_MS)
+    if (this.options.vacuumMs) this.vacuumTimer = setInterval(() => void this.vacuum(), this.options.vacuumMs)
     this.options.signals?.on('runs-changed', this.onSignal)
     void this.tick()
     this.balances?.start()
@@ -80,7 +93,12 @@ export class RunnerPool {
 
   async stop(): Promise<void> {
     clearInterval(this.timer)
+    clearInterval(this.vacuumTimer)
     this.options.signals?.off('runs-changed', this.onSignal)
+    this.stopping = true
+    // Runners first: behind on bars (an overloaded process), they would keep the database busy and the
+    // round awaited below waiting (a bench stage of 3,000 strategies did not stop in 5 minutes).
+    for (const runner of this.runners.values()) runner.stop()
     await this.ticking
     await this.balances?.stop()
     for (const runner of this.runners.values()) runner.stop()
@@ -90,7 +108,20 @@ export class RunnerPool {
     await releaseLeases(this.options.db, this.owner)
   }
 
+  /**
+   * Every bar rewrites each run's state and its strategy's stats; without VACUUM (PGlite runs none by
+   * itself) the dead versions pile up until the tables outgrow shared_buffers and every page is read from
+   * the file system. Between rounds, so it never waits on a lease query.
+   */
+  private vacuum(): Promise<void> {
+    this.ticking = this.ticking
+      .then(() => vacuumRunTables(this.options.db))
+      .catch((error) => this.options.log.warn({ err: error }, 'vacuum of the run tables failed'))
+    return this.ticking
+  }
+
   private async round(): Promise<void> {
+    if (this.stopping) return
     const { db } = this.options
     const ttl = this.options.ttlMs ?? LEASE_TTL_MS
     const until = new Date(Date.now() + ttl)
@@ -106,18 +137,24 @@ export class RunnerPool {
       this.runners.get(run.strategy_id)?.stop()
       const runner = new StrategyRunner(run, {
         db,
-        history: new UpstreamHistory(this.options.market),
+        commits: this.commits,
+        history: this.history,
         streams: this.streams,
         rules: (symbol) => symbolRules(this.options.market, symbol),
         owner: this.owner,
         now: this.now,
-        exchangeNow: () => this.exchangeNow(),
+        exchangeNow: this.exchangeNow,
         ...(this.options.secrets ? { tradingClient: (r) => tradingClientOf(db, this.options.secrets!, this.options.market.client, r, this.now) } : {}),
         ...(this.userStreams ? { userStreams: this.userStreams } : {}),
+        ...(this.options.observe ? { observe: this.options.observe } : {}),
         onError: (error, failed) => this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed'),
       })
       this.runners.set(run.strategy_id, runner)
-      runner.start().catch((error) => this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start'))
+      runner.start().catch((error) => {
+        // Its lease is no longer renewed: it expires and a later round (here or elsewhere) starts the run afresh.
+        if (this.runners.get(run.strategy_id) === runner) this.runners.delete(run.strategy_id)
+        this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start; the run is claimed again once its lease expires')
+      })
     }
   }
 }

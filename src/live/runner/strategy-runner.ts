@@ -5,19 +5,22 @@ import { getTemplate } from '../../templates/validate.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { ExchangeBroker } from '../brokers/exchange-broker.js'
-import { PaperBroker } from '../brokers/paper-broker.js'
+import { PaperBroker, type PaperSetup } from '../brokers/paper-broker.js'
 import { failRun, RunFailure } from '../exchange/run-failure.js'
 import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import type { UserDataStreams, UserStreamEvent } from '../exchange/user-data-streams.js'
 import { paperSetup } from '../deploy.js'
-import { orderStatus, type RunRow, saveRunState } from '../queries.js'
-import { clientOrderIdPrefix, recordOutcome, type RunState } from '../record-outcome.js'
+import { nextIntent, nextTradeId, orderStatus, type RunRow } from '../queries.js'
+import { clientOrderIdPrefix, type OutcomeCounters, outcomeRows, type RunState } from '../record-outcome.js'
+import type { RunCommits } from './run-commits.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { intervalMs } from '../timeframes.js'
 
 export interface RunnerDeps {
   db: Db
+  /** The pool's group commit: every write of a runner goes through it, fenced by the run's lease. */
+  commits: Pick<RunCommits, 'commit'>
   history: HistorySource
   streams: KlineStreams
   rules: (symbol: string) => Promise<SymbolRules>
@@ -30,9 +33,27 @@ export interface RunnerDeps {
   tradingClient?: (run: RunRow) => Promise<BinanceTradingClient>
   /** The process's user data streams, one per exchange account: a live run hears its orders' and positions' changes there. */
   userStreams?: UserDataStreams
+  /** Told once per stream bar, after the first commit that bar caused (bench/live.ts measures with it). */
+  observe?: (timing: BarTiming) => void
+}
+
+/** One closed bar from the stream, from its receipt in this process to the commit of what it did. */
+export interface BarTiming {
+  strategyId: string
+  symbol: string
+  openTime: number
+  /** performance.now() when the stream message arrived (KlineStreams), and when the bar's first commit returned. */
+  receivedAt: number
+  committedAt: number
+  /** Whether that commit wrote an order intent (a strategy_orders row, status new). */
+  order: boolean
 }
 
 const HOUR = 3_600_000
+/** Bars a warm-up reads: the smallest that holds the template's warm-up, each the largest page of one klines weight (1, 2, 5, 10). */
+const WARMUP_WINDOWS = [99, 499, 1_000, 1_500]
+/** 1,000 funding rows (a page) at the most frequent schedule, hourly, less a day of margin. */
+const FUNDING_PAGE_SPAN_MS = 40 * 24 * HOUR
 
 /** Warm-up and backfill state saved beside the broker's: the first bar the run may act on. */
 interface RunnerState extends RunState, LiveState {
@@ -57,6 +78,10 @@ export class StrategyRunner {
   private readonly interval: number
   private fundingFetchedThrough = 0
   private extra: { warmupFrom?: number; firstActive?: number } = {}
+  /** The run's next intent and trade numbers: read at start, then kept here (this runner alone writes them while it holds the lease). */
+  private counters: OutcomeCounters = { intent: 1, trade: 1 }
+  /** The stream bar being acted on, until its first commit reports its timing. */
+  private arrival: { openTime: number; receivedAt: number } | undefined
 
   constructor(
     readonly run: RunRow,
@@ -78,7 +103,7 @@ export class StrategyRunner {
     const warmup = template.warmupBars(setup.params as never, this.interval)
     // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
     this.unsubscribe = deps.streams.subscribe(run.symbol, run.timeframe, (event) => {
-      if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar))
+      if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar, event.receivedAt))
       else
         this.enqueue(async () => {
           // After a reconnect the exchange's picture comes first: trading waits until it agrees with ours.
@@ -89,26 +114,43 @@ export class StrategyRunner {
           await this.backfill(Number.POSITIVE_INFINITY)
         })
     })
+    let failed: unknown
     await this.enqueue(async () => {
-      if (!run.dry_run) {
-        // Inside the chain, so a refused key (RunFailure) moves the strategy to error like any later step.
-        if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
-        const client = await deps.tradingClient(run)
-        const broker = new ExchangeBroker(paper, client, setup)
-        this.broker = broker
-        this.live = new LiveOrders(broker, {
-          commit: (outcome, settles) => this.commit(outcome, settles),
-          pendingOrder: () => this.pendingOrder,
-          state: state ?? undefined,
-          prefix: clientOrderIdPrefix(run.strategy_id),
-          bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
-          since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
-        })
-        // Before the start's reconciliation: a change after it reaches the run as an event or a reconnect.
-        if (deps.userStreams && run.exchange_key_id !== null) this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => this.onUserEvent(event))
+      try {
+        await this.begin(run, deps, paper, setup, state, warmup)
+      } catch (error) {
+        failed = error
+        throw error
       }
-      await this.warmUp(warmup)
     })
+    // A start that failed (exchange unreachable, budget spent) must not leave a runner that never acts:
+    // it stops and the pool lets the run be claimed again. A RunFailure already ended the run.
+    if (failed !== undefined && !(failed instanceof RunFailure)) {
+      this.stop()
+      throw failed
+    }
+  }
+
+  /** The first step in the chain: a live run's broker (a refused key moves the strategy to error like any later step), then the warm-up. */
+  private async begin(run: RunRow, deps: RunnerDeps, paper: PaperBroker, setup: PaperSetup, state: RunnerState | null, warmup: number): Promise<void> {
+    this.counters = { intent: await nextIntent(deps.db, run.strategy_id, run.run), trade: await nextTradeId(deps.db, run.strategy_id) }
+    if (!run.dry_run) {
+      if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
+      const client = await deps.tradingClient(run)
+      const broker = new ExchangeBroker(paper, client, setup)
+      this.broker = broker
+      this.live = new LiveOrders(broker, {
+        commit: (outcome, settles) => this.commit(outcome, settles),
+        pendingOrder: () => this.pendingOrder,
+        state: state ?? undefined,
+        prefix: clientOrderIdPrefix(run.strategy_id),
+        bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
+        since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
+      })
+      // Before the start's reconciliation: a change after it reaches the run as an event or a reconnect.
+      if (deps.userStreams && run.exchange_key_id !== null) this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => this.onUserEvent(event))
+    }
+    await this.warmUp(warmup)
   }
 
   stop(): void {
@@ -151,13 +193,20 @@ export class StrategyRunner {
     const last = this.broker.lastOpenTime
     const resumed = last === last
     // A fresh run: the newest `bars` closed bars. A resumed one: the `bars` up to its last bar, then the gap.
-    const end = resumed ? last + this.interval : await this.deps.exchangeNow()
-    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, end - (bars + 2) * this.interval, end - 1, 1500)
+    // A fresh run reads up to the start of the bar open now: every runner of a symbol started within one bar
+    // asks for the same window, one of a few sizes (the largest page of each of Binance's weights), so
+    // SharedHistory sends it once per size. Closed bars after the window are backfilled before acting.
+    const end = resumed ? last + this.interval : Math.floor((await this.deps.exchangeNow()) / this.interval) * this.interval
+    const window = WARMUP_WINDOWS.find((w) => w >= bars + 2) ?? WARMUP_WINDOWS[WARMUP_WINDOWS.length - 1]!
+    const windowStart = end - window * this.interval
+    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, windowStart, end - 1, window)
     let closed = rows.filter((r) => r.openTime + this.interval <= end)
     if (!resumed && closed.length > 0) closed = closed.slice(0, -1) // the newest row may still be open
     const history = closed.slice(-bars)
     const from = history[0]?.openTime ?? end
-    const funding = await this.fetchFunding(from, end)
+    // Funding over the shared window too where one page surely holds it (funding is at most hourly), kept from `from` on.
+    const fundingStart = Math.max(windowStart, end - FUNDING_PAGE_SPAN_MS)
+    const funding = from >= fundingStart ? (await this.fetchFunding(fundingStart, end)).filter((f) => f.time >= from) : await this.fetchFunding(from, end)
     this.broker.warm(history, funding)
     if (!resumed) {
       this.extra = { warmupFrom: from, firstActive: (history[history.length - 1]?.openTime ?? from - this.interval) + this.interval }
@@ -175,21 +224,30 @@ export class StrategyRunner {
     const from = last === last ? last + this.interval : this.extra.firstActive
     if (from === undefined) return
     for (let cursor = from; cursor < beforeOpen; ) {
-      const page = await this.deps.history.klines(this.run.symbol, this.run.timeframe, cursor, Math.min(beforeOpen, cursor + 1500 * this.interval) - 1, 1500)
+      // A page no larger than the gap: Binance weighs klines by limit (1 below 100, 10 above 1,000), and a gap is mostly one bar.
+      const limit = Math.min(1500, Math.ceil((beforeOpen - cursor) / this.interval))
+      const page = await this.deps.history.klines(this.run.symbol, this.run.timeframe, cursor, Math.min(beforeOpen, cursor + 1500 * this.interval) - 1, limit)
       // Without an upper bound the newest row may still be open: only rows the stream confirmed or older than it.
       const rows = beforeOpen === Number.POSITIVE_INFINITY ? page.slice(0, -1) : page
       for (const row of rows) if (row.openTime >= cursor) await this.act(row)
-      if (page.length < 1500) break
+      if (page.length < limit) break
       cursor = page[page.length - 1]!.openTime + this.interval
     }
   }
 
-  private async onBar(bar: ClosedBar): Promise<void> {
+  private async onBar(bar: ClosedBar, receivedAt: number): Promise<void> {
     const last = this.broker.lastOpenTime
     const expected = last === last ? last + this.interval : this.extra.firstActive
     if (expected === undefined || bar.openTime < expected) return
     if (bar.openTime > expected) await this.backfill(bar.openTime)
-    if (bar.openTime > (this.broker.lastOpenTime === this.broker.lastOpenTime ? this.broker.lastOpenTime : -Infinity)) await this.act(bar)
+    if (bar.openTime > (this.broker.lastOpenTime === this.broker.lastOpenTime ? this.broker.lastOpenTime : -Infinity)) {
+      this.arrival = this.deps.observe ? { openTime: bar.openTime, receivedAt } : undefined
+      try {
+        await this.act(bar)
+      } finally {
+        this.arrival = undefined
+      }
+    }
   }
 
   private async act(bar: ClosedBar): Promise<void> {
@@ -201,7 +259,7 @@ export class StrategyRunner {
 
   /**
    * Writes one outcome (fills, trades, stats, events, the next intent) and the runner's state in one
-   * transaction, if this process still owns the run; returns the new intent's client order id (or null),
+   * transaction (the pool's group commit, shared with other runs), if this process still owns the run; returns the new intent's client order id (or null),
    * or undefined when the run was paused or taken over (the runner then stops). `pendingOrder` overrides
    * which order the outcome's fill settles (a live run books the fill of the order it just sent).
    */
@@ -209,31 +267,23 @@ export class StrategyRunner {
     const { run, deps } = this
     const now = new Date(deps.now())
     const pendingBefore = settles === undefined ? this.pendingOrder : settles
-    let created: string | null = null
-    const ok = await deps.db.transaction().execute(async (trx) => {
-      const owned = await trx
-        .selectFrom('strategy_runs')
-        .select('run')
-        .where('strategy_id', '=', run.strategy_id)
-        .where('run', '=', run.run)
-        .where('lease_owner', '=', deps.owner)
-        .where('ended_at', 'is', null)
-        .forUpdate()
-        .executeTakeFirst()
-      if (!owned) return false
-      const totals = this.broker.totals(this.broker.lastClose)
-      const next = await recordOutcome(trx, { run, now, pendingOrder: pendingBefore, totals }, outcome)
-      created = next
-      const pendingOrder = outcome.newTarget === outcome.newTarget ? next : outcome.filledIntent ? null : pendingBefore
-      const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
-      await saveRunState(trx, run.strategy_id, run.run, deps.owner, state as unknown as Record<string, unknown>)
-      this.pendingOrder = pendingOrder
-      return true
-    })
+    const totals = this.broker.totals(this.broker.lastClose)
+    const rows = outcomeRows({ run, now, pendingOrder: pendingBefore, totals }, outcome, this.counters)
+    const created = rows.next
+    const pendingOrder = outcome.newTarget === outcome.newTarget ? created : outcome.filledIntent ? null : pendingBefore
+    const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
+    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown> })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()
       return undefined
+    }
+    this.counters = rows.counters
+    this.pendingOrder = pendingOrder
+    if (this.arrival) {
+      const { openTime, receivedAt } = this.arrival
+      this.arrival = undefined
+      deps.observe?.({ strategyId: run.strategy_id, symbol: run.symbol, openTime, receivedAt, committedAt: performance.now(), order: created !== null })
     }
     return created
   }
@@ -243,7 +293,9 @@ export class StrategyRunner {
     const end = bar.openTime + this.interval
     const crossesHour = Math.floor((end - 1) / HOUR) !== Math.floor((bar.openTime - 1) / HOUR)
     if (!crossesHour || end <= this.fundingFetchedThrough) return []
-    return this.fetchFunding(Math.max(this.fundingFetchedThrough, bar.openTime - HOUR), end)
+    // The last hour for every runner (one shared request per symbol), kept from where this run's last read ended.
+    const through = this.fundingFetchedThrough
+    return (await this.fetchFunding(bar.openTime - HOUR, end)).filter((f) => f.time >= through)
   }
 
   private async fetchFunding(from: number, to: number): Promise<FundingEvent[]> {

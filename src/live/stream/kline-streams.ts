@@ -1,7 +1,11 @@
 import WebSocket from 'ws'
 import type { ClosedBar } from '../brokers/broker.js'
 
-export type KlineListener = (event: { type: 'closed'; bar: ClosedBar } | { type: 'reconnected' }) => void
+/**
+ * `receivedAt` is performance.now() when the message reached this process, before it is parsed: where
+ * the bar-to-order latency starts (bench/live.ts).
+ */
+export type KlineListener = (event: { type: 'closed'; bar: ClosedBar; receivedAt: number } | { type: 'reconnected' }) => void
 
 interface Feed {
   socket: WebSocket | undefined
@@ -59,8 +63,9 @@ export class KlineStreams {
       feed.connectedOnce = true
     })
     socket.on('message', (data) => {
+      const receivedAt = performance.now()
       const bar = parseClosedKline(String(data))
-      if (bar) for (const listener of feed.listeners) listener({ type: 'closed', bar })
+      if (bar) for (const listener of feed.listeners) listener({ type: 'closed', bar, receivedAt })
     })
     socket.on('error', () => {})
     socket.on('close', () => {

@@ -32,6 +32,13 @@ export async function publishMessage(trx: Db, message: StreamMessage, token?: st
   await sql`SELECT pg_notify(${STRATEGY_CHANNEL}, ${JSON.stringify(payload)})`.execute(trx)
 }
 
+/** Publishes many messages in one statement, in the order given (a function scan yields the array in order). */
+export async function publishMessages(trx: Db, messages: readonly StreamMessage[]): Promise<void> {
+  if (messages.length === 0) return
+  const payloads = messages.map((message) => JSON.stringify({ message } satisfies Notification))
+  await sql`SELECT pg_notify(${STRATEGY_CHANNEL}, p) FROM unnest(${payloads}::text[]) AS m(p)`.execute(trx)
+}
+
 /** The data of a status message: the strategy's status and stats as GET /v1/strategies/{id} shows them. */
 export function statusData(row: StrategyRow): Record<string, unknown> {
   const { status, deployed_at, stats } = toStrategy(row)
