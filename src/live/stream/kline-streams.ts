@@ -55,7 +55,8 @@ export class KlineStreams {
   }
 
   private connect(name: string, feed: Feed): void {
-    const socket = new WebSocket(`${this.wsUrl}/ws/${name}`)
+    // Binance's routed market path of 2026 (the legacy /ws/<stream> was retired on 2026-04-23; research/live-trading.md §1.1).
+    const socket = new WebSocket(`${this.wsUrl}/market/ws/${name}`)
     feed.socket = socket
     socket.on('open', () => {
       feed.retryMs = 250
