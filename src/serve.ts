@@ -41,6 +41,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     cleanups.push(() => services.market.close())
     cleanups.push(() => services.webhooks.close())
     const app = await buildApp(services, { logger })
+    await app.ready() // plugins and routes make no queries: also while the database opens
     const closeAfterResponse = trackResponses(app.server)
     closeApp = () => {
       closeAfterResponse()
