@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { type Goal, atMost } from './support/ceiling.js'
 import { log } from './support/log.js'
-import { type BenchServer, ensureBuilt, memoryOf, startServer } from './support/server.js'
+import { type BenchServer, cpuMsOf, ensureBuilt, memoryOf, startServer } from './support/server.js'
 import type { SuiteOptions, SuiteResult } from './support/suite.js'
 
 /** Goals from issue 13, for a first start (fresh DATA_DIR) and a second start on the same DATA_DIR. */
@@ -72,7 +72,9 @@ async function measureStart(label: string, dataDir: string, goals: (typeof GOALS
   const server = await startServer({ dataDir, env: { UPSTREAM_URL: '', DATABASE_URL: '', REDIS_URL: '' } })
   try {
     const afterStart = memoryOf(server.pid)
-    log(`${label}: first 200 after ${server.readyMs} ms, RSS ${afterStart.rss_mb} MB (peak ${afterStart.peak_rss_mb} MB)`)
+    const cpuMs = cpuMsOf(server.pid)
+    const loadAverage = os.loadavg()[0]!
+    log(`${label}: first 200 after ${server.readyMs} ms (${cpuMs} ms of CPU, load ${loadAverage.toFixed(1)}), RSS ${afterStart.rss_mb} MB (peak ${afterStart.peak_rss_mb} MB)`)
     await callEveryMarketPath(server, `${label}`, failures)
     const afterMarket = memoryOf(server.pid)
     log(`${label}: after ${MARKET_PATHS.length} market endpoints RSS ${afterMarket.rss_mb} MB (peak ${afterMarket.peak_rss_mb} MB)`)
@@ -83,6 +85,9 @@ async function measureStart(label: string, dataDir: string, goals: (typeof GOALS
     }
     return {
       ready_ms: server.readyMs,
+      // Not goals: what the start cost in CPU (all threads, up to the first 200) and how busy the host was.
+      cpu_ms_to_ready: cpuMs,
+      load_average_1m: Math.round(loadAverage * 100) / 100,
       rss_after_start_mb: afterStart.rss_mb,
       rss_after_market_mb: afterMarket.rss_mb,
       peak_rss_mb: afterMarket.peak_rss_mb,

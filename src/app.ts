@@ -16,6 +16,7 @@ import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
 import { chargeWeight } from './http/rate-limit.js'
+import { LazySerializers } from './http/lazy-serializers.js'
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics } from './ops/metrics.js'
@@ -38,6 +39,8 @@ export const BODY_LIMIT_BYTES = 1024 * 1024
 export interface BuildAppOptions {
   /** The process logger (pino); without one the app logs nothing, as in tests. */
   logger?: FastifyBaseLogger
+  /** Compiles response serializers on first use (default: a new one); tests pass theirs to compile them all. */
+  serializers?: LazySerializers
 }
 
 /** The whole HTTP API as a Fastify instance, ready for inject() or listen(); it never listens itself. */
@@ -45,6 +48,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
+    schemaController: { compilersFactory: { buildSerializer: (options.serializers ?? new LazySerializers()).build } },
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
     return503OnClosing: true,

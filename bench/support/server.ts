@@ -158,3 +158,14 @@ export function memoryOf(pid: number): { rss_mb: number; peak_rss_mb: number } {
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
   return { rss_mb: Math.round(kb('VmRSS') / 1024), peak_rss_mb: Math.round(kb('VmHWM') / 1024) }
 }
+
+/**
+ * CPU time a process has used so far, all its threads, user + system, in ms (/proc, Linux; the kernel
+ * counts in USER_HZ ticks, 100 per second on every Linux Node supports). Steadier than wall time on a
+ * shared host: it does not grow while the process waits for a core.
+ */
+export function cpuMsOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ') // the command name may hold spaces
+  return (Number(fields[11]) + Number(fields[12])) * 10 // utime and stime, fields 14 and 15 of the line
+}

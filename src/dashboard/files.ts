@@ -8,8 +8,8 @@ export const BUILT_DASHBOARD_DIR = path.resolve(path.dirname(fileURLToPath(impor
 
 export interface DashboardFile {
   body: Buffer
-  /** The gzip of `body` when that is smaller; sent to clients that accept it. */
-  gzip: Buffer | undefined
+  /** The gzip of `body` when that is smaller, made on first call; sent to clients that accept it. */
+  gzip(): Buffer | undefined
   contentType: string
 }
 
@@ -38,10 +38,9 @@ export function loadDashboard(dir: string): Map<string, DashboardFile> | undefin
       if (entry.isDirectory()) walk(full)
       else if (entry.isFile()) {
         const body = fs.readFileSync(full)
-        const gzip = zlib.gzipSync(body, { level: 9 })
         files.set(path.relative(dir, full).split(path.sep).join('/'), {
           body,
-          gzip: gzip.length < body.length ? gzip : undefined,
+          gzip: gzipOnce(body),
           contentType: TYPES[path.extname(full)] ?? 'application/octet-stream',
         })
       }
@@ -49,4 +48,19 @@ export function loadDashboard(dir: string): Map<string, DashboardFile> | undefin
   }
   walk(dir)
   return files
+}
+
+/**
+ * Compressed when first asked for, not at start: gzip -9 of every file (the 0.8 MB source map
+ * included, which few clients ever fetch) took ~200 ms of a warm `npm start` (issue 13).
+ */
+function gzipOnce(body: Buffer): () => Buffer | undefined {
+  let made: { gzip: Buffer | undefined } | undefined
+  return () => {
+    if (!made) {
+      const gzip = zlib.gzipSync(body, { level: 9 })
+      made = { gzip: gzip.length < body.length ? gzip : undefined }
+    }
+    return made.gzip
+  }
 }

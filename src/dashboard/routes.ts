@@ -54,9 +54,10 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardRoutesOptions> = async
 function send(request: FastifyRequest, reply: FastifyReply, file: DashboardFile): FastifyReply {
   reply.type(file.contentType)
   reply.header('vary', 'accept-encoding')
-  if (file.gzip && /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
+  const gzip = /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? '')) ? file.gzip() : undefined
+  if (gzip) {
     reply.header('content-encoding', 'gzip')
-    return reply.send(file.gzip)
+    return reply.send(gzip)
   }
   return reply.send(file.body)
 }

@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
-import { type PgliteHost, PGLITE_SOCKET_PORT, startPgliteHost } from './pglite-host.js'
+import { type PgliteHost, PGLITE_SOCKET_PORT, socketDirFor, startPgliteHost } from './pglite-host.js'
 import type { Database } from './schema.js'
 
 export type Db = Kysely<Database>
@@ -22,11 +22,23 @@ export interface ConnectOptions {
 
 /** Opens the configured database. Embedded mode starts PGlite in a worker thread; the caller must hold the data-dir lock. */
 export async function connectDatabase(options: ConnectOptions): Promise<DatabaseHandle> {
+  const opening = openDatabase(options)
+  await opening.ready
+  return opening.database
+}
+
+/**
+ * Opens the configured database, handing out its handle at once: the pool connects on the first
+ * query, so callers may build on `database` while the embedded database starts in its thread, but
+ * query only once `ready` resolves. `database.close()` also stops a database still starting.
+ */
+export function openDatabase(options: ConnectOptions): { database: DatabaseHandle; ready: Promise<void> } {
   if (options.databaseUrl) {
-    return wrap(new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax }), 'server')
+    return { database: wrap(new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax }), 'server'), ready: Promise.resolve() }
   }
-  const host = await startPgliteHost(options.dataDir)
-  return wrap(embeddedPool(host.socketDir, Math.min(options.poolMax, EMBEDDED_POOL_MAX)), 'embedded', host)
+  const host = startPgliteHost(options.dataDir)
+  const pool = embeddedPool(socketDirFor(options.dataDir), Math.min(options.poolMax, EMBEDDED_POOL_MAX))
+  return { database: wrap(pool, 'embedded', host), ready: host.then(() => undefined) }
 }
 
 
@@ -42,7 +54,7 @@ function embeddedPool(socketDir: string, max: number): pg.Pool {
   return new pg.Pool({ host: socketDir, port: PGLITE_SOCKET_PORT, user: 'postgres', database: 'postgres', max })
 }
 
-function wrap(pool: pg.Pool, kind: DatabaseHandle['kind'], host?: PgliteHost): DatabaseHandle {
+function wrap(pool: pg.Pool, kind: DatabaseHandle['kind'], host?: Promise<PgliteHost>): DatabaseHandle {
   // An idle client that errors (server restart, socket closed) must not crash the process.
   pool.on('error', () => undefined)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
@@ -54,7 +66,7 @@ function wrap(pool: pg.Pool, kind: DatabaseHandle['kind'], host?: PgliteHost): D
     close() {
       closed ??= (async () => {
         await db.destroy() // ends the pool
-        await host?.stop()
+        await (await host?.catch(() => undefined))?.stop()
       })()
       return closed
     },

@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
+import { createDatabaseFolder } from './pglite-create.js'
 import { openPglite } from './pglite-options.js'
 import { PgliteWireServer } from './pglite-wire-server.js'
 
@@ -10,12 +11,15 @@ import { PgliteWireServer } from './pglite-wire-server.js'
 interface WorkerInput {
   dataDir: string
   socketPath: string
+  /** A template database folder to copy into `dataDir` first (a first start). */
+  template: string | undefined
 }
 
-const { dataDir, socketPath } = workerData as WorkerInput
+const { dataDir, socketPath, template } = workerData as WorkerInput
 const port = parentPort
 if (!port) throw new Error('pglite-worker must run in a worker thread')
 
+if (template) await createDatabaseFolder(dataDir, (dir) => fs.cpSync(template, dir, { recursive: true }))
 fs.mkdirSync(dataDir, { recursive: true }) // PGlite does not create missing parent folders
 fs.rmSync(socketPath, { force: true }) // a socket left by a killed server; the caller holds the data-dir lock
 const db = await openPglite(dataDir)
