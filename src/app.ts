@@ -1,4 +1,3 @@
-import crypto from 'node:crypto'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
@@ -15,7 +14,9 @@ import { authenticate } from './http/authenticate.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
+import { lazyChildLogger } from './http/lazy-logger.js'
 import { chargeWeight } from './http/rate-limit.js'
+import { echoRequestId, requestIdGenerator } from './http/request-id.js'
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics } from './ops/metrics.js'
@@ -42,14 +43,15 @@ export interface BuildAppOptions {
 
 /** The whole HTTP API as a Fastify instance, ready for inject() or listen(); it never listens itself. */
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const requestId = requestIdGenerator()
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    ...(options.logger ? { loggerInstance: options.logger, childLoggerFactory: lazyChildLogger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    genReqId: requestId,
     return503OnClosing: true,
     frameworkErrors: (error, request, reply) => {
-      echoRequestId(request, reply)
+      echoRequestId(request, reply, requestId)
       return renderError(error, request, reply)
     },
   })
@@ -63,7 +65,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Every request pays for the hooks it runs (bench/http.ts: bare Fastify vs our /healthz), so the
   // one global hook is synchronous and the access checks are attached only to the routes they guard.
   app.addHook('onRequest', (request, reply, done) => {
-    echoRequestId(request, reply)
+    echoRequestId(request, reply, requestId)
     done()
   })
 
@@ -161,12 +163,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(tradingRoutes, { upstream: services.market.client, now: services.now })
   await app.register(dashboardRoutes, { dir: services.config.dashboardDir })
   return app
-}
-
-/** Keeps a client's x-request-id only when it is safe to log and echo; otherwise a fresh uuid. */
-function echoRequestId(request: FastifyRequest, reply: FastifyReply): void {
-  if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = crypto.randomUUID()
-  reply.header('x-request-id', request.id)
 }
 
 /** A route's own hooks of one kind as a list (Fastify takes one function or an array). */
