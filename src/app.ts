@@ -10,7 +10,7 @@ import { templateCatalog } from './backtests/template-catalog.js'
 import { sendInTransaction } from './db/queue.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import type { Access } from './http/access.js'
-import { authenticate } from './http/authenticate.js'
+import { authenticate, replayedSignature } from './http/authenticate.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
@@ -80,7 +80,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await chargeWeight(reply, budget(services, services.config.weightPerMinute), principal.keyId, access.weight, true)
   }
   const authoriseV1 = (access: Extract<Access, { kind: 'v1' }>) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const principal = await authenticate(request, services)
+    const authenticated = await authenticate(request, services)
+    const principal = authenticated?.principal ?? null
     if (!principal && access.signed) {
       throw new AppError(
         'UNAUTHENTICATED',
@@ -92,7 +93,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     }
     request.principal = principal
     const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
-    await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true)
+    const replay = authenticated?.replay
+    await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
   }
 
   // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions.md).
