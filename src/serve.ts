@@ -42,6 +42,10 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     if (storage.database.kind === 'embedded') {
       cleanups.push(await serveControlSocket(controlSocketPath(socketDirFor(config.dataDir)), operatorCommands(services)))
     }
+    if (storage.database.kind === 'server') {
+      const following = await services.keys.follow(storage.database, (error) => logger.error({ err: error }, 'API key change listener failed'))
+      cleanups.push(() => following.close())
+    }
     const app = await buildApp(services, { logger })
     const closeAfterResponse = trackResponses(app.server)
     cleanups.push(() => {

@@ -47,7 +47,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     database,
     secrets,
     tokens,
-    keys: new KeyDirectory(database.db, secrets, embedded ? new ReadCache(5_000) : undefined),
+    keys: new KeyDirectory(database.db, secrets, embedded ? 'local' : 'shared'),
     shared: embedded ? new MemorySharedState() : new PostgresSharedState(database.db),
     strategyCache: embedded ? new ReadCache(5_000) : undefined,
     market: createMarketData(config, now),
