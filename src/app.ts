@@ -123,6 +123,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     db: services.database.db,
     now: services.now,
     cache: services.strategyCache,
+    reads: services.strategyReads,
     live: {
       secrets: services.secrets,
       upstream: services.market.client,
