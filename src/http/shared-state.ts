@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import type pg from 'pg'
 import { Coalescer } from '../db/coalescer.js'
 import type { Db } from '../db/connect.js'
 import { isRetryableConflict } from '../db/errors.js'
@@ -82,8 +82,13 @@ export class PostgresSharedState implements SharedState {
   private nextSweep = 0
   private readonly admissions: Coalescer<Admission, { claimed: boolean; used: number | undefined }>
 
-  constructor(private readonly db: Db) {
-    this.admissions = new Coalescer((items) => this.admitBatch(items), 2)
+  constructor(
+    private readonly db: Db,
+    /** The pool under `db`: the admission statement is a named (server-prepared) one, planned once per connection. */
+    private readonly pool: pg.Pool,
+  ) {
+    // One statement in flight: with 4-8, concurrent batches waited on each other's rate_windows row locks (≥3× slower).
+    this.admissions = new Coalescer((items) => this.admitBatch(items), 1)
   }
 
   async addWeight(bucket: string, weight: number, windowMs: number, now: number): Promise<number> {
@@ -125,7 +130,7 @@ export class PostgresSharedState implements SharedState {
     let totals: { n: number; used: number }[] = []
     for (let attempt = 0; rows.length > 0; attempt++) {
       try {
-        totals = (await admitStatement(rows).execute(this.db)).rows
+        totals = (await this.pool.query<{ n: number; used: number }>({ name: 'perpetua_admit', text: ADMIT_SQL, values: admitValues(rows) })).rows
         break
       } catch (error) {
         if (attempt >= 3 || !isRetryableConflict(error)) throw error
@@ -175,30 +180,32 @@ interface AdmitRow {
 /**
  * Claims first (a claim whose key is held and unexpired returns nothing), then charges only the
  * admitted rows, summed per window; answers each admitted row's window total after the statement.
+ * Planning this took 0.7 ms of its 1.2 ms on a loaded host, hence the named statement.
  */
-function admitStatement(rows: AdmitRow[]) {
+const ADMIT_SQL = `
+  WITH input AS (
+    SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::bigint[], $7::int[])
+      AS t(n, key, expires_at, claimed_before, bucket, window_id, weight)
+  ),
+  claimed AS (
+    INSERT INTO seen_signatures (signature, expires_at)
+    SELECT key, expires_at FROM input WHERE key IS NOT NULL ORDER BY key
+    ON CONFLICT (signature) DO UPDATE SET expires_at = EXCLUDED.expires_at
+      WHERE seen_signatures.expires_at <= (SELECT claimed_before FROM input WHERE input.key = EXCLUDED.signature)
+    RETURNING signature
+  ),
+  admitted AS (
+    SELECT n, bucket, window_id, weight FROM input WHERE key IS NULL OR key IN (SELECT signature FROM claimed)
+  ),
+  charged AS (
+    INSERT INTO rate_windows (bucket, window_id, used)
+    SELECT bucket, window_id, sum(weight) FROM admitted GROUP BY bucket, window_id ORDER BY bucket, window_id
+    ON CONFLICT (bucket, window_id) DO UPDATE SET used = rate_windows.used + EXCLUDED.used
+    RETURNING bucket, window_id, used
+  )
+  SELECT admitted.n, charged.used FROM admitted JOIN charged USING (bucket, window_id)`
+
+function admitValues(rows: AdmitRow[]): unknown[] {
   const column = <K extends keyof AdmitRow>(key: K) => rows.map((row) => row[key])
-  return sql<{ n: number; used: number }>`
-    WITH input AS (
-      SELECT * FROM unnest(${column('n')}::int[], ${column('key')}::text[], ${column('expiresAt')}::timestamptz[],
-        ${column('claimedBefore')}::timestamptz[], ${column('bucket')}::text[], ${column('windowId')}::bigint[], ${column('weight')}::int[])
-        AS t(n, key, expires_at, claimed_before, bucket, window_id, weight)
-    ),
-    claimed AS (
-      INSERT INTO seen_signatures (signature, expires_at)
-      SELECT key, expires_at FROM input WHERE key IS NOT NULL ORDER BY key
-      ON CONFLICT (signature) DO UPDATE SET expires_at = EXCLUDED.expires_at
-        WHERE seen_signatures.expires_at <= (SELECT claimed_before FROM input WHERE input.key = EXCLUDED.signature)
-      RETURNING signature
-    ),
-    admitted AS (
-      SELECT n, bucket, window_id, weight FROM input WHERE key IS NULL OR key IN (SELECT signature FROM claimed)
-    ),
-    charged AS (
-      INSERT INTO rate_windows (bucket, window_id, used)
-      SELECT bucket, window_id, sum(weight) FROM admitted GROUP BY bucket, window_id ORDER BY bucket, window_id
-      ON CONFLICT (bucket, window_id) DO UPDATE SET used = rate_windows.used + EXCLUDED.used
-      RETURNING bucket, window_id, used
-    )
-    SELECT admitted.n, charged.used FROM admitted JOIN charged USING (bucket, window_id)`
+  return [column('n'), column('key'), column('expiresAt'), column('claimedBefore'), column('bucket'), column('windowId'), column('weight')]
 }

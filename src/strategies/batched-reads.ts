@@ -1,4 +1,4 @@
-import type { Db } from '../db/connect.js'
+import type pg from 'pg'
 import { Coalescer } from '../db/coalescer.js'
 import { findStrategiesByKeys, type StrategyRow } from './queries.js'
 
@@ -10,9 +10,9 @@ export type StrategyReads = Coalescer<{ userId: number; id: string }, StrategyRo
  * (unlike joining a read already running). With a PostgreSQL server a query per signed GET was the
  * largest cost left after the admission batching (issue 13).
  */
-export function batchedStrategyReads(db: Db): StrategyReads {
+export function batchedStrategyReads(pool: pg.Pool): StrategyReads {
   return new Coalescer(async (keys) => {
-    const rows = await findStrategiesByKeys(db, keys)
+    const rows = await findStrategiesByKeys(pool, keys)
     const found = new Map(rows.map((row) => [`${row.user_id}/${row.id}`, row]))
     return keys.map((key) => found.get(`${key.userId}/${key.id}`))
   }, 2)

@@ -14,7 +14,7 @@ for (const backend of backends()) {
     let nodes: SharedState[]
     before(async () => {
       database = await openTestDatabase(backend)
-      nodes = [new PostgresSharedState(database.handle.db), new PostgresSharedState(database.handle.db)]
+      nodes = [new PostgresSharedState(database.handle.db, database.handle.pool), new PostgresSharedState(database.handle.db, database.handle.pool)]
     })
     after(() => database.close())
 
