@@ -1,4 +1,3 @@
-import crypto from 'node:crypto'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
@@ -11,12 +10,14 @@ import { templateCatalog } from './backtests/template-catalog.js'
 import { sendInTransaction } from './db/queue.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import type { Access } from './http/access.js'
-import { authenticate } from './http/authenticate.js'
+import { authenticate, replayedSignature } from './http/authenticate.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
+import { lazyChildLogger } from './http/lazy-logger.js'
 import { chargeWeight } from './http/rate-limit.js'
 import { LazySerializers } from './http/lazy-serializers.js'
+import { echoRequestId, requestIdGenerator } from './http/request-id.js'
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics } from './ops/metrics.js'
@@ -45,15 +46,16 @@ export interface BuildAppOptions {
 
 /** The whole HTTP API as a Fastify instance, ready for inject() or listen(); it never listens itself. */
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const requestId = requestIdGenerator()
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    ...(options.logger ? { loggerInstance: options.logger, childLoggerFactory: lazyChildLogger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     schemaController: { compilersFactory: { buildSerializer: (options.serializers ?? new LazySerializers()).build } },
     requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    genReqId: requestId,
     return503OnClosing: true,
     frameworkErrors: (error, request, reply) => {
-      echoRequestId(request, reply)
+      echoRequestId(request, reply, requestId)
       return renderError(error, request, reply)
     },
   })
@@ -67,7 +69,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // Every request pays for the hooks it runs (bench/http.ts: bare Fastify vs our /healthz), so the
   // one global hook is synchronous and the access checks are attached only to the routes they guard.
   app.addHook('onRequest', (request, reply, done) => {
-    echoRequestId(request, reply)
+    echoRequestId(request, reply, requestId)
     done()
   })
 
@@ -82,7 +84,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await chargeWeight(reply, budget(services, services.config.weightPerMinute), principal.keyId, access.weight, true)
   }
   const authoriseV1 = (access: Extract<Access, { kind: 'v1' }>) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const principal = await authenticate(request, services)
+    const authenticated = await authenticate(request, services)
+    const principal = authenticated?.principal ?? null
     if (!principal && access.signed) {
       throw new AppError(
         'UNAUTHENTICATED',
@@ -94,7 +97,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     }
     request.principal = principal
     const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
-    await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true)
+    const replay = authenticated?.replay
+    await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
   }
 
   // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions.md).
@@ -123,6 +127,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     db: services.database.db,
     now: services.now,
     cache: services.strategyCache,
+    reads: services.strategyReads,
     live: {
       secrets: services.secrets,
       upstream: services.market.client,
@@ -165,12 +170,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(tradingRoutes, { upstream: services.market.client, now: services.now })
   await app.register(dashboardRoutes, { dir: services.config.dashboardDir })
   return app
-}
-
-/** Keeps a client's x-request-id only when it is safe to log and echo; otherwise a fresh uuid. */
-function echoRequestId(request: FastifyRequest, reply: FastifyReply): void {
-  if (!/^[\w.:-]{1,128}$/.test(request.id)) request.id = crypto.randomUUID()
-  reply.header('x-request-id', request.id)
 }
 
 /** A route's own hooks of one kind as a list (Fastify takes one function or an array). */

@@ -10,6 +10,7 @@ import { ReadCache } from './db/read-cache.js'
 import { createMarketData, type MarketData } from './market/market-data.js'
 import { StrategyFeed } from './live/stream/strategy-feed.js'
 import type { StrategyRow } from './strategies/queries.js'
+import { batchedStrategyReads, type StrategyReads } from './strategies/batched-reads.js'
 import { MemorySharedState, PostgresSharedState, type SharedState } from './http/shared-state.js'
 import { createWebhookPipeline, type WebhookPipeline } from './webhooks/pipeline.js'
 
@@ -23,6 +24,8 @@ export interface Services {
   shared: SharedState
   /** Strategy reads, cached in embedded mode only (see strategies/service.ts). */
   strategyCache: ReadCache<StrategyRow | undefined> | undefined
+  /** Strategy reads coalesced into shared statements, with a PostgreSQL server only. */
+  strategyReads: StrategyReads | undefined
   /** The upstream exchange behind its cache (Redis when REDIS_URL is set); close() it on shutdown. */
   market: MarketData
   /** The job queue; absent in one-off CLI commands, which enqueue nothing. */
@@ -47,9 +50,10 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     database,
     secrets,
     tokens,
-    keys: new KeyDirectory(database.db, secrets, embedded ? new ReadCache(5_000) : undefined),
-    shared: embedded ? new MemorySharedState() : new PostgresSharedState(database.db),
+    keys: new KeyDirectory(database.db, secrets, embedded ? 'local' : 'shared'),
+    shared: embedded ? new MemorySharedState() : new PostgresSharedState(database.db, database.pool),
     strategyCache: embedded ? new ReadCache(5_000) : undefined,
+    strategyReads: embedded ? undefined : batchedStrategyReads(database.pool),
     market: createMarketData(config, now),
     boss,
     jobSignals: new EventEmitter(),

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import readline from 'node:readline'
 import { type LoadOptions, type LoadRun, type LoadSummary, type LoadTarget, runLoad } from './load.js'
@@ -27,9 +28,11 @@ export interface Ceiling {
   stop(): Promise<void>
 }
 
-export async function startCeiling(): Promise<Ceiling> {
+/** `bytesDir`: files the bare server answers at /bytes/<name> (the same-bytes ceiling, see sameBytesCeiling). */
+export async function startCeiling(bytesDir?: string): Promise<Ceiling> {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench', 'support', 'bare-fastify.ts')], {
     cwd: REPO_ROOT,
+    env: { ...process.env, ...(bytesDir ? { BARE_BYTES_DIR: bytesDir } : {}) },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -65,6 +68,18 @@ export async function againstCeiling(ceiling: Ceiling, title: string, target: Lo
   const bare = await runLoad(`bare_fastify (before ${title})`, { url: ceiling.url, path: '/', pid: ceiling.pid }, load)
   const run = await runLoad(title, target, load)
   return { run, bare, ratio: Math.round((1000 * run.summary.req_per_s) / Math.max(1, bare.summary.req_per_s)) / 1000 }
+}
+
+/**
+ * The second, fair ceiling for a route with a large body: the bare server sending the bytes the route
+ * sent (fetched once from `target`, kept in the ceiling's bytes directory as `name`), with the same load.
+ */
+export async function sameBytesCeiling(ceiling: Ceiling, bytesDir: string, name: string, target: LoadTarget, load: LoadOptions): Promise<LoadRun & { bytes: number }> {
+  const response = await fetch(`${target.url}${target.path}`)
+  if (!response.ok) throw new Error(`${target.path} answered ${response.status}`)
+  const body = Buffer.from(await response.arrayBuffer())
+  fs.writeFileSync(path.join(bytesDir, name), body)
+  return { ...(await runLoad(`bare_fastify_same_bytes (${name})`, { url: ceiling.url, path: `/bytes/${name}`, pid: ceiling.pid }, load)), bytes: body.length }
 }
 
 /** A route's summary with the bare server's throughput and the ratio beside it. */

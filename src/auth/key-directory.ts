@@ -1,5 +1,6 @@
-import type { Db } from '../db/connect.js'
-import type { ReadCache } from '../db/read-cache.js'
+import type { DatabaseHandle, Db } from '../db/connect.js'
+import { type ChannelListener, listenOnChannel } from '../db/listen.js'
+import { ReadCache } from '../db/read-cache.js'
 import { findActiveApiKey } from './queries.js'
 import type { Scope } from './scopes.js'
 import type { SecretBox } from './secret-box.js'
@@ -11,26 +12,59 @@ export interface ApiKeyRecord {
   secret: string
 }
 
+/** Announces every api_keys row change with the key's id (a trigger, migration 0008). */
+export const API_KEY_CHANNEL = 'perpetua_api_keys'
+const TTL_MS = 5_000
+
 /**
- * Looks up API keys for request verification. In embedded mode (one node) records are cached: a
- * PGlite lookup costs ~250 µs, half of a signed GET. Changes made through this node call forget(),
- * so rotation and revocation hold on the next request. With a PostgreSQL server there is no cache
- * and every request reads the row, since another node may have changed it.
+ * Looks up API keys for request verification, through a cache: a lookup costs a round trip plus an
+ * AES-GCM open, on PostgreSQL the largest share of a signed GET (issue 13). Changes made through this
+ * node call forget(), so rotation and revocation hold on the next request here.
+ * Embedded (`local`): one node owns the database, so the cache is always on. With a PostgreSQL server
+ * (`shared`) other nodes change keys too: the cache is on only while follow()'s LISTEN on
+ * API_KEY_CHANNEL is connected, each notification drops its key, and a dropped connection clears
+ * the cache and turns it off until it is back. A key revoked elsewhere stops working here within the
+ * NOTIFY delay; entries also expire after TTL_MS.
  */
 export class KeyDirectory {
+  private readonly cache = new ReadCache<ApiKeyRecord | undefined>(TTL_MS)
+  private caching: boolean
+
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
-    private readonly cache: ReadCache<ApiKeyRecord | undefined> | undefined,
-  ) {}
+    mode: 'local' | 'shared',
+  ) {
+    this.caching = mode === 'local'
+  }
 
   find(id: string, now = Date.now()): Promise<ApiKeyRecord | undefined> {
     const load = () => this.load(id)
-    return this.cache ? this.cache.get(id, now, load) : load()
+    return this.caching ? this.cache.get(id, now, load) : load()
   }
 
   forget(id: string): void {
-    this.cache?.invalidate(id)
+    this.cache.invalidate(id)
+  }
+
+  /** Caches keys while LISTENing for changes made by any node (server mode); close the listener on shutdown. */
+  async follow(database: DatabaseHandle, onError: (error: unknown) => void): Promise<ChannelListener> {
+    const suspend = () => {
+      this.caching = false
+      this.cache.clear()
+    }
+    const resume = () => {
+      this.cache.clear()
+      this.caching = true
+    }
+    const listener = await listenOnChannel(database, API_KEY_CHANNEL, (id) => this.forget(id), onError, resume, suspend)
+    resume()
+    return {
+      async close() {
+        suspend()
+        await listener.close()
+      },
+    }
   }
 
   private async load(id: string): Promise<ApiKeyRecord | undefined> {

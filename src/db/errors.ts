@@ -8,3 +8,9 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 export function isForeignKeyViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23503'
 }
+
+/** True for a deadlock (40P01) or serialization failure (40001): the statement wrote nothing and may run again. */
+export function isRetryableConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === '40P01' || code === '40001'
+}

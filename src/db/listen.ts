@@ -7,8 +7,9 @@ export interface ChannelListener {
 
 /**
  * LISTENs on `channel` and calls `onPayload` with each notification's payload, on this node and, with
- * a PostgreSQL server, on every node. `onReconnect` runs after a dropped server connection is back:
- * notifications sent meanwhile are lost, so the caller looks for what it missed.
+ * a PostgreSQL server, on every node. `onDisconnect` runs when the server connection drops and
+ * `onReconnect` once it is back: notifications sent meanwhile are lost, so the caller looks for what
+ * it missed.
  *
  * Server: a dedicated connection LISTENs, reconnecting after a drop. Embedded: PGlite is one session
  * shared by every pool connection, so one LISTEN covers them all, and a notification arrives on
@@ -21,12 +22,13 @@ export async function listenOnChannel(
   onPayload: (payload: string) => void,
   onError: (error: unknown) => void,
   onReconnect: () => void = () => undefined,
+  onDisconnect: () => void = () => undefined,
 ): Promise<ChannelListener> {
   if (!/^[a-z_]+$/.test(channel)) throw new Error(`channel ${channel} is not a plain identifier`)
   const handler = (message: pg.Notification) => {
     if (message.channel === channel) onPayload(message.payload ?? '')
   }
-  return database.kind === 'embedded' ? listenEmbedded(database.pool, channel, handler) : listenServer(database.pool, channel, handler, onReconnect, onError)
+  return database.kind === 'embedded' ? listenEmbedded(database.pool, channel, handler) : listenServer(database.pool, channel, handler, onReconnect, onError, onDisconnect)
 }
 
 async function listenEmbedded(pool: pg.Pool, channel: string, handler: (message: pg.Notification) => void): Promise<ChannelListener> {
@@ -50,7 +52,14 @@ async function listenEmbedded(pool: pg.Pool, channel: string, handler: (message:
 
 const RECONNECT_MS = 1000
 
-async function listenServer(pool: pg.Pool, channel: string, handler: (message: pg.Notification) => void, onReconnect: () => void, onError: (error: unknown) => void): Promise<ChannelListener> {
+async function listenServer(
+  pool: pg.Pool,
+  channel: string,
+  handler: (message: pg.Notification) => void,
+  onReconnect: () => void,
+  onError: (error: unknown) => void,
+  onDisconnect: () => void,
+): Promise<ChannelListener> {
   let client: pg.Client | undefined
   let closed = false
   let retry: NodeJS.Timeout | undefined
@@ -70,6 +79,7 @@ async function listenServer(pool: pg.Pool, channel: string, handler: (message: p
   const drop = (dropped: pg.Client) => {
     if (closed || client !== dropped) return
     client = undefined
+    onDisconnect()
     schedule()
   }
   const schedule = () => {

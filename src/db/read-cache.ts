@@ -7,6 +7,7 @@
 export class ReadCache<V> {
   private readonly entries = new Map<string, { value: V; expiresAt: number }>()
   private readonly generations = new Map<string, number>()
+  private epoch = 0
 
   constructor(
     private readonly ttlMs: number,
@@ -17,12 +18,19 @@ export class ReadCache<V> {
     const hit = this.entries.get(key)
     if (hit && hit.expiresAt > now) return hit.value
     const generation = this.generations.get(key) ?? 0
+    const epoch = this.epoch
     const value = await load()
-    if ((this.generations.get(key) ?? 0) === generation) {
+    if ((this.generations.get(key) ?? 0) === generation && this.epoch === epoch) {
       if (this.entries.size >= this.maxEntries) this.entries.clear()
       this.entries.set(key, { value, expiresAt: now + this.ttlMs })
     }
     return value
+  }
+
+  /** Forgets every entry; reads in flight do not store what they read. */
+  clear(): void {
+    this.entries.clear()
+    this.epoch++
   }
 
   invalidate(key: string): void {

@@ -5,7 +5,7 @@ import { signaturesMatch, signRequest, SIGNATURE_TOLERANCE_MS } from '../auth/re
 import { SCOPES } from '../auth/scopes.js'
 import type { Principal } from './access.js'
 import { AppError } from './errors.js'
-import type { SharedState } from './shared-state.js'
+import type { Claim, SharedState } from './shared-state.js'
 
 const ALL_SCOPES = new Set(SCOPES)
 
@@ -16,13 +16,23 @@ export interface AuthenticateDeps {
   now: () => number
 }
 
+/** Who sent a request, and for a signed one the claim that refuses its signature a second time. */
+export interface Authenticated {
+  principal: Principal
+  /**
+   * The signature's replay claim: the caller must make it (SharedState.admit, with the weight charge
+   * in the same round trip) before the request has any effect; a failed claim is REPLAYED_SIGNATURE.
+   */
+  replay: Claim | undefined
+}
+
 /**
  * Resolves who sent a request: a Bearer app token, or the three signing headers of DESIGN §5.
  * Returns null when the request carries no credentials at all; throws 401 for bad ones.
  */
-export async function authenticate(request: FastifyRequest, deps: AuthenticateDeps): Promise<Principal | null> {
+export async function authenticate(request: FastifyRequest, deps: AuthenticateDeps): Promise<Authenticated | null> {
   const authorization = request.headers.authorization
-  if (authorization !== undefined) return bearer(authorization, deps)
+  if (authorization !== undefined) return { principal: await bearer(authorization, deps), replay: undefined }
   const keyId = header(request, 'x-service-api-key')
   const timestamp = header(request, 'x-service-timestamp')
   const signature = header(request, 'x-service-signature')
@@ -44,11 +54,13 @@ export async function authenticate(request: FastifyRequest, deps: AuthenticateDe
       'signature does not match: expected lowercase hex HMAC-SHA256(secret, timestamp + METHOD + path_with_query + raw_body)',
     )
   }
-  // Claimed only after the signature verified, so nobody can burn another key's future signatures.
-  if (!(await deps.shared.claimOnce(`sig:${expected}`, 2 * SIGNATURE_TOLERANCE_MS, now))) {
-    throw new AppError('INVALID_SIGNATURE', 'this signature was already used: sign every request afresh')
-  }
-  return { userId: key.userId, keyId: key.id, scopes: key.scopes }
+  // Claimed (by the caller) only after the signature verified, so nobody can burn another key's future signatures.
+  return { principal: { userId: key.userId, keyId: key.id, scopes: key.scopes }, replay: { key: `sig:${expected}`, ttlMs: 2 * SIGNATURE_TOLERANCE_MS } }
+}
+
+/** The refusal of a signature already claimed. */
+export function replayedSignature(): AppError {
+  return new AppError('INVALID_SIGNATURE', 'this signature was already used: sign every request afresh')
 }
 
 async function bearer(authorization: string, deps: AuthenticateDeps): Promise<Principal> {

@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely'
+import type pg from 'pg'
 import type { Db } from '../db/connect.js'
 import type { StrategiesTable, StrategyStatus } from '../db/schema.js'
 import type { KeysetPosition } from '../http/cursor.js'
@@ -18,6 +19,21 @@ export async function findStrategy(db: Db, userId: number, id: string, forUpdate
   let query = db.selectFrom('strategies').selectAll().where('id', '=', id).where('user_id', '=', userId).where('deleted_at', 'is', null)
   if (forUpdate) query = query.forUpdate()
   return query.executeTakeFirst()
+}
+
+/**
+ * Live strategies by (user, id), for many requests in one statement; the rows of those that exist, in
+ * no order. A named statement on the pool under Kysely (planned once per connection).
+ */
+export async function findStrategiesByKeys(pool: pg.Pool, keys: readonly { userId: number; id: string }[]): Promise<StrategyRow[]> {
+  const { rows } = await pool.query<StrategyRow>({
+    name: 'perpetua_strategies_by_keys',
+    text: `SELECT s.* FROM strategies s
+      JOIN unnest($1::text[], $2::int[]) AS k(id, user_id) ON s.id = k.id AND s.user_id = k.user_id
+      WHERE s.deleted_at IS NULL`,
+    values: [keys.map((k) => k.id), keys.map((k) => k.userId)],
+  })
+  return rows
 }
 
 /** A strategy of this user including deleted ones (a backtest naming a deleted strategy is 409, not 404). */

@@ -16,6 +16,7 @@ import {
   StrategyPatchSchema,
   StrategySchema,
 } from './schemas.js'
+import type { StrategyReads } from './batched-reads.js'
 import type { StrategyRow } from './queries.js'
 import { createStrategy, deleteStrategy, forgetStrategy, getStrategy, pageStrategies, patchStrategy, type StrategyContext } from './service.js'
 
@@ -29,13 +30,14 @@ export interface StrategyRoutesOptions {
   db: Db
   now: () => number
   cache: ReadCache<StrategyRow | undefined> | undefined
+  reads?: StrategyReads | undefined
   /** What deploy and pause need beyond the database (src/live/deploy.ts). */
   live: Omit<DeployContext, 'db' | 'userId' | 'now'>
 }
 
-export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache, live }) => {
+export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache, reads, live }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache })
+  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache, reads })
 
   app.post(
     '/v1/strategies',

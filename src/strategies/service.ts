@@ -6,6 +6,7 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import { newId } from '../http/ids.js'
 import { validateParams, validateSymbols } from '../templates/validate.js'
+import type { StrategyReads } from './batched-reads.js'
 import { findStrategy, insertStrategy, listStrategies, markStrategyDeleted, type StrategyRow, updateStrategy } from './queries.js'
 import type { Strategy, StrategyCreate, StrategyListQuery, StrategyPatch } from './schemas.js'
 
@@ -19,6 +20,8 @@ export interface StrategyContext {
    * and call `written()` around it.
    */
   cache: ReadCache<StrategyRow | undefined> | undefined
+  /** With a PostgreSQL server (no cache): concurrent reads of single strategies share one statement. */
+  reads?: StrategyReads | undefined
 }
 
 const cacheKey = (userId: number, id: string): string => `${userId}/${id}`
@@ -60,8 +63,8 @@ export async function createStrategy({ db, userId, now, cache }: StrategyContext
   }
 }
 
-export async function getStrategy({ db, userId, now, cache }: StrategyContext, id: string): Promise<Strategy> {
-  const load = () => findOwnStrategy(db, userId, id)
+export async function getStrategy({ db, userId, now, cache, reads }: StrategyContext, id: string): Promise<Strategy> {
+  const load = () => (reads && STRATEGY_ID.test(id) ? reads.submit({ userId, id }) : findOwnStrategy(db, userId, id))
   const row = await (cache ? cache.get(cacheKey(userId, id), now.getTime(), load) : load())
   if (!row) throw notFound(`strategy ${id}`)
   return toStrategy(row)

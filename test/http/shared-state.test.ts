@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { MemorySharedState, PostgresSharedState, type SharedState } from '../../src/http/shared-state.js'
+import { backends, openTestDatabase, type TestDatabase } from '../support/database.js'
+
+const WINDOW = { windowMs: 60_000 }
+const NOW = Date.UTC(2026, 0, 1, 12, 0, 10) // 10 s into a window
+const sig = (n: number) => ({ key: `sig:test-${n}`, ttlMs: 10_000 })
+
+for (const backend of backends()) {
+  // Two PostgresSharedState instances over one database stand for two nodes; MemorySharedState for embedded.
+  describe(`shared admission state (${backend})`, () => {
+    let database: TestDatabase
+    let nodes: SharedState[]
+    before(async () => {
+      database = await openTestDatabase(backend)
+      nodes = [new PostgresSharedState(database.handle.db, database.handle.pool), new PostgresSharedState(database.handle.db, database.handle.pool)]
+    })
+    after(() => database.close())
+
+    it('admits each signature once across nodes, however many present it at the same moment', async () => {
+      const attempts = Array.from({ length: 60 }, (_, i) => nodes[i % 2]!.admit(sig(i % 20), { bucket: 'k1', weight: 1, ...WINDOW }, NOW))
+      const outcomes = await Promise.all(attempts)
+      const claimed = outcomes.map((o, i) => [i % 20, o.claimed] as const).filter(([, ok]) => ok).map(([n]) => n)
+      assert.deepEqual(claimed.sort((x, y) => x - y), Array.from({ length: 20 }, (_, i) => i), 'each of the 20 signatures exactly once')
+      for (const outcome of outcomes) if (!outcome.claimed) assert.equal(outcome.used, undefined, 'a refused claim charges nothing')
+      // Only the 20 admitted requests were charged, and each saw its own running total.
+      const used = outcomes.flatMap((o) => (o.used === undefined ? [] : [o.used])).sort((x, y) => x - y)
+      assert.deepEqual(used, Array.from({ length: 20 }, (_, i) => i + 1))
+    })
+
+    it('keeps weight totals exact per bucket and window under concurrent charges from two nodes', async () => {
+      const charges = Array.from({ length: 90 }, (_, i) => ({ bucket: `b${i % 3}`, weight: 1 + (i % 4) }))
+      const outcomes = await Promise.all(charges.map((charge, i) => nodes[i % 2]!.admit(undefined, { ...charge, ...WINDOW }, NOW)))
+      for (const bucket of ['b0', 'b1', 'b2']) {
+        const mine = charges.map((c, i) => ({ ...c, used: outcomes[i]!.used! })).filter((c) => c.bucket === bucket)
+        const total = mine.reduce((sum, c) => sum + c.weight, 0)
+        // Replaying the charges in the order of their totals must give exactly those totals.
+        let running = 0
+        for (const c of [...mine].sort((x, y) => x.used - y.used)) {
+          running += c.weight
+          assert.equal(c.used, running, `${bucket}: totals are a sequence of single charges`)
+        }
+        assert.equal(running, total)
+        assert.equal(await nodes[0]!.addWeight(bucket, 0, WINDOW.windowMs, NOW), total, 'the stored total')
+      }
+    })
+
+    it('charges a new window afresh, and lets a claim be made again once it expired', async () => {
+      assert.equal(await nodes[0]!.addWeight('fresh', 5, WINDOW.windowMs, NOW), 5)
+      assert.equal(await nodes[1]!.addWeight('fresh', 5, WINDOW.windowMs, NOW + 60_000), 5, 'the next window starts at 0')
+      assert.equal((await nodes[0]!.admit(sig(99), { bucket: 'x', weight: 1, ...WINDOW }, NOW)).claimed, true)
+      assert.equal((await nodes[1]!.admit(sig(99), { bucket: 'x', weight: 1, ...WINDOW }, NOW + 9_999)).claimed, false)
+      assert.equal((await nodes[1]!.admit(sig(99), { bucket: 'x', weight: 1, ...WINDOW }, NOW + 10_000)).claimed, true)
+    })
+  })
+}
+
+describe('shared admission state (memory)', () => {
+  it('admits a signature once and charges only admitted requests', async () => {
+    const state = new MemorySharedState()
+    assert.deepEqual(await state.admit(sig(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: true, used: 3 })
+    assert.deepEqual(await state.admit(sig(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: false, used: undefined })
+    assert.deepEqual(await state.admit(undefined, { bucket: 'k', weight: 2, ...WINDOW }, NOW), { claimed: true, used: 5 })
+  })
+})
