@@ -11,13 +11,16 @@ import { recordEvent } from '../src/events/outbox.js'
 import { createServices, type Services } from '../src/services.js'
 import { openStorage, type Storage } from '../src/storage.js'
 import { findOrCreateUserByEmail } from '../src/auth/queries.js'
+import { createServerDatabase, dropServerDatabase } from '../test/support/database.js'
+import { atLeast, atMost } from './support/ceiling.js'
 import { log } from './support/log.js'
 import { REPO_ROOT } from './support/server.js'
 import type { SuiteOptions, SuiteResult } from './support/suite.js'
 
-/** The goals from issue 5. */
-const GOAL_PER_S = 1_000
-const GOAL_P99_MS = 100
+/** Issue 13's goals (issue 5's were 1,000/s and 100 ms): backlog drain with 8 webhooks, and paced p99 event → receipt. */
+const GOAL_BACKLOG_PER_S = 5_000
+const GOAL_BACKLOG_WEBHOOKS = 8
+const GOAL_P99_MS = 40
 /** Deliveries per measured run: events × subscribed webhooks. */
 const DELIVERIES = 10_000
 const EVENTS_PER_TRANSACTION = 100
@@ -36,12 +39,14 @@ interface ReceiverReport {
 
 /**
  * Webhook deliveries through the whole pipeline, as `perpetua serve` runs it on the embedded
- * database (or a PostgreSQL server with BENCH_DATABASE_URL): events written to the outbox in their
+ * database (or, with BENCH_DATABASE_URL, a PostgreSQL server's admin URL: a fresh database there per
+ * webhook count, dropped after): events written to the outbox in their
  * own transactions, fanned out, queued (pg-boss), signed, sent over HTTPS with certificate checks to
  * a receiver in another process, and every attempt recorded. The receiver verifies every signature
  * and measures event → receipt. Each webhook count runs on a fresh database.
  */
 export async function run(options: SuiteOptions): Promise<SuiteResult> {
+  const loadBefore = loadAverage()
   const receiver = await startReceiver()
   const databaseUrl = process.env.BENCH_DATABASE_URL
   const failures: string[] = []
@@ -55,9 +60,10 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
   } finally {
     receiver.stop()
   }
-  const best = Object.values(runs) as Array<{ backlog: { deliveries_per_s: number }; paced: { event_to_receipt: { p99_ms: number | null } } }>
-  const perSecond = Math.max(...best.map((r) => r.backlog.deliveries_per_s))
-  const p99 = Math.min(...best.map((r) => r.paced.event_to_receipt.p99_ms ?? Infinity))
+  type Run = { backlog: { deliveries_per_s: number }; paced: { event_to_receipt: { p99_ms: number | null } } }
+  const backlog = (runs[`webhooks_${GOAL_BACKLOG_WEBHOOKS}`] as Run).backlog.deliveries_per_s
+  // Every paced run must meet it: the worst p99 of them is the figure.
+  const p99 = Math.max(...(Object.values(runs) as Run[]).map((r) => r.paced.event_to_receipt.p99_ms ?? Infinity))
   const report = {
     suite: 'webhooks',
     setup: {
@@ -72,19 +78,19 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     },
     ...runs,
     goal: {
-      deliveries_per_s_at_least: GOAL_PER_S,
-      p99_ms_under: GOAL_P99_MS,
-      best_backlog_deliveries_per_s: perSecond,
-      best_paced_p99_ms: p99,
-      met: perSecond >= GOAL_PER_S && p99 < GOAL_P99_MS,
+      [`backlog_deliveries_per_s_${GOAL_BACKLOG_WEBHOOKS}_webhooks`]: atLeast(backlog, GOAL_BACKLOG_PER_S),
+      paced_p99_ms_event_to_receipt: atMost(p99, GOAL_P99_MS),
+      database: databaseUrl ? 'PostgreSQL server' : 'embedded PGlite (issue 13 states its goals on PostgreSQL)',
     },
+    load_average: { before: loadBefore, after: loadAverage(), cores: os.availableParallelism() },
     node: process.version,
   }
   return { report, failures }
 }
 
-async function measure(receiver: ReceiverProcess, webhooks: number, durationS: number, databaseUrl: string | undefined) {
+async function measure(receiver: ReceiverProcess, webhooks: number, durationS: number, adminUrl: string | undefined) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-webhooks-'))
+  const databaseUrl = adminUrl ? await createServerDatabase(adminUrl) : undefined
   const config = loadConfig({
     DATA_DIR: dataDir,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
@@ -100,7 +106,6 @@ async function measure(receiver: ReceiverProcess, webhooks: number, durationS: n
   await start()
   try {
     const db = storage.database.db
-    await db.deleteFrom('webhooks').execute() // a server database may hold an earlier run's
     const userId = await findOrCreateUserByEmail(db, `bench-webhooks-${webhooks}@perpetua.test`)
     receiver.send({ secrets: await createWebhooks(services, userId, receiver.url, webhooks) })
     const events = (deliveries: number) => Math.ceil(deliveries / webhooks)
@@ -163,6 +168,7 @@ async function measure(receiver: ReceiverProcess, webhooks: number, durationS: n
   } finally {
     await stopAll(services, storage, boss)
     fs.rmSync(dataDir, { recursive: true, force: true })
+    if (databaseUrl) await dropServerDatabase(databaseUrl, adminUrl)
   }
 }
 
@@ -204,6 +210,9 @@ async function stopAll(services: Services, storage: Storage, boss: Awaited<Retur
   await services.market.close()
   await storage.close()
 }
+
+/** 1, 5 and 15 minute load averages: figures on a shared host mean little without them. */
+const loadAverage = () => os.loadavg().map((l) => Math.round(l * 100) / 100)
 
 const rate = (count: number, ms: number) => Math.round((count / ms) * 1000)
 
