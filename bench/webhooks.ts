@@ -102,7 +102,7 @@ async function measure(receiver: ReceiverProcess, webhooks: number, durationS: n
   const storage = await openStorage(config, 'bench')
   const boss = await startQueue(storage.database, (error) => log(`queue error: ${String(error)}`))
   const services = createServices(config, storage.database, Date.now, boss)
-  const start = () => services.webhooks.start({ database: storage.database, boss, log: pino({ level: 'warn' }, process.stderr) })
+  const start = () => services.webhooks.start({ database: storage.database, log: pino({ level: 'warn' }, process.stderr) })
   await start()
   try {
     const db = storage.database.db

@@ -34,7 +34,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     const services = createServices(await withUpstream(config, logger, cleanups), storage.database, Date.now, boss)
     cleanups.push(() => services.market.close())
     cleanups.push(() => services.webhooks.close())
-    await services.webhooks.start({ database: storage.database, boss, log: logger })
+    await services.webhooks.start({ database: storage.database, log: logger })
     const workers = await startBacktestWorkers({ db: storage.database.db, boss, market: services.market, now: services.now, log: logger, workers: config.workers, signals: services.jobSignals })
     cleanups.push(() => workers.stop())
     const runners = startRunners(services.config, storage.database.db, services.market, logger, services.runSignals, services.secrets, services.now)
