@@ -40,13 +40,23 @@ export interface LeasedDelivery {
  *   one delivery per subscribed webhook of the event's user, in event order. The match is events.ts's
  *   `subscriptionsMatching` (the type, its group's wildcard, `*`); account.balance_low also needs the
  *   webhook's threshold, and a stated balance (`data.available`) below it. Deliveries to active
- *   webhooks are inserted leased to the caller; those of paused or broken webhooks are held;
- * - leases up to `dueLimit` due deliveries of active webhooks (retries, expired leases, released holds);
+ *   webhooks are inserted leased to the caller, except to those in `full` (the caller has enough of
+ *   theirs waiting), which are inserted due now for a later round; those of paused or broken webhooks
+ *   are held;
+ * - leases up to `dueLimit` due deliveries of active webhooks not in `full` (retries, expired leases,
+ *   released holds, the full webhooks' deliveries of earlier rounds), looking at most at the
+ *   `dueScan` longest due: a webhook with a long backlog costs each round a bounded scan;
  * - holds due deliveries whose webhook is no longer active (next_attempt_at null: out of the due index).
  * Returns how many events were claimed, how many due deliveries were leased, and every leased delivery
  * with what sending it needs (the URL, the sealed secret, the event), so the caller sends at once.
  */
-export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil: Date, limits: { events: number; due: number }) {
+export async function dispatchRound(
+  db: Db,
+  now: Date,
+  lease: string,
+  leaseUntil: Date,
+  limits: { events: number; due: number; dueScan: number; full: string[] },
+) {
   type Row = { kind: 'count' | 'leased'; events: string | null; due: string | null } & Omit<LeasedDelivery, 'lease'>
   const result = await sql<Row>`
     WITH claimed AS (
@@ -60,8 +70,8 @@ export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil
     ), inserted AS (
       INSERT INTO deliveries (webhook_id, event_id, event_type, body, next_attempt_at, lease, created_at, updated_at)
       SELECT w.id, c.id, c.type, NULL,
-        CASE WHEN w.status = 'active' THEN ${leaseUntil}::timestamptz END,
-        CASE WHEN w.status = 'active' THEN ${lease} END,
+        CASE WHEN w.status <> 'active' THEN NULL WHEN w.id = ANY(${limits.full}::text[]) THEN ${now} ELSE ${leaseUntil}::timestamptz END,
+        CASE WHEN w.status = 'active' AND w.id <> ALL(${limits.full}::text[]) THEN ${lease} END,
         ${now}, ${now}
       FROM claimed c JOIN webhooks w ON w.user_id = c.user_id
       WHERE w.events && ARRAY[c.type, split_part(c.type, '.', 1) || '.*', '*']
@@ -75,7 +85,10 @@ export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil
       UPDATE deliveries SET lease = ${lease}, next_attempt_at = ${leaseUntil}, updated_at = ${now}
       WHERE id IN (
         SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active'
+        WHERE d.id IN (
+            SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${now} ORDER BY next_attempt_at, id LIMIT ${limits.dueScan}
+          )
+          AND d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active' AND d.webhook_id <> ALL(${limits.full}::text[])
         ORDER BY d.next_attempt_at, d.id
         LIMIT ${limits.due}
         FOR UPDATE OF d SKIP LOCKED

@@ -3,12 +3,16 @@
  * added, and webhooks side by side. `send` answers whether the delivery succeeded; after a failure the
  * deliveries still waiting in that lane are handed to `giveBack` rather than sent to the same failing
  * receiver at once. `queued` counts what waits, not what is in flight: the dispatcher leases more
- * only while it is low.
+ * only while it is low, and leases nothing more for a webhook whose lane is full (`full`), so one slow
+ * receiver cannot take the room of the others.
  */
 export class Lanes<T extends { webhook_id: string }> {
   private readonly waiting = new Map<string, T[]>()
   private readonly running = new Set<Promise<void>>()
+  /** Webhooks reported full, until their lane is down to half. */
+  private readonly reportedFull = new Set<string>()
   private count = 0
+  private refill = false
   private closed = false
 
   constructor(
@@ -17,10 +21,30 @@ export class Lanes<T extends { webhook_id: string }> {
     private readonly giveBack: (items: T[], why: 'after-failure' | 'closing') => void,
     /** Called after each send, so the caller can lease more when the lanes run low. */
     private readonly onProgress: () => void,
+    /** Waiting deliveries at which a lane is full. */
+    private readonly laneMax: number,
   ) {}
 
   get queued(): number {
     return this.count
+  }
+
+  /** Webhooks whose lanes are full: the dispatcher leases none of their deliveries. */
+  full(): string[] {
+    const full: string[] = []
+    for (const [webhookId, lane] of this.waiting) {
+      if (lane.length < this.laneMax) continue
+      full.push(webhookId)
+      this.reportedFull.add(webhookId)
+    }
+    return full
+  }
+
+  /** True once after a lane reported full is down to half: the dispatcher may lease its deliveries again. */
+  takeRefill(): boolean {
+    const refill = this.refill
+    this.refill = false
+    return refill
   }
 
   /** Adds items to their webhooks' lanes, in the order given; a lane that is idle starts at once. */
@@ -59,10 +83,15 @@ export class Lanes<T extends { webhook_id: string }> {
           this.count -= rest.length
           this.giveBack(rest, 'after-failure')
         }
+        if (this.reportedFull.has(webhookId) && lane.length <= this.laneMax / 2) {
+          this.reportedFull.delete(webhookId)
+          this.refill = true
+        }
         this.onProgress()
       }
     } finally {
       this.waiting.delete(webhookId)
+      if (this.reportedFull.delete(webhookId)) this.refill = true
     }
   }
 }

@@ -67,6 +67,13 @@ const DELIVERIES_PER_ROUND = 1_000
  * first, they were found empty at the end of rounds; with this they held ~3,800 through a backlog).
  */
 const MAX_WAITING = 4_000
+/**
+ * A webhook with this many deliveries waiting in its lane gets no more leased to this node until half
+ * have gone (they wait in the table, due): a slow receiver holds a quarter of the room at most.
+ */
+const LANE_MAX = 1_000
+/** A round looks at most at this many of the longest-due deliveries (those of full lanes among them). */
+const DUE_SCAN = 2 * DELIVERIES_PER_ROUND
 const USER_AGENT = 'Perpetua-Webhooks/1.0'
 
 export interface WebhookPipelineDeps {
@@ -167,6 +174,7 @@ export class WebhookPipeline {
       (row) => this.send(row),
       (rows, why) => this.giveBack(rows, why === 'after-failure' ? RETRY_DELAYS_MS[0] : 0),
       () => this.lanesMoved(),
+      LANE_MAX,
     )
     const listener = await listenForEvents(options.database, () => this.wake(), (error) => log.warn({ err: error }, 'webhook outbox listener lost its connection'))
     const sweep = setInterval(() => this.wake(), SWEEP_MS)
@@ -243,18 +251,26 @@ export class WebhookPipeline {
     const now = new Date(this.deps.now())
     const lease = crypto.randomUUID()
     const dueLimit = Math.min(DELIVERIES_PER_ROUND, room)
-    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + RUN_LEASE_MS), { events: EVENTS_PER_ROUND, due: dueLimit })
+    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + RUN_LEASE_MS), {
+      events: EVENTS_PER_ROUND,
+      due: dueLimit,
+      dueScan: DUE_SCAN,
+      full: running.lanes.full(),
+    })
     const leased = round.leased.sort((a, b) => compareIds(a.id, b.id))
     for (const row of leased) this.holding.set(row.id, row.lease)
     running.lanes.add(leased)
     return round.events === EVENTS_PER_ROUND || round.due === dueLimit
   }
 
-  /** After each send: a starved dispatcher runs again once the lanes have room. */
+  /** After each send: a starved dispatcher runs again once the lanes have room, and a round follows a full lane's refill. */
   private lanesMoved(): void {
     const running = this.running
-    if (!running?.starved || running.lanes.queued >= MAX_WAITING) return
-    running.starved = false
+    if (!running) return
+    const refill = running.lanes.takeRefill()
+    const room = running.starved && running.lanes.queued < MAX_WAITING
+    if (!refill && !room) return
+    if (room) running.starved = false
     this.wake()
   }
 
