@@ -44,8 +44,8 @@ export interface LeasedDelivery {
  *   theirs waiting), which are inserted due now for a later round; those of paused or broken webhooks
  *   are held;
  * - leases up to `dueLimit` due deliveries of active webhooks not in `full` (retries, expired leases,
- *   released holds, the full webhooks' deliveries of earlier rounds), looking at most at the
- *   `dueScan` longest due: a webhook with a long backlog costs each round a bounded scan;
+ *   released holds, the full webhooks' deliveries of earlier rounds); the full webhooks' due rows are
+ *   scanned past (PostgreSQL: 0.6 ms per 5,000);
  * - holds due deliveries whose webhook is no longer active (next_attempt_at null: out of the due index).
  * Returns how many events were claimed, how many due deliveries were leased, and every leased delivery
  * with what sending it needs (the URL, the sealed secret, the event), so the caller sends at once.
@@ -55,7 +55,7 @@ export async function dispatchRound(
   now: Date,
   lease: string,
   leaseUntil: Date,
-  limits: { events: number; due: number; dueScan: number; full: string[] },
+  limits: { events: number; due: number; full: string[] },
 ) {
   type Row = { kind: 'count' | 'leased'; events: string | null; due: string | null } & Omit<LeasedDelivery, 'lease'>
   const result = await sql<Row>`
@@ -85,10 +85,7 @@ export async function dispatchRound(
       UPDATE deliveries SET lease = ${lease}, next_attempt_at = ${leaseUntil}, updated_at = ${now}
       WHERE id IN (
         SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.id IN (
-            SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${now} ORDER BY next_attempt_at, id LIMIT ${limits.dueScan}
-          )
-          AND d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active' AND d.webhook_id <> ALL(${limits.full}::text[])
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active' AND d.webhook_id <> ALL(${limits.full}::text[])
         ORDER BY d.next_attempt_at, d.id
         LIMIT ${limits.due}
         FOR UPDATE OF d SKIP LOCKED

@@ -72,8 +72,6 @@ const MAX_WAITING = 4_000
  * have gone (they wait in the table, due): a slow receiver holds a quarter of the room at most.
  */
 const LANE_MAX = 1_000
-/** A round looks at most at this many of the longest-due deliveries (those of full lanes among them). */
-const DUE_SCAN = 2 * DELIVERIES_PER_ROUND
 const USER_AGENT = 'Perpetua-Webhooks/1.0'
 
 export interface WebhookPipelineDeps {
@@ -254,7 +252,6 @@ export class WebhookPipeline {
     const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + RUN_LEASE_MS), {
       events: EVENTS_PER_ROUND,
       due: dueLimit,
-      dueScan: DUE_SCAN,
       full: running.lanes.full(),
     })
     const leased = round.leased.sort((a, b) => compareIds(a.id, b.id))
