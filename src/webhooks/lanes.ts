@@ -17,8 +17,8 @@ export class Lanes<T extends { webhook_id: string }> {
 
   constructor(
     private readonly send: (item: T) => Promise<boolean>,
-    /** Takes back items that will not be sent here: after their lane's failure, or when the lanes close. */
-    private readonly giveBack: (items: T[], why: 'after-failure' | 'closing') => void,
+    /** Takes back items that will not be sent here: after their lane's failure, or withdrawn (drop, close). */
+    private readonly giveBack: (items: T[], why: 'after-failure' | 'withdrawn') => void,
     /** Called after each send, so the caller can lease more when the lanes run low. */
     private readonly onProgress: () => void,
     /** Waiting deliveries at which a lane is full. */
@@ -49,7 +49,7 @@ export class Lanes<T extends { webhook_id: string }> {
 
   /** Adds items to their webhooks' lanes, in the order given; a lane that is idle starts at once. */
   add(items: T[]): void {
-    if (this.closed) return this.giveBack(items, 'closing')
+    if (this.closed) return this.giveBack(items, 'withdrawn')
     for (const item of items) {
       const lane = this.waiting.get(item.webhook_id)
       this.count += 1
@@ -63,12 +63,19 @@ export class Lanes<T extends { webhook_id: string }> {
     }
   }
 
+  /** Gives back what waits for one webhook (it changed: a new URL, paused, deleted); its delivery in flight finishes. */
+  drop(webhookId: string): void {
+    const rest = this.waiting.get(webhookId)?.splice(0) ?? []
+    this.count -= rest.length
+    if (rest.length > 0) this.giveBack(rest, 'withdrawn')
+  }
+
   /** Gives back everything still waiting and resolves when what is in flight has been sent. */
   async close(): Promise<void> {
     this.closed = true
     const rest = [...this.waiting.values()].flatMap((lane) => lane.splice(0))
     this.count -= rest.length
-    if (rest.length > 0) this.giveBack(rest, 'closing')
+    if (rest.length > 0) this.giveBack(rest, 'withdrawn')
     while (this.running.size > 0) await Promise.all(this.running)
   }
 

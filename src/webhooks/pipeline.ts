@@ -205,6 +205,14 @@ export class WebhookPipeline {
     await this.deps.transport.close()
   }
 
+  /**
+   * A webhook's URL, status or existence changed: what waits in its lane here is given back, due at
+   * once, so a later round sends it with the new URL, holds it, or finds it gone.
+   */
+  changed(webhookId: string): void {
+    this.running?.lanes.drop(webhookId)
+  }
+
   /** Asks the dispatcher for a round (coalesced: at most one runs on this node at a time). */
   wake(): void {
     const running = this.running

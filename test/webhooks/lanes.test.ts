@@ -51,11 +51,27 @@ describe('webhook lanes', () => {
     assert.equal(lanes.queued, 0)
     lanes.add([4, 5, 6].map((n) => ({ webhook_id: 'a', n })))
     const closed = lanes.close()
-    assert.deepEqual(given[1], { ns: [5, 6], why: 'closing' })
+    assert.deepEqual(given[1], { ns: [5, 6], why: 'withdrawn' })
     await settle() // the one in flight finishes
     await closed
     lanes.add([{ webhook_id: 'a', n: 7 }])
-    assert.deepEqual(given[2], { ns: [7], why: 'closing' })
+    assert.deepEqual(given[2], { ns: [7], why: 'withdrawn' })
+  })
+
+  it("give back what waits for a webhook that changed; its delivery in flight and other webhooks' go on", async () => {
+    const { calls, send, settle } = manualSends()
+    const given: Array<{ ns: string[]; why: string }> = []
+    const lanes = new Lanes<Item>(send, (items, why) => given.push({ ns: items.map((i) => `${i.webhook_id}${i.n}`), why }), () => undefined, 10)
+    lanes.add([1, 2, 3].map((n) => ({ webhook_id: 'a', n })).concat([1, 2].map((n) => ({ webhook_id: 'b', n }))))
+    lanes.drop('a')
+    assert.deepEqual(given, [{ ns: ['a2', 'a3'], why: 'withdrawn' }])
+    assert.equal(lanes.queued, 1)
+    const sent: string[] = []
+    while (calls.length > 0) {
+      const item = await settle()
+      sent.push(`${item.webhook_id}${item.n}`)
+    }
+    assert.deepEqual(sent, ['a1', 'b1', 'b2'])
   })
 
   it('report a full lane, and ask for a refill once it is down to half', async () => {
