@@ -90,7 +90,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     const storage = await openStorage(config, 'bench')
     const boss = await startQueue(storage.database, (error) => log(`queue error: ${String(error)}`))
     const services = createServices(config, storage.database, Date.now, boss)
-    await services.webhooks.start({ database: storage.database, boss, log: logger })
+    await services.webhooks.start({ database: storage.database, log: logger })
     // As `perpetua serve` starts them (src/serve.ts), plus the timing hook.
     const pool = startRunners(config, storage.database.db, services.market, logger, services.runSignals, services.secrets, services.now, {
       observe: (timing) => {

@@ -38,7 +38,7 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     if (runners) cleanups.push(() => runners.stop())
     const webhooks = createWebhookPipeline(config, storage.database.db, secrets, Date.now)
     cleanups.push(() => webhooks.close())
-    await webhooks.start({ database: storage.database, boss, log: logger })
+    await webhooks.start({ database: storage.database, log: logger })
     logger.info({ workers: config.workers }, 'perpetua worker is running backtests and webhook deliveries')
   } catch (error) {
     await cleanUp()

@@ -1,11 +1,37 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { WebhookStatus } from '../db/schema.js'
 import { BALANCE_LOW } from './events.js'
 
 // The delivery path runs a fixed handful of statements per batch, not per delivery: on the embedded
 // database every statement is a trip through one single-session PGlite (~0.25 ms), and the producer's
 // own writes share it. Each function below is one statement; data-modifying CTEs keep it atomic.
+//
+// The pipeline's own statements commit without waiting for the WAL flush (ASYNC_COMMIT). A server
+// crash may lose their last fraction of a second, which only repeats work: an unmarked event is fanned
+// out again, an unsettled delivery is sent again when its lease lapses (at least once; the events
+// themselves are written by their producers' transactions, which wait). Measured on this host under
+// load: a one-row insert's commit p50 2.1 ms waiting for the flush, 0.15 ms without.
+
+/** A statement's FROM item that makes its implicit transaction commit asynchronously; its value is unused. */
+const ASYNC_COMMIT = sql`(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`
+
+/** A leased delivery and what it takes to sign and send it. */
+export interface LeasedDelivery {
+  id: string
+  webhook_id: string
+  event_id: string
+  event_type: string
+  /** The stored body (test deliveries); null for outbox events, whose row follows. */
+  body: string | null
+  event_created_at: Date | null
+  event_data: unknown
+  /** Attempts made so far. */
+  attempts: number
+  url: string
+  secret_enc: string
+  /** The lease it is held under; only its holder may settle it. */
+  lease: string
+}
 
 /**
  * One dispatch round in one statement:
@@ -14,15 +40,27 @@ import { BALANCE_LOW } from './events.js'
  *   one delivery per subscribed webhook of the event's user, in event order. The match is events.ts's
  *   `subscriptionsMatching` (the type, its group's wildcard, `*`); account.balance_low also needs the
  *   webhook's threshold, and a stated balance (`data.available`) below it. Deliveries to active
- *   webhooks are inserted leased to the caller; those of paused or broken webhooks are held;
- * - leases up to `dueLimit` due deliveries of active webhooks (retries, expired leases, released holds);
+ *   webhooks are inserted leased to the caller, except to those in `full` (the caller has enough of
+ *   theirs waiting), which are inserted due now for a later round; those of paused or broken webhooks
+ *   are held;
+ * - leases up to `dueLimit` due deliveries of active webhooks not in `full` (retries, expired leases,
+ *   released holds, the full webhooks' deliveries of earlier rounds); the full webhooks' due rows are
+ *   scanned past (PostgreSQL: 0.6 ms per 5,000);
  * - holds due deliveries whose webhook is no longer active (next_attempt_at null: out of the due index).
- * Returns how many events were claimed, how many due deliveries were leased, and every leased delivery.
+ * Returns how many events were claimed, how many due deliveries were leased, and every leased delivery
+ * with what sending it needs (the URL, the sealed secret, the event), so the caller sends at once.
  */
-export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil: Date, limits: { events: number; due: number }) {
-  const result = await sql<{ kind: 'events' | 'due' | 'leased'; value: string; webhook_id: string | null }>`
+export async function dispatchRound(
+  db: Db,
+  now: Date,
+  lease: string,
+  leaseUntil: Date,
+  limits: { events: number; due: number; full: string[] },
+) {
+  type Row = { kind: 'count' | 'leased'; events: string | null; due: string | null } & Omit<LeasedDelivery, 'lease'>
+  const result = await sql<Row>`
     WITH claimed AS (
-      SELECT id, user_id, type, data, seq FROM events
+      SELECT id, user_id, type, data, seq, created_at FROM events
       WHERE fanned_out_at IS NULL
       ORDER BY seq
       LIMIT ${limits.events}
@@ -32,8 +70,8 @@ export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil
     ), inserted AS (
       INSERT INTO deliveries (webhook_id, event_id, event_type, body, next_attempt_at, lease, created_at, updated_at)
       SELECT w.id, c.id, c.type, NULL,
-        CASE WHEN w.status = 'active' THEN ${leaseUntil}::timestamptz END,
-        CASE WHEN w.status = 'active' THEN ${lease} END,
+        CASE WHEN w.status <> 'active' THEN NULL WHEN w.id = ANY(${limits.full}::text[]) THEN ${now} ELSE ${leaseUntil}::timestamptz END,
+        CASE WHEN w.status = 'active' AND w.id <> ALL(${limits.full}::text[]) THEN ${lease} END,
         ${now}, ${now}
       FROM claimed c JOIN webhooks w ON w.user_id = c.user_id
       WHERE w.events && ARRAY[c.type, split_part(c.type, '.', 1) || '.*', '*']
@@ -42,17 +80,17 @@ export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil
           ELSE true END))
       ORDER BY c.seq, w.created_at, w.id
       ON CONFLICT (webhook_id, event_id) DO NOTHING
-      RETURNING id, webhook_id, lease
+      RETURNING id, webhook_id, event_id, event_type, lease
     ), due AS (
       UPDATE deliveries SET lease = ${lease}, next_attempt_at = ${leaseUntil}, updated_at = ${now}
       WHERE id IN (
         SELECT d.id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active'
+        WHERE d.state = 'pending' AND d.next_attempt_at <= ${now} AND w.status = 'active' AND d.webhook_id <> ALL(${limits.full}::text[])
         ORDER BY d.next_attempt_at, d.id
         LIMIT ${limits.due}
         FOR UPDATE OF d SKIP LOCKED
       )
-      RETURNING id, webhook_id
+      RETURNING id, webhook_id, event_id, event_type, body, attempts
     ), held AS (
       UPDATE deliveries SET next_attempt_at = NULL, lease = NULL, updated_at = ${now}
       WHERE id IN (
@@ -63,13 +101,21 @@ export async function dispatchRound(db: Db, now: Date, lease: string, leaseUntil
       )
       RETURNING id
     )
-    SELECT 'events' AS kind, count(*)::text AS value, NULL AS webhook_id FROM marked
-    UNION ALL SELECT 'due', count(*)::text, NULL FROM due
-    UNION ALL SELECT 'leased', id::text, webhook_id FROM inserted WHERE lease IS NOT NULL
-    UNION ALL SELECT 'leased', id::text, webhook_id FROM due`.execute(db)
-  const count = (kind: 'events' | 'due') => Number(result.rows.find((row) => row.kind === kind)?.value ?? 0)
-  const leased = result.rows.filter((row) => row.kind === 'leased').map((row) => ({ id: row.value, webhook_id: row.webhook_id! }))
-  return { events: count('events'), due: count('due'), leased }
+    SELECT 'count' AS kind, (SELECT count(*) FROM marked)::text AS events, (SELECT count(*) FROM due)::text AS due,
+      NULL AS id, NULL AS webhook_id, NULL AS event_id, NULL AS event_type, NULL AS body, NULL::timestamptz AS event_created_at,
+      NULL::jsonb AS event_data, NULL::int AS attempts, NULL AS url, NULL AS secret_enc
+    FROM ${ASYNC_COMMIT}
+    UNION ALL
+    SELECT 'leased', NULL, NULL, i.id::text, i.webhook_id, i.event_id, i.event_type, NULL, c.created_at, c.data, 0, w.url, w.secret_enc
+    FROM inserted i JOIN claimed c ON c.id = i.event_id JOIN webhooks w ON w.id = i.webhook_id
+    WHERE i.lease IS NOT NULL
+    UNION ALL
+    SELECT 'leased', NULL, NULL, d.id::text, d.webhook_id, d.event_id, d.event_type, d.body, e.created_at, e.data, d.attempts, w.url, w.secret_enc
+    FROM due d JOIN webhooks w ON w.id = d.webhook_id LEFT JOIN events e ON e.id = d.event_id`.execute(db)
+  const counts = result.rows.find((row) => row.kind === 'count')
+  const leased: LeasedDelivery[] = []
+  for (const { kind, events: _e, due: _d, ...row } of result.rows) if (kind === 'leased') leased.push({ ...row, lease })
+  return { events: Number(counts?.events ?? 0), due: Number(counts?.due ?? 0), leased }
 }
 
 /** Inserts a test delivery, leased to the request that makes its first attempt. */
@@ -108,50 +154,13 @@ export async function releaseHeld(db: Db, webhookId: string, now: Date): Promise
     .execute()
 }
 
-export interface LeasedDelivery {
-  id: string
-  webhook_id: string
-  event_id: string
-  event_type: string
-  /** The stored body (test deliveries); null for outbox events, whose row follows. */
-  body: string | null
-  event_created_at: Date | null
-  event_data: unknown
-  attempts: number
-  url: string
-  secret_enc: string
-  status: WebhookStatus
-}
-
-/** Moves the expiry of running jobs' leases to `until`: by id (the primary key), only rows each lease still holds. */
-export async function renewLeases(db: Db, running: Array<{ ids: string[]; lease: string }>, until: Date): Promise<void> {
-  const rows = running.flatMap((job) => job.ids.map((id) => ({ id, lease: job.lease })))
+/** Moves the expiry of held leases to `until`: by id (the primary key), only rows each lease still holds. */
+export async function renewLeases(db: Db, rows: Array<{ id: string; lease: string }>, until: Date): Promise<void> {
   if (rows.length === 0) return
   await sql`
     UPDATE deliveries d SET next_attempt_at = ${until}
-    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.lease)}::text[]) AS v(id, lease)
+    FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.lease)}::text[]) AS v(id, lease), ${ASYNC_COMMIT}
     WHERE d.id = v.id AND d.lease = v.lease AND d.state = 'pending'`.execute(db)
-}
-
-/**
- * A job takes its deliveries over from the round that queued them (`roundLease`), under a lease of its
- * own that expires soon (`until`) and is renewed while the job runs (renewLeases), and reads what it
- * needs to send them, in one statement. Rows the round no longer owns (settled, or re-leased after its
- * lease expired) are left alone.
- */
-export async function takeLeased(db: Db, ids: string[], roundLease: string, jobLease: string, until: Date, now: Date): Promise<LeasedDelivery[]> {
-  if (ids.length === 0) return []
-  const result = await sql<LeasedDelivery>`
-    WITH taken AS (
-      UPDATE deliveries SET lease = ${jobLease}, next_attempt_at = ${until}, updated_at = ${now}
-      WHERE id = ANY(${ids}::bigint[]) AND lease = ${roundLease} AND state = 'pending'
-      RETURNING id, webhook_id, event_id, event_type, body, attempts
-    )
-    SELECT t.id::text AS id, t.webhook_id, t.event_id, t.event_type, t.body, e.created_at AS event_created_at, e.data AS event_data,
-      t.attempts, w.url, w.secret_enc, w.status
-    FROM taken t JOIN webhooks w ON w.id = t.webhook_id LEFT JOIN events e ON e.id = t.event_id
-    ORDER BY t.id`.execute(db)
-  return result.rows
 }
 
 export interface AttemptRecord {
@@ -170,6 +179,8 @@ export interface AttemptRecord {
 /** What becomes of one leased delivery: settled after an attempt, or given back unattempted. */
 export interface Settlement {
   deliveryId: string
+  /** The lease it was sent under: a delivery whose lease has passed to another holder is left alone. */
+  lease: string
   state: 'pending' | 'delivered' | 'failed'
   attempts: number
   /** null holds the delivery until its webhook is active again. */
@@ -192,15 +203,14 @@ export interface WebhookTally {
 }
 
 /**
- * Records a job's work in one statement: the attempts, each delivery's new state (only where the
- * caller still holds the lease), and each webhook's counters, with the automatic moves: pauseAfter
+ * Records attempts in one statement: the attempts (of webhooks that still exist), each delivery's new
+ * state (only where its lease is still the one it was sent under), and each webhook's counters, with the automatic moves: pauseAfter
  * consecutive failures or a 410 pause an active webhook, breakAfter marks it broken (from active or
  * paused), a broken webhook stays broken until PATCH. Counters add up under concurrent jobs.
  */
 export async function settle(
   db: Db,
   work: { attempts: AttemptRecord[]; settlements: Settlement[]; tallies: WebhookTally[] },
-  lease: string,
   limits: { pauseAfter: number; breakAfter: number },
   now: Date,
 ): Promise<void> {
@@ -211,7 +221,10 @@ export async function settle(
       SELECT * FROM unnest(
         ${a.map((x) => x.deliveryId)}::bigint[], ${a.map((x) => x.webhookId)}::text[], ${a.map((x) => x.eventId)}::text[],
         ${a.map((x) => x.eventType)}::text[], ${a.map((x) => x.attempt)}::int[], ${a.map((x) => x.at)}::timestamptz[],
-        ${a.map((x) => x.delivered)}::boolean[], ${a.map((x) => x.status)}::int[], ${a.map((x) => x.timeMs)}::int[], ${a.map((x) => x.error)}::text[])
+        ${a.map((x) => x.delivered)}::boolean[], ${a.map((x) => x.status)}::int[], ${a.map((x) => x.timeMs)}::int[], ${a.map((x) => x.error)}::text[]
+      ) AS v(delivery_id, webhook_id, event_id, event_type, attempt, attempted_at, delivered, response_status, response_time_ms, error)
+      -- A webhook deleted while its attempts were in flight has nothing left to record them against.
+      WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = v.webhook_id)
       RETURNING 1
     ), deliveries_settled AS (
       UPDATE deliveries d SET
@@ -219,11 +232,11 @@ export async function settle(
         last_status = CASE WHEN v.attempted THEN v.status ELSE d.last_status END,
         last_error = CASE WHEN v.attempted THEN v.error ELSE d.last_error END
       FROM unnest(
-        ${s.map((x) => x.deliveryId)}::bigint[], ${s.map((x) => x.state)}::text[], ${s.map((x) => x.attempts)}::int[],
+        ${s.map((x) => x.deliveryId)}::bigint[], ${s.map((x) => x.lease)}::text[], ${s.map((x) => x.state)}::text[], ${s.map((x) => x.attempts)}::int[],
         ${s.map((x) => x.nextAttemptAt)}::timestamptz[], ${s.map((x) => x.result !== undefined)}::boolean[],
         ${s.map((x) => x.result?.status ?? null)}::int[], ${s.map((x) => x.result?.error ?? null)}::text[]
-      ) AS v(id, state, attempts, next_at, attempted, status, error)
-      WHERE d.id = v.id AND d.lease = ${lease}
+      ) AS v(id, lease, state, attempts, next_at, attempted, status, error)
+      WHERE d.id = v.id AND d.lease = v.lease
       RETURNING 1
     ), tally AS (
       SELECT * FROM unnest(
@@ -248,7 +261,8 @@ export async function settle(
       FROM counted c WHERE w.id = c.id
       RETURNING 1
     )
-    SELECT (SELECT count(*) FROM attempts) + (SELECT count(*) FROM deliveries_settled) + (SELECT count(*) FROM webhooks_counted) AS n`.execute(db)
+    SELECT (SELECT count(*) FROM attempts) + (SELECT count(*) FROM deliveries_settled) + (SELECT count(*) FROM webhooks_counted) AS n
+    FROM ${ASYNC_COMMIT}`.execute(db)
 }
 
 /** Held deliveries older than `before` are given up: a webhook paused for days does not replay stale events. */

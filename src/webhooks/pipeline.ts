@@ -1,7 +1,6 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import type { FastifyBaseLogger } from 'fastify'
-import type { PgBoss } from 'pg-boss'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Config } from '../config.js'
 import type { DatabaseHandle, Db } from '../db/connect.js'
@@ -16,17 +15,16 @@ import {
   renewLeases,
   type Settlement,
   settle,
-  takeLeased,
   type WebhookTally,
 } from './delivery-queries.js'
 import { type EventType, testEventData } from './events.js'
 import { GroupCommit } from '../db/group-commit.js'
+import { Lanes } from './lanes.js'
 import { listenForEvents } from './outbox-listener.js'
 import type { TestDeliveryResult } from './schemas.js'
 import { signatureHeaders } from './signing.js'
 import { WebhookTransport } from './transport.js'
 
-export const DELIVERY_QUEUE = 'webhook-delivery'
 /** Waits before each retry (DESIGN §5): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h; 8 attempts in all. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 86_400_000] as const
 /** Each wait is spread by ±10 %, so receivers that failed together are not retried together. */
@@ -37,23 +35,17 @@ export const BREAK_AFTER_FAILURES = 50
 /** Deliveries held while a webhook is not active are given up after this long. */
 export const HOLD_LIMIT_MS = 72 * 3_600_000
 /**
- * Deliveries a round queued wait this long for a worker to take their job; past it a sweep queues
- * them again. The job is durable in pg-boss, so a node's death does not strand them: this only covers
- * the moment between a round's two statements, and must outlast the queue's backlog.
- */
-const QUEUED_LEASE_MS = 5 * 60_000
-/**
- * A running job owns its deliveries this long, renewed every RENEW_MS while it runs: a node that dies
- * mid-job loses its deliveries to another node's sweep within RUN_LEASE_MS + SWEEP_MS (issue 12: under
- * 30 s; it was QUEUED_LEASE_MS). An attempt lasts at most 10 s, so a test delivery's unrenewed lease
+ * A node owns the deliveries it leased this long, renewed every RENEW_MS while it holds them (waiting
+ * in a lane or in flight): a node that dies loses them to another node's sweep within RUN_LEASE_MS +
+ * SWEEP_MS (issue 12: under 30 s). An attempt lasts at most 10 s, so a test delivery's unrenewed lease
  * outlives it too.
  */
 const RUN_LEASE_MS = 15_000
 const RENEW_MS = 5_000
 /**
- * A running job records its outcomes at most this often (and at its end): a node that dies repeats at
- * most this long's sends, and a short job still settles in one statement, as before. Settling every
- * outcome at once would add a statement per delivery on the single-session PGlite.
+ * A node records its outcomes at most this often, all webhooks in one statement: a node that dies
+ * repeats at most this long's sends. Settling every outcome at once would add a statement per
+ * delivery on the single-session PGlite.
  */
 const RECORD_SPACING_MS = 100
 /** Finished deliveries and their attempts are kept this long for GET /v1/webhooks/{id}/deliveries. */
@@ -61,19 +53,26 @@ const RETENTION_MS = 7 * 24 * 3_600_000
 /** How often the sweep looks for due retries and events a missed notification did not announce. */
 const SWEEP_MS = 1_000
 const HOUSEKEEPING_MS = 60_000
-const EVENTS_PER_ROUND = 500
+/**
+ * Events fanned out per round. Smaller rounds start the lanes sooner: on PostgreSQL under load a round
+ * of 500 events to 8 webhooks took 380–600 ms, and the lanes waited for it; rounds run back to back
+ * while the lanes have room, so a backlog still goes at the database's pace.
+ */
+const EVENTS_PER_ROUND = 100
 const DELIVERIES_PER_ROUND = 1_000
-/** Deliveries per queue job: one job costs one fetch, one load, one settling statement and one completion. */
-const DELIVERIES_PER_JOB = 100
-/** Queue workers per node, each fetching up to JOBS_PER_FETCH jobs and sending them at once. */
-const WORKERS = 4
-const JOBS_PER_FETCH = 4
+/**
+ * A node leases no more while this many deliveries wait in its lanes, and asks again as soon as fewer
+ * do: memory stays bounded, in a backlog the other nodes' rounds take the rest of the events, and the
+ * lanes still hold about a second's work while the next round runs (let drain to half of 2,000
+ * first, they were found empty at the end of rounds; with this they held ~3,800 through a backlog).
+ */
+const MAX_WAITING = 4_000
+/**
+ * A webhook with this many deliveries waiting in its lane gets no more leased to this node until half
+ * have gone (they wait in the table, due): a slow receiver holds a quarter of the room at most.
+ */
+const LANE_MAX = 1_000
 const USER_AGENT = 'Perpetua-Webhooks/1.0'
-
-interface DeliveryJob {
-  ids: string[]
-  lease: string
-}
 
 export interface WebhookPipelineDeps {
   db: Db
@@ -85,14 +84,13 @@ export interface WebhookPipelineDeps {
 }
 
 interface Running {
-  boss: PgBoss
   log: FastifyBaseLogger
-  /** One pg-boss worker per id: notifyWorker wakes only the worker of the id it is given. */
-  workerIds: string[]
-  nextWorker: number
+  lanes: Lanes<LeasedDelivery>
   listener: { close(): Promise<void> }
   timers: NodeJS.Timeout[]
   wanted: boolean
+  /** A round was skipped because the lanes were full: the lanes ask for one when they run low. */
+  starved: boolean
   loop: Promise<void> | undefined
   stopping: boolean
 }
@@ -109,15 +107,31 @@ interface Sendable {
 
 type Outcome = AttemptRecord
 
+/** What the recorder writes: an attempt's outcome, or a delivery given back unattempted. */
+type Recorded = { outcome: Outcome; lease: string } | { release: Settlement }
+
 /**
- * Webhook deliveries: outbox events become one delivery per subscribed webhook, queue jobs send them
- * (pg-boss, at least once), and every attempt is recorded and counted against its webhook. The test
- * endpoint's synthetic event takes the same path from its first attempt on.
+ * Webhook deliveries: outbox events become one delivery per subscribed webhook, leased by the node
+ * whose dispatch round made them and sent from its lanes at once (at least once: a lease that is not
+ * renewed passes to another node), and every attempt is recorded and counted against its webhook. The
+ * test endpoint's synthetic event takes the same path from its first attempt on.
  */
 export class WebhookPipeline {
   private running: Running | undefined
-  /** The deliveries this node's jobs and test requests are sending, by lease: renewed every RENEW_MS. */
-  private readonly holding = new Set<{ ids: string[]; lease: string }>()
+  /** The deliveries this node holds (waiting, in flight or not yet recorded), with their leases: renewed every RENEW_MS. */
+  private readonly holding = new Map<string, string>()
+  /** Opened secrets by their sealed form: the AES-GCM open is paid once per webhook, not per delivery. */
+  private readonly openedSecrets = new Map<string, string>()
+  private readonly recorder = new GroupCommit<Recorded>(
+    (items) => this.record(items),
+    RECORD_SPACING_MS,
+    (error, items) => {
+      // Unrecorded outcomes are not lost work: the leases lapse (no longer renewed) and the sweep hands
+      // the deliveries out again (at least once).
+      this.running?.log.warn({ err: error, deliveries: items.length }, 'recording webhook attempts failed; their deliveries will be sent again')
+      for (const item of items) this.holding.delete('outcome' in item ? item.outcome.deliveryId : item.release.deliveryId)
+    },
+  )
 
   constructor(private readonly deps: WebhookPipelineDeps) {}
 
@@ -136,60 +150,67 @@ export class WebhookPipeline {
     const lease = crypto.randomUUID()
     const id = await insertTestDelivery(db, { webhookId: webhook.id, eventId, eventType: type, body, lease, leaseUntil: new Date(at.getTime() + RUN_LEASE_MS), at })
     const delivery = { id, webhook_id: webhook.id, event_id: eventId, event_type: type, body, url: webhook.url }
-    const held = { ids: [id], lease }
-    this.holding.add(held)
+    this.holding.set(id, lease)
     let outcome: Outcome
     try {
       outcome = await this.attempt(delivery, this.deps.secrets.open(webhook.secret_enc), 1)
-      await this.record([outcome], [], lease).catch((error: unknown) => {
+      await this.record([{ outcome, lease }]).catch((error: unknown) => {
         // The webhook was deleted while the attempt was in flight: there is nothing left to count.
         if (!isForeignKeyViolation(error)) throw error
       })
     } finally {
-      this.holding.delete(held)
+      this.holding.delete(id)
     }
     return { test_event_id: eventId, delivered: outcome.delivered, response_status: outcome.status, response_time_ms: outcome.timeMs, error: outcome.error }
   }
 
-  /** Starts this node's dispatcher and queue workers; deliveries committed while none ran go out now. */
-  async start(options: { database: DatabaseHandle; boss: PgBoss; log: FastifyBaseLogger }): Promise<void> {
+  /** Starts this node's dispatcher and lanes; deliveries committed while none ran go out now. */
+  async start(options: { database: DatabaseHandle; log: FastifyBaseLogger }): Promise<void> {
     if (this.running) return
-    const { boss, log } = options
-    await ensureDeliveryQueue(boss)
-    const workerIds: string[] = []
-    for (let i = 0; i < WORKERS; i++) {
-      workerIds.push(
-        await boss.work<DeliveryJob>(
-          DELIVERY_QUEUE,
-          { batchSize: JOBS_PER_FETCH, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true },
-          async (jobs) => void (await Promise.all(jobs.map((job) => this.runJob(job.data)))),
-        ),
-      )
-    }
+    const { log } = options
+    const lanes = new Lanes<LeasedDelivery>(
+      (row) => this.send(row),
+      (rows, why) => this.giveBack(rows, why === 'after-failure' ? RETRY_DELAYS_MS[0] : 0),
+      () => this.lanesMoved(),
+      LANE_MAX,
+    )
     const listener = await listenForEvents(options.database, () => this.wake(), (error) => log.warn({ err: error }, 'webhook outbox listener lost its connection'))
     const sweep = setInterval(() => this.wake(), SWEEP_MS)
     const housekeeping = setInterval(() => void this.housekeep(), HOUSEKEEPING_MS)
     const renewal = setInterval(() => void this.renew(), RENEW_MS)
     for (const timer of [sweep, housekeeping, renewal]) timer.unref()
-    this.running = { boss, log, workerIds, nextWorker: 0, listener, timers: [sweep, housekeeping, renewal], wanted: false, loop: undefined, stopping: false }
+    this.running = { log, lanes, listener, timers: [sweep, housekeeping, renewal], wanted: false, starved: false, loop: undefined, stopping: false }
     this.wake()
   }
 
+  /**
+   * Stops the dispatcher, gives back what waits in the lanes (due at once, for any node), lets what is
+   * in flight finish, and records everything.
+   */
   async stop(): Promise<void> {
     const running = this.running
     if (!running) return
     running.stopping = true
-    for (const timer of running.timers) clearInterval(timer)
     await running.listener.close()
     await running.loop
-    for (const id of running.workerIds) await running.boss.offWork(DELIVERY_QUEUE, { id }).catch(() => undefined)
+    await running.lanes.close()
+    await this.recorder.drain()
+    for (const timer of running.timers) clearInterval(timer)
     this.running = undefined
   }
 
-  /** Stops the workers and closes the transport's connections. */
+  /** Stops the dispatcher and lanes and closes the transport's connections. */
   async close(): Promise<void> {
     await this.stop()
     await this.deps.transport.close()
+  }
+
+  /**
+   * A webhook's URL, status or existence changed: what waits in its lane here is given back, due at
+   * once, so a later round sends it with the new URL, holds it, or finds it gone.
+   */
+  changed(webhookId: string): void {
+    this.running?.lanes.drop(webhookId)
   }
 
   /** Asks the dispatcher for a round (coalesced: at most one runs on this node at a time). */
@@ -200,7 +221,7 @@ export class WebhookPipeline {
     running.loop ??= this.dispatchLoop(running)
   }
 
-  /** Runs dispatch rounds until nothing is due: new events fanned out, due deliveries handed to jobs. */
+  /** Runs dispatch rounds until nothing is due: new events fanned out, due deliveries handed to the lanes. */
   async runDue(): Promise<void> {
     const running = this.running
     if (!running) throw new Error('the webhook pipeline is not started on this node')
@@ -222,80 +243,82 @@ export class WebhookPipeline {
   }
 
   /**
-   * One round: one statement fans out new events, leases due deliveries and holds those of inactive
-   * webhooks; one more enqueues the leased deliveries as jobs, and local workers are woken. The two are
-   * not one transaction on purpose: a crash between them leaves leased deliveries without a job, and
-   * the lease's expiry hands them out again (at least once), while every round saves a BEGIN and a
-   * COMMIT on the single-session embedded database. True when more is waiting.
+   * One round, one statement: it fans out new events, leases due deliveries and holds those of
+   * inactive webhooks, and returns what the leased deliveries need to be sent; they go to the lanes at
+   * once. While the lanes are full no round runs (the lanes ask for one when they run low). True when
+   * more is waiting.
    */
   private async dispatchRound(running: Running): Promise<boolean> {
+    const room = MAX_WAITING - running.lanes.queued
+    if (room <= 0) {
+      running.starved = true
+      return false
+    }
     const now = new Date(this.deps.now())
     const lease = crypto.randomUUID()
-    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + QUEUED_LEASE_MS), { events: EVENTS_PER_ROUND, due: DELIVERIES_PER_ROUND })
-    const jobs = packJobs(round.leased).map((ids) => ({ data: { ids, lease } satisfies DeliveryJob }))
-    if (jobs.length > 0) {
-      await running.boss.insert(DELIVERY_QUEUE, jobs)
-      const wake = Math.min(running.workerIds.length, Math.ceil(jobs.length / JOBS_PER_FETCH))
-      for (let i = 0; i < wake; i++) running.boss.notifyWorker(running.workerIds[running.nextWorker++ % running.workerIds.length]!)
-    }
-    return round.events === EVENTS_PER_ROUND || round.due === DELIVERIES_PER_ROUND
+    const dueLimit = Math.min(DELIVERIES_PER_ROUND, room)
+    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + RUN_LEASE_MS), {
+      events: EVENTS_PER_ROUND,
+      due: dueLimit,
+      full: running.lanes.full(),
+    })
+    const leased = round.leased.sort((a, b) => compareIds(a.id, b.id))
+    for (const row of leased) this.holding.set(row.id, row.lease)
+    running.lanes.add(leased)
+    return round.events === EVENTS_PER_ROUND || round.due === dueLimit
   }
 
-  /**
-   * Sends one job's deliveries: webhooks in parallel, each webhook's deliveries in creation order.
-   * After a failure the webhook's remaining deliveries in the job wait for the first retry delay
-   * instead of meeting the same failing receiver at once. The job first takes its deliveries under a
-   * short lease of its own (renewed while it runs), and records each outcome as soon as it can (group
-   * commit): if this node dies, another sends what is left within seconds, and repeats only what was
-   * in flight or sent in the last write's time.
-   */
-  private async runJob(job: DeliveryJob): Promise<void> {
-    const { db, now, secrets } = this.deps
-    const held = { ids: job.ids, lease: crypto.randomUUID() }
-    this.holding.add(held)
+  /** After each send: a starved dispatcher runs again once the lanes have room, and a round follows a full lane's refill. */
+  private lanesMoved(): void {
+    const running = this.running
+    if (!running) return
+    const refill = running.lanes.takeRefill()
+    const room = running.starved && running.lanes.queued < MAX_WAITING
+    if (!refill && !room) return
+    if (room) running.starved = false
+    this.wake()
+  }
+
+  /** Sends one leased delivery and hands its outcome to the recorder; true when it was delivered. */
+  private async send(row: LeasedDelivery): Promise<boolean> {
+    let outcome: Outcome
     try {
-      const rows = await takeLeased(db, job.ids, job.lease, held.lease, new Date(now() + RUN_LEASE_MS), new Date(now()))
-      const given: Array<{ row: LeasedDelivery; dueAt: 'hold' | 'retry' }> = []
-      const groups = new Map<string, LeasedDelivery[]>()
-      for (const row of rows) {
-        if (row.status !== 'active') given.push({ row, dueAt: 'hold' })
-        else if (groups.has(row.webhook_id)) groups.get(row.webhook_id)!.push(row)
-        else groups.set(row.webhook_id, [row])
-      }
-      const recorder = new GroupCommit<Outcome>((outcomes) => this.record(outcomes, [], held.lease), RECORD_SPACING_MS)
-      await Promise.all(
-        [...groups.values()].map(async (group) => {
-          const secret = secrets.open(group[0]!.secret_enc)
-          for (const [i, row] of group.entries()) {
-            const outcome = await this.attempt({ ...row, body: bodyOf(row) }, secret, row.attempts + 1)
-            recorder.add(outcome)
-            if (!outcome.delivered) {
-              for (const rest of group.slice(i + 1)) given.push({ row: rest, dueAt: 'retry' })
-              break
-            }
-          }
-        }),
-      )
-      await recorder.drain()
-      if (given.length === 0) return
-      const at = now()
-      const released: Settlement[] = given.map(({ row, dueAt }) => ({
-        deliveryId: row.id,
-        state: 'pending',
-        attempts: row.attempts,
-        nextAttemptAt: dueAt === 'hold' ? null : new Date(at + RETRY_DELAYS_MS[0]),
-      }))
-      await this.record([], released, held.lease)
-    } finally {
-      this.holding.delete(held)
+      outcome = await this.attempt({ ...row, body: bodyOf(row) }, this.secretOf(row.secret_enc), row.attempts + 1)
+    } catch (error) {
+      // Not an answer from the receiver (attempts report those as values) but our own failure, such as
+      // a secret that does not open: the delivery waits for its first retry delay and is not counted.
+      this.running?.log.warn({ err: error, delivery: row.id }, 'a webhook delivery could not be attempted')
+      this.giveBack([row], RETRY_DELAYS_MS[0])
+      return false
+    }
+    this.recorder.add({ outcome, lease: row.lease })
+    return outcome.delivered
+  }
+
+  /** Gives leased deliveries back unattempted, due after `delayMs`. */
+  private giveBack(rows: LeasedDelivery[], delayMs: number): void {
+    const due = new Date(this.deps.now() + delayMs)
+    for (const row of rows) {
+      this.recorder.add({ release: { deliveryId: row.id, lease: row.lease, state: 'pending', attempts: row.attempts, nextAttemptAt: due } })
     }
   }
 
-  /** Keeps the leases of the deliveries this node is sending from expiring. */
+  private secretOf(sealed: string): string {
+    let secret = this.openedSecrets.get(sealed)
+    if (secret === undefined) {
+      if (this.openedSecrets.size >= 1_000) this.openedSecrets.clear()
+      secret = this.deps.secrets.open(sealed)
+      this.openedSecrets.set(sealed, secret)
+    }
+    return secret
+  }
+
+  /** Keeps the leases of the deliveries this node holds from expiring. */
   private async renew(): Promise<void> {
     if (this.holding.size === 0) return
     try {
-      await renewLeases(this.deps.db, [...this.holding], new Date(this.deps.now() + RUN_LEASE_MS))
+      const rows = [...this.holding].map(([id, lease]) => ({ id, lease }))
+      await renewLeases(this.deps.db, rows, new Date(this.deps.now() + RUN_LEASE_MS))
     } catch (error) {
       this.running?.log.warn({ err: error }, 'renewing webhook delivery leases failed')
     }
@@ -324,26 +347,30 @@ export class WebhookPipeline {
   }
 
   /** Records attempts, schedules retries, gives back unattempted deliveries, and counts attempts against their webhooks. */
-  private async record(outcomes: Outcome[], released: Settlement[], lease: string): Promise<void> {
+  private async record(items: Recorded[]): Promise<void> {
     const now = new Date(this.deps.now())
-    const settlements: Settlement[] = outcomes.map((outcome) => {
+    const outcomes: Outcome[] = []
+    const settlements: Settlement[] = []
+    for (const item of items) {
+      if ('release' in item) {
+        settlements.push(item.release)
+        continue
+      }
+      const { outcome, lease } = item
       const exhausted = outcome.attempt > RETRY_DELAYS_MS.length
       const state = outcome.delivered ? 'delivered' : exhausted ? 'failed' : 'pending'
-      return {
+      outcomes.push(outcome)
+      settlements.push({
         deliveryId: outcome.deliveryId,
+        lease,
         state,
         attempts: outcome.attempt,
         nextAttemptAt: state === 'pending' ? new Date(now.getTime() + this.retryDelay(outcome.attempt)) : null,
         result: { status: outcome.status, error: outcome.error },
-      }
-    })
-    await settle(
-      this.deps.db,
-      { attempts: outcomes, settlements: [...settlements, ...released], tallies: tallies(outcomes) },
-      lease,
-      { pauseAfter: PAUSE_AFTER_FAILURES, breakAfter: BREAK_AFTER_FAILURES },
-      now,
-    )
+      })
+    }
+    await settle(this.deps.db, { attempts: outcomes, settlements, tallies: tallies(outcomes) }, { pauseAfter: PAUSE_AFTER_FAILURES, breakAfter: BREAK_AFTER_FAILURES }, now)
+    for (const settlement of settlements) if (this.holding.get(settlement.deliveryId) === settlement.lease) this.holding.delete(settlement.deliveryId)
   }
 
   /** The wait after failed attempt `attempt` (1-based), with jitter. */
@@ -378,15 +405,6 @@ export function createWebhookPipeline(
   return new WebhookPipeline({ db, secrets, transport, now })
 }
 
-/** The queue deliveries are sent through; pg-boss needs it before the first send. */
-export async function ensureDeliveryQueue(boss: PgBoss): Promise<void> {
-  // A job whose worker died is retried by pg-boss; our lease makes a second run of a settled job a no-op.
-  await boss.createQueue(DELIVERY_QUEUE, { retryLimit: 3, retryDelay: 5, expireInSeconds: 600 })
-  // Refills pg-boss's queue cache, as ensureBacktestQueue explains: a send inside our transaction
-  // that missed the cache would wait for the transaction's own connection.
-  await boss.getJobById(DELIVERY_QUEUE, crypto.randomUUID())
-}
-
 /** The delivery body (DESIGN §5): `{"id","type","timestamp","data"}`, timestamp ISO 8601 UTC. */
 export function eventBody(id: string, type: string, at: Date, data: unknown): string {
   return JSON.stringify({ id, type, timestamp: at.toISOString(), data })
@@ -396,31 +414,6 @@ export function eventBody(id: string, type: string, at: Date, data: unknown): st
 function bodyOf(row: LeasedDelivery): string {
   if (row.body !== null) return row.body
   return eventBody(row.event_id, row.event_type, row.event_created_at ?? new Date(0), row.event_data)
-}
-
-/** Splits leased deliveries into jobs, keeping each webhook's deliveries together and in creation order. */
-function packJobs(due: Array<{ id: string; webhook_id: string }>): string[][] {
-  const sorted = [...due].sort((a, b) => compareIds(a.id, b.id))
-  const groups = new Map<string, string[]>()
-  for (const row of sorted) {
-    const group = groups.get(row.webhook_id)
-    if (group) group.push(row.id)
-    else groups.set(row.webhook_id, [row.id])
-  }
-  const jobs: string[][] = []
-  let current: string[] = []
-  for (const ids of groups.values()) {
-    for (let i = 0; i < ids.length; i += DELIVERIES_PER_JOB) {
-      const piece = ids.slice(i, i + DELIVERIES_PER_JOB)
-      if (current.length + piece.length > DELIVERIES_PER_JOB) {
-        jobs.push(current)
-        current = []
-      }
-      current.push(...piece)
-    }
-  }
-  if (current.length > 0) jobs.push(current)
-  return jobs
 }
 
 /** bigint ids as digit strings, compared as numbers. */

@@ -145,13 +145,16 @@ export async function patchWebhook(context: WebhookContext, id: string, input: W
     if (url !== undefined && isUniqueViolation(error, 'webhooks_user_url_key')) throw duplicateUrl(url)
     throw error
   }
+  // Deliveries waiting on this node go out to the new URL, or are held while it is paused.
+  if (url !== undefined || (input.status !== undefined && input.status !== 'active')) context.pipeline.changed(id)
   // Deliveries held while it was paused or broken go out now.
   if (reactivated) context.pipeline.wake()
   return toWebhook(row)
 }
 
-export async function removeWebhook({ db, userId }: WebhookContext, id: string): Promise<void> {
+export async function removeWebhook({ db, userId, pipeline }: WebhookContext, id: string): Promise<void> {
   if (!isWebhookId(id) || !(await deleteWebhook(db, userId, id))) throw notFound(`webhook ${id}`)
+  pipeline.changed(id)
 }
 
 export async function testWebhook(context: WebhookContext, id: string, body: TestDeliveryBody): Promise<TestDeliveryResult> {

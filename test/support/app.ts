@@ -81,7 +81,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
     boss && options.queue === 'workers'
       ? await startBacktestWorkers({ db: database.handle.db, boss, market: services.market, now: clock.now, log: silentLogger, workers: 1, signals: services.jobSignals })
       : undefined
-  if (workers) await services.webhooks.start({ database: database.handle, boss: boss!, log: silentLogger })
+  if (workers) await services.webhooks.start({ database: database.handle, log: silentLogger })
   // As `perpetua serve` does: with a PostgreSQL server, keys are cached while their changes are followed.
   const following = database.handle.kind === 'server' ? await services.keys.follow(database.handle, () => undefined) : undefined
   const app = await buildApp(services, options.logger ? { logger: options.logger } : {})

@@ -40,7 +40,10 @@ export class RunCommits {
     private readonly db: Db,
     private readonly owner: string,
   ) {
-    this.writer = new GroupCommit((batch) => this.writeBatch(batch), 0)
+    // writeBatch answers every runner itself; should it ever throw, its runners hear the error.
+    this.writer = new GroupCommit((batch) => this.writeBatch(batch), 0, (error, items) => {
+      for (const waiting of items) waiting.reject(error)
+    })
   }
 
   /** Resolves true once the writes are committed, false when the run is no longer this owner's (nothing written). */
