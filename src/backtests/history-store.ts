@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
+import { chunkKey, type KlineChunkCache } from './kline-chunk-cache.js'
 import { type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars } from './kline-codec.js'
 
 export interface KlineRow {
@@ -40,11 +41,13 @@ const CHUNK_BARS = 8192
  * Klines for open times in [start, end], from the store; spans never fetched are fetched once from
  * the source (within its weight budget) and stored, so a second backtest over the same range makes
  * no upstream call. Bars still open at `now` are neither returned nor stored. Gaps the exchange
- * has stay gaps: they are covered, so never fetched again.
+ * has stay gaps: they are covered, so never fetched again. Chunks already decoded at their current
+ * revision come from `cache`. The columns are in shared memory (see concatBars).
  */
 export async function loadBars(
   db: Db,
   source: HistorySource,
+  cache: KlineChunkCache,
   request: { symbol: string; interval: string; intervalMs: number; start: number; end: number; now: number },
 ): Promise<BarColumns> {
   const { symbol, interval, intervalMs } = request
@@ -62,7 +65,7 @@ export async function loadBars(
     const lastOpen = rows.length > 0 ? rows[rows.length - 1]!.openTime : undefined
     await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, coveredUntil(from, to, lastOpen === undefined ? undefined : lastOpen + intervalMs, request.now)])
   }
-  return readBars(db, symbol, interval, intervalMs, request.start, end)
+  return readBars(db, cache, symbol, interval, intervalMs, request.start, end)
 }
 
 async function storeBars(db: Db, symbol: string, interval: string, intervalMs: number, bars: BarColumns, span: [number, number]) {
@@ -86,7 +89,11 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
       await trx
         .insertInto('kline_chunks')
         .values({ symbol, interval, chunk_start: chunkStart, bars: merged.openTime.length, data: encodeBars(merged) })
-        .onConflict((oc) => oc.columns(['symbol', 'interval', 'chunk_start']).doUpdateSet((eb) => ({ bars: eb.ref('excluded.bars'), data: eb.ref('excluded.data') })))
+        .onConflict((oc) =>
+          oc
+            .columns(['symbol', 'interval', 'chunk_start'])
+            .doUpdateSet((eb) => ({ bars: eb.ref('excluded.bars'), data: eb.ref('excluded.data'), revision: sql<number>`kline_chunks.revision + 1` })),
+        )
         .execute()
       i = j
     }
@@ -96,18 +103,43 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
   })
 }
 
-async function readBars(db: Db, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<BarColumns> {
+async function readBars(db: Db, cache: KlineChunkCache, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<BarColumns> {
   const chunkMs = intervalMs * CHUNK_BARS
-  const rows = await db
+  const heads = await db
     .selectFrom('kline_chunks')
-    .select(['bars', 'data'])
+    .select(['chunk_start', 'revision'])
     .where('symbol', '=', symbol)
     .where('interval', '=', interval)
     .where('chunk_start', '>=', (Math.floor(start / chunkMs) * chunkMs) as never)
     .where('chunk_start', '<=', end as never)
     .orderBy('chunk_start')
     .execute()
-  return sliceBars(concatBars(rows.map((row) => decodeBars(row.data, row.bars))), start, end)
+  const chunks = new Map<string, BarColumns>()
+  const missing: number[] = []
+  for (const head of heads) {
+    const held = cache.get(chunkKey(symbol, interval, Number(head.chunk_start)), head.revision)
+    if (held) chunks.set(head.chunk_start, held)
+    else missing.push(Number(head.chunk_start))
+  }
+  if (missing.length > 0) {
+    const rows = await db
+      .selectFrom('kline_chunks')
+      .select(['chunk_start', 'bars', 'data', 'revision'])
+      .where('symbol', '=', symbol)
+      .where('interval', '=', interval)
+      .where('chunk_start', 'in', missing as never[])
+      .execute()
+    for (const row of rows) {
+      const bars = decodeBars(row.data, row.bars)
+      cache.set(chunkKey(symbol, interval, Number(row.chunk_start)), row.revision, bars)
+      chunks.set(row.chunk_start, bars)
+    }
+  }
+  const parts = heads.flatMap((head) => {
+    const bars = chunks.get(head.chunk_start)
+    return bars ? [sliceBars(bars, start, end)] : []
+  })
+  return concatBars(parts, { shared: true })
 }
 
 /** Bars of `a` and `b` by open time, `b` winning where both have one. */

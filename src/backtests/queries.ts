@@ -138,19 +138,22 @@ export async function finishJob(
   attempt: number,
   outcome: { status: 'done'; metrics: Record<string, unknown>; result: Record<string, unknown> } | { status: 'failed'; error: { code: string; message: string } },
   at: Date,
-): Promise<JobRow | undefined> {
+): Promise<boolean> {
   const values =
     outcome.status === 'done'
       ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: JSON.stringify(outcome.result), error: null }
       : { status: 'failed' as const, error: JSON.stringify(outcome.error), result: null }
-  return db
+  const row = await db
     .updateTable('backtest_jobs')
     .set({ ...values, finished_at: at, heartbeat_at: at })
     .where('id', '=', id)
     .where('status', '=', 'running')
     .where('attempt', '=', attempt)
-    .returningAll()
+    // Only whether the run still owned the job: returning the row sent the whole result (1.7 MB of
+    // JSON for 5,683 trades) back through the database and JSON.parse.
+    .returning('id')
     .executeTakeFirst()
+  return row !== undefined
 }
 
 /**
