@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { BacktestJobsTable, JobStatus } from '../db/schema.js'
 import type { KeysetPosition } from '../http/cursor.js'
+import { encodeResult } from './result-codec.js'
 
 export type JobRow = Selectable<BacktestJobsTable>
 
@@ -141,7 +142,7 @@ export async function finishJob(
 ): Promise<boolean> {
   const values =
     outcome.status === 'done'
-      ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: JSON.stringify(outcome.result), error: null }
+      ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: encodeResult(outcome.result), error: null }
       : { status: 'failed' as const, error: JSON.stringify(outcome.error), result: null }
   const row = await db
     .updateTable('backtest_jobs')
@@ -149,8 +150,8 @@ export async function finishJob(
     .where('id', '=', id)
     .where('status', '=', 'running')
     .where('attempt', '=', attempt)
-    // Only whether the run still owned the job: returning the row sent the whole result (1.7 MB of
-    // JSON for 5,683 trades) back through the database and JSON.parse.
+    // Only whether the run still owned the job: returning the row sent the whole result back
+    // through the database.
     .returning('id')
     .executeTakeFirst()
   return row !== undefined

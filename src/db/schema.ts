@@ -116,7 +116,8 @@ export interface BacktestJobsTable {
   attempt: Generated<number>
   progress: Generated<number>
   metrics: Json<Record<string, unknown>> | null
-  result: Json<Record<string, unknown>> | null
+  /** The result's JSON, zlib-compressed (backtests/result-codec.ts). */
+  result: Buffer | null
   error: Json<{ code: string; message: string }> | null
   cancel_reason: string | null
 }
