@@ -140,9 +140,8 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, cache: KlineCh
     await db.transaction().execute(async (trx) => {
       const at = new Date(now())
       const metrics = formatMetrics(result.metrics)
-      const formatted = formatResult(result, INTERVAL_MS[config.timeframe])
-        const done = await finishJob(trx, jobId, attempt, { status: 'done', metrics, result: formatted }, at)
-        if (done) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data: { job_id: jobId, status: 'done', template_id: config.template_id, metrics }, at })
+      const done = await finishJob(trx, jobId, attempt, { status: 'done', metrics, result: formatResult(result, INTERVAL_MS[config.timeframe]) }, at)
+      if (done) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data: { job_id: jobId, status: 'done', template_id: config.template_id, metrics }, at })
     })
   } catch (error) {
     if (error instanceof EngineCancelled || cancelled) return
