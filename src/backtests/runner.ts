@@ -10,7 +10,7 @@ import { AppError } from '../http/errors.js'
 import type { MarketData } from '../market/market-data.js'
 import { EngineCancelled, EngineFailure, EnginePool } from './engine-pool.js'
 import { loadBars, loadFunding } from './history-store.js'
-import { KlineChunkCache } from './kline-chunk-cache.js'
+import { type HistoryCaches, historyCaches } from './history-cache.js'
 import { sendInTransaction } from '../db/queue.js'
 import { claimJob, finishJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
 import { formatMetrics, formatResult } from './result-format.js'
@@ -31,11 +31,6 @@ const LOST_AFTER_MS = 5_000
 const SWEEP_MS = 1_000
 /** Runs of one job before it fails as WORKER_LOST: the engine is deterministic, so a second run is safe. */
 const MAX_ATTEMPTS = 2
-/**
- * Decoded history a node keeps between jobs: 64 MB holds 1.4 M bars (four 3-year 5m series); each
- * job's read lists the chunks' revisions and inflates only what it lacks (kline-chunk-cache.ts).
- */
-const KLINE_CACHE_BYTES = 64 * 1024 * 1024
 /** Share of progress given to loading history before the engine starts. */
 const LOADING_SHARE = 0.1
 
@@ -74,13 +69,14 @@ export interface BacktestRun {
 /** Runs backtest jobs from the queue on this node, and re-runs (once) or fails jobs whose worker was lost. */
 export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ stop(): Promise<void> }> {
   const pool = new EnginePool(deps.workers)
-  const cache = new KlineChunkCache(KLINE_CACHE_BYTES)
+  // Decoded history this node keeps between jobs (history-cache.ts).
+  const caches = historyCaches()
   await ensureBacktestQueue(deps.boss)
   const workerId = await deps.boss.work<BacktestRun>(
     BACKTEST_QUEUE,
     { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: 0.5 },
     async (jobs) => {
-      for (const job of jobs) await runJob(deps, pool, cache, job.data.jobId, job.data.attempt ?? 1)
+      for (const job of jobs) await runJob(deps, pool, caches, job.data.jobId, job.data.attempt ?? 1)
     },
   )
   const wake = () => deps.boss.notifyWorker(workerId)
@@ -115,7 +111,7 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
   }
 }
 
-async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, cache: KlineChunkCache, jobId: string, attempt: number): Promise<void> {
+async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, caches: HistoryCaches, jobId: string, attempt: number): Promise<void> {
   const { db, now } = deps
   const job = await claimJob(db, jobId, attempt, new Date(now()))
   if (!job) return // cancelled before a worker took it, or this run was already claimed
@@ -131,7 +127,7 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, cache: KlineCh
     }, () => undefined)
   }, BEAT_MS)
   try {
-    const input = await engineInput(deps, cache, job, () => cancelled, (fraction) => (progress = LOADING_SHARE * fraction))
+    const input = await engineInput(deps, caches, job, () => cancelled, (fraction) => (progress = LOADING_SHARE * fraction))
     if (cancelled) return
     const run = pool.run(input, (fraction) => (progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction))
     stopEngine = run.cancel
@@ -153,7 +149,7 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, cache: KlineCh
   }
 }
 
-async function engineInput(deps: BacktestWorkerDeps, cache: KlineChunkCache, job: JobRow, isCancelled: () => boolean, onLoad: (fraction: number) => void) {
+async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job: JobRow, isCancelled: () => boolean, onLoad: (fraction: number) => void) {
   const config = job.config as JobConfig
   const intervalMs = INTERVAL_MS[config.timeframe]
   const start = Date.parse(config.start)
@@ -164,10 +160,10 @@ async function engineInput(deps: BacktestWorkerDeps, cache: KlineChunkCache, job
   const rules = []
   for (const [i, symbol] of config.symbols.entries()) {
     rules.push(await symbolRules(deps.market, symbol))
-    const columns = await loadBars(deps.db, history, cache, { symbol, interval: config.timeframe, intervalMs, start, end, now: deps.now() })
+    const columns = await loadBars(deps.db, history, caches, { symbol, interval: config.timeframe, intervalMs, start, end, now: deps.now() })
     bars.push({ symbol, intervalMs, ...columns })
     // Funding a bar settles lies up to one interval past `end`.
-    funding.push(await loadFunding(deps.db, history, { symbol, start, end: end + intervalMs, now: deps.now() }))
+    funding.push(await loadFunding(deps.db, history, caches, { symbol, start, end: end + intervalMs, now: deps.now() }))
     onLoad((i + 1) / config.symbols.length)
   }
   const fees = feeRates(config.fee_model, config.fee_bps === undefined ? undefined : Number(config.fee_bps))

@@ -9,5 +9,5 @@ ALTER TABLE backtest_jobs ALTER COLUMN result TYPE bytea USING convert_to(result
 ALTER TABLE backtest_jobs ALTER COLUMN result SET STORAGE EXTERNAL;
 
 -- Bumped on every rewrite of a chunk, so a process that keeps decoded chunks in memory
--- (backtests/kline-chunk-cache.ts) can tell, without reading the data, that its copy is current.
+-- (backtests/history-cache.ts) can tell, without reading the data, that its copy is current.
 ALTER TABLE kline_chunks ADD COLUMN revision bigint NOT NULL DEFAULT 1;
