@@ -12,7 +12,7 @@ export function encodeResult(result: Record<string, unknown>): Buffer {
   return zlib.deflateSync(JSON.stringify(result), { level: 1 })
 }
 
-/** The result object back; results stored before migration 0008 are plain JSON text. */
+/** The result object back; results stored before migration 0009 are plain JSON text. */
 export function decodeResult(stored: Buffer): Record<string, unknown> {
   const text = stored[0] === ZLIB_HEADER ? zlib.inflateSync(stored) : stored
   return JSON.parse(text.toString('utf8')) as Record<string, unknown>

@@ -131,7 +131,7 @@ export interface KlineChunksTable {
   chunk_start: BigIntColumn
   bars: number
   data: Buffer
-  /** 1 when written, bumped by every rewrite (migration 0008); int8, so a string when read. */
+  /** 1 when written, bumped by every rewrite (migration 0009); int8, so a string when read. */
   revision: ColumnType<string, never, number>
 }
 

@@ -16,7 +16,7 @@ describe('stored backtest results', () => {
     assert.ok(stored.length * 5 < Buffer.byteLength(JSON.stringify(result)), `${stored.length} bytes stored`)
   })
 
-  it('reads a result stored before compression (the JSON text migration 0008 kept)', () => {
+  it('reads a result stored before compression (the JSON text migration 0009 kept)', () => {
     assert.deepEqual(decodeResult(Buffer.from(JSON.stringify(result), 'utf8')), result)
   })
 })
