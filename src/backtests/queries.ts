@@ -2,7 +2,6 @@ import { type Selectable, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { BacktestJobsTable, JobStatus } from '../db/schema.js'
 import type { KeysetPosition } from '../http/cursor.js'
-import { encodeResult } from './result-codec.js'
 
 export type JobRow = Selectable<BacktestJobsTable>
 
@@ -133,16 +132,17 @@ export async function recordProgress(db: Db, id: string, attempt: number, progre
   return row !== undefined
 }
 
+/** Run `attempt` finishes the job (a done result as encodeResult stores it); false when that run no longer owns it. */
 export async function finishJob(
   db: Db,
   id: string,
   attempt: number,
-  outcome: { status: 'done'; metrics: Record<string, unknown>; result: Record<string, unknown> } | { status: 'failed'; error: { code: string; message: string } },
+  outcome: { status: 'done'; metrics: Record<string, unknown>; result: Buffer } | { status: 'failed'; error: { code: string; message: string } },
   at: Date,
 ): Promise<boolean> {
   const values =
     outcome.status === 'done'
-      ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: encodeResult(outcome.result), error: null }
+      ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: outcome.result, error: null }
       : { status: 'failed' as const, error: JSON.stringify(outcome.error), result: null }
   const row = await db
     .updateTable('backtest_jobs')
