@@ -9,8 +9,6 @@ import { startBenchReplay } from './support/replay.js'
 import { type BenchServer, REPO_ROOT, startServer } from './support/server.js'
 import { RequestSigner, signedJson } from './support/signing.js'
 
-/** The goal from issue 13: POST to done within 200 ms once the history is stored (issue 4 asked for 1 s). */
-const GOAL_STORED_MS = 200
 /** Stored-history runs on the warm server; the median is held against the goal. */
 const STORED_RUNS = 7
 /** The shared data folder beside the checkout: ../shared for the main checkout, ../../shared for a worktree under wt/. */
@@ -53,7 +51,27 @@ interface Timed {
  * STORED_RUNS times with the history stored, then once more after a restart on the same DATA_DIR
  * (history in the database, nothing in the new process's memory).
  */
-export async function measureJobs(options: { cpuProfile: boolean }): Promise<Record<string, unknown>> {
+export interface JobsReport {
+  job: typeof JOB
+  cold_store: { post_to_done_ms: number; server_ms: number | null; status: string; trades: number | null; upstream_requests: number }
+  stored: {
+    runs: number
+    /** The median of the runs: what the goal holds. */
+    post_to_done_ms: number
+    post_to_done_ms_each: number[]
+    server_ms_median: number
+    server_cpu_ms_median: number
+    /** "done" when every run was. */
+    status: string
+    trades: number | null
+    upstream_requests: number
+  }
+  stored_after_restart: { post_to_done_ms: number; server_ms: number | null; server_cpu_ms: number; status: string }
+  load_average: number[]
+  cpu_profile_stored_runs?: ProfileSummary[]
+}
+
+export async function measureJobs(options: { cpuProfile: boolean }): Promise<JobsReport> {
   if (!SHARED_DATA) throw new Error(`no shared/data/binance-um-futures beside ${REPO_ROOT} (the 5m series is not in the repository's data/)`)
   // Its clock after the 5m series ends, so the whole range is history.
   const replay = await startBenchReplay(['--data', SHARED_DATA, '--start', '2026-05-17T00:00:00Z'])
@@ -93,7 +111,6 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Rec
       },
       stored_after_restart: { post_to_done_ms: fresh.ms, server_ms: fresh.server_ms, server_cpu_ms: fresh.server_cpu_ms, status: fresh.job.status },
       load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
-      goal: { stored_post_to_done_ms_at_most: GOAL_STORED_MS, met: allDone && ms <= GOAL_STORED_MS },
       ...(profiles ? { cpu_profile_stored_runs: profiles } : {}),
     }
   } finally {

@@ -4,12 +4,17 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { BINANCE_BTCUSDT_BRACKETS, type BacktestResult, type BarSeries, feeRates, type FundingSeries, runBacktest } from '../src/engine/index.js'
 import { measureJobs } from './backtest-jobs.js'
+import { atLeast, atMost } from './support/ceiling.js'
 import { log } from './support/log.js'
 import { ensureBuilt } from './support/server.js'
 import type { SuiteOptions, SuiteResult } from './support/suite.js'
 
-/** The goal from issue 13 (issue 4 asked for 20 M): sma_cross over 2.6 million 1m bars on one core at ≥ 40 million bars/s, median. */
+/**
+ * The goals from issue 13 (issue 4 asked for 20 M bars/s and 1 s): sma_cross over 2.6 million 1m bars
+ * on one core at ≥ 40 million bars/s (median), and POST to done within 200 ms with the history stored.
+ */
 const GOAL_BARS_PER_S = 40_000_000
+const GOAL_STORED_MS = 200
 const BARS = 2_600_000
 const MINUTE = 60_000
 const WARMUP_RUNS = 3
@@ -64,6 +69,8 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
   const failures: string[] = []
   if (!result || result.barsProcessed !== bars.openTime.length) failures.push('the engine did not process every bar')
   if (!result || result.trades.length === 0) failures.push('sma_cross made no trades: the measured run did no real work')
+  const jobs = await measureJobs({ cpuProfile: options.cpuProfile })
+  const storedDone = jobs.stored.status === 'done'
   const report = {
     suite: 'backtest',
     engine: {
@@ -84,15 +91,16 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
       load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
       trades: result?.trades.length ?? 0,
       final_equity: result?.finalEquity ?? null,
-      goal: { bars_per_s_at_least: GOAL_BARS_PER_S, met: rate(median) >= GOAL_BARS_PER_S },
     },
-    jobs: await measureJobs({ cpuProfile: options.cpuProfile }),
+    jobs,
+    goal: {
+      engine_median_bars_per_s: atLeast(rate(median), GOAL_BARS_PER_S),
+      stored_post_to_done_ms: { ...atMost(jobs.stored.post_to_done_ms, GOAL_STORED_MS), met: storedDone && jobs.stored.post_to_done_ms <= GOAL_STORED_MS },
+    },
     node: process.version,
   }
-  if ((report.jobs.stored as { status: string }).status !== 'done') failures.push('a stored-history job did not finish done')
-  if ((report.jobs.stored as { trades: number | null }).trades !== (report.jobs.cold_store as { trades: number | null }).trades) {
-    failures.push('the stored-history job made other trades than the cold-store job')
-  }
+  if (!storedDone) failures.push('a stored-history job did not finish done')
+  if (jobs.stored.trades !== jobs.cold_store.trades) failures.push('the stored-history jobs made other trades than the cold-store job')
   return { report, failures }
 }
 
