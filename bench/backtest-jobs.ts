@@ -1,13 +1,20 @@
+import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
+import { type ProfileSummary, summariseProfiles } from './support/cpu-profile.js'
 import { createApiKeys } from './support/keys.js'
+import { cpuMicros, monotonicUs } from './support/load.js'
 import { log } from './support/log.js'
 import { startBenchReplay } from './support/replay.js'
-import { REPO_ROOT, startServer } from './support/server.js'
+import { type BenchServer, REPO_ROOT, startServer } from './support/server.js'
 import { RequestSigner, signedJson } from './support/signing.js'
 
-/** The goal from issue 4: POST to done in under a second once the history is stored. */
-const GOAL_STORED_MS = 1000
-const SHARED_DATA = path.resolve(REPO_ROOT, '..', 'shared', 'data')
+/** Stored-history runs on the warm server; the median is held against the goal. */
+const STORED_RUNS = 7
+/** The shared data folder beside the checkout: ../shared for the main checkout, ../../shared for a worktree under wt/. */
+const SHARED_DATA = [path.resolve(REPO_ROOT, '..', 'shared', 'data'), path.resolve(REPO_ROOT, '..', '..', 'shared', 'data')].find((dir) =>
+  fs.existsSync(path.join(dir, 'binance-um-futures')),
+)
 const JOB = {
   template_id: 'sma_cross',
   params: { fast: 10, slow: 30 },
@@ -22,53 +29,118 @@ interface JobView {
   id: string
   status: string
   error: unknown
+  submitted_at: string
+  finished_at: string | null
   result: { metrics: { total_trades: number } } | null
 }
 
+interface Timed {
+  /** POST sent to the list first showing the job terminal (the list is read every 20 ms). */
+  ms: number
+  /** finished_at − submitted_at as the server recorded them (no polling granularity). */
+  server_ms: number | null
+  /** CPU time of the whole server process (every thread) from POST to done. */
+  server_cpu_ms: number
+  job: JobView
+}
+
 /**
- * POST to done for BTCUSDT 5m over 2023-01-01..2026-02-19 (330k bars), through the whole service:
- * signed request, queue, history store, engine thread, result stored. First with a cold store (the
- * replay exchange over ../shared/data serves the klines and funding, within its weight limits), then
- * the same job again with the history stored.
+ * POST to done for BTCUSDT 5m over 2023-01-01..2026-02-19 (330k bars, 5,683 trades), through the whole
+ * service: signed request, queue, history store, engine thread, result stored. First with a cold store
+ * (the replay exchange over shared/data serves the klines and funding, within its weight limits), then
+ * STORED_RUNS times with the history stored, then once more after a restart on the same DATA_DIR
+ * (history in the database, nothing in the new process's memory).
  */
-export async function measureJobs(): Promise<Record<string, unknown>> {
+export interface JobsReport {
+  job: typeof JOB
+  cold_store: { post_to_done_ms: number; server_ms: number | null; status: string; trades: number | null; upstream_requests: number }
+  stored: {
+    runs: number
+    /** The median of the runs: what the goal holds. */
+    post_to_done_ms: number
+    post_to_done_ms_each: number[]
+    server_ms_median: number
+    server_cpu_ms_median: number
+    /** "done" when every run was. */
+    status: string
+    trades: number | null
+    upstream_requests: number
+  }
+  stored_after_restart: { post_to_done_ms: number; server_ms: number | null; server_cpu_ms: number; status: string }
+  load_average: number[]
+  cpu_profile_stored_runs?: ProfileSummary[]
+}
+
+export async function measureJobs(options: { cpuProfile: boolean }): Promise<JobsReport> {
+  if (!SHARED_DATA) throw new Error(`no shared/data/binance-um-futures beside ${REPO_ROOT} (the 5m series is not in the repository's data/)`)
   // Its clock after the 5m series ends, so the whole range is history.
   const replay = await startBenchReplay(['--data', SHARED_DATA, '--start', '2026-05-17T00:00:00Z'])
-  const server = await startServer({
-    env: { UPSTREAM_URL: replay.url, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000', WORKERS: '1' },
-  })
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-jobs-'))
+  const env = { UPSTREAM_URL: replay.url, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000', WORKERS: '1' }
+  let server: BenchServer | undefined
   try {
+    server = await startServer({ env, dataDir, cpuProfile: options.cpuProfile })
     const [key] = await createApiKeys(server, 'bench-jobs@perpetua.test', ['backtests:read', 'backtests:write'], 1)
     const signer = new RequestSigner(key!)
-    const cold = await timeJob(server.url, signer)
+    const cold = await timeJob(server, signer)
     const upstreamCalls = (await replay.stats()).requests
-    const stored = await timeJob(server.url, signer)
+    const stored: Timed[] = []
+    const startUs = monotonicUs()
+    for (let k = 0; k < STORED_RUNS; k++) stored.push(await timeJob(server, signer))
+    const endUs = monotonicUs()
     const upstreamCallsAfter = (await replay.stats()).requests
+    // --cpu-prof writes its profiles when the process exits.
+    await server.stop()
+    const profiles: ProfileSummary[] | undefined = server.profileDir ? summariseProfiles(server.profileDir, { startUs, endUs }, 25) : undefined
+    server = await startServer({ env, dataDir })
+    const fresh = await timeJob(server, signer)
+    const ms = median(stored.map((run) => run.ms))
+    const allDone = stored.every((run) => run.job.status === 'done')
     return {
       job: JOB,
-      cold_store: { post_to_done_ms: cold.ms, status: cold.job.status, trades: cold.job.result?.metrics.total_trades ?? null, upstream_requests: upstreamCalls },
-      stored: { post_to_done_ms: stored.ms, status: stored.job.status, upstream_requests: upstreamCallsAfter - upstreamCalls },
-      goal: { stored_under_ms: GOAL_STORED_MS, met: stored.job.status === 'done' && stored.ms < GOAL_STORED_MS },
+      cold_store: { post_to_done_ms: cold.ms, server_ms: cold.server_ms, status: cold.job.status, trades: cold.job.result?.metrics.total_trades ?? null, upstream_requests: upstreamCalls },
+      stored: {
+        runs: STORED_RUNS,
+        post_to_done_ms: ms,
+        post_to_done_ms_each: stored.map((run) => run.ms),
+        server_ms_median: median(stored.map((run) => run.server_ms ?? Number.NaN)),
+        server_cpu_ms_median: median(stored.map((run) => run.server_cpu_ms)),
+        status: allDone ? 'done' : stored.map((run) => run.job.status).join(','),
+        trades: stored[0]?.job.result?.metrics.total_trades ?? null,
+        upstream_requests: upstreamCallsAfter - upstreamCalls,
+      },
+      stored_after_restart: { post_to_done_ms: fresh.ms, server_ms: fresh.server_ms, server_cpu_ms: fresh.server_cpu_ms, status: fresh.job.status },
+      load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
+      ...(profiles ? { cpu_profile_stored_runs: profiles } : {}),
     }
   } finally {
-    await server.stop()
+    await server?.stop()
     replay.stop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
   }
 }
 
-async function timeJob(url: string, signer: RequestSigner): Promise<{ ms: number; job: JobView }> {
+async function timeJob(server: BenchServer, signer: RequestSigner): Promise<Timed> {
+  const cpuBefore = cpuMicros(server.pid)
   const started = performance.now()
-  const { id } = await signedJson<JobView>(url, signer, 'POST', '/v1/backtest/jobs', JOB)
+  const { id } = await signedJson<JobView>(server.url, signer, 'POST', '/v1/backtest/jobs', JOB)
   // The list is not subject to the per-job polling limit; 20 ms between looks.
   for (;;) {
-    const page = await signedJson<{ data: JobView[] }>(url, signer, 'GET', '/v1/backtest/jobs?limit=1')
+    const page = await signedJson<{ data: JobView[] }>(server.url, signer, 'GET', '/v1/backtest/jobs?limit=1')
     const job = page.data.find((j) => j.id === id)
     if (job && !['queued', 'running'].includes(job.status)) {
       const ms = Math.round(performance.now() - started)
-      log(`job ${id}: ${job.status} after ${ms} ms${job.error ? ` (${JSON.stringify(job.error)})` : ''}`)
-      return { ms, job }
+      const serverCpuMs = Math.round((cpuMicros(server.pid) - cpuBefore) / 1000)
+      const serverMs = job.finished_at ? Date.parse(job.finished_at) - Date.parse(job.submitted_at) : null
+      log(`job ${id}: ${job.status} after ${ms} ms (server ${serverMs} ms, server CPU ${serverCpuMs} ms)${job.error ? ` (${JSON.stringify(job.error)})` : ''}`)
+      return { ms, server_ms: serverMs, server_cpu_ms: serverCpuMs, job }
     }
     if (performance.now() - started > 15 * 60_000) throw new Error(`job ${id} did not finish in 15 minutes`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]!
 }

@@ -1,14 +1,20 @@
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { BINANCE_BTCUSDT_BRACKETS, type BacktestResult, type BarSeries, feeRates, type FundingSeries, runBacktest } from '../src/engine/index.js'
 import { measureJobs } from './backtest-jobs.js'
+import { atLeast, atMost } from './support/ceiling.js'
 import { log } from './support/log.js'
 import { ensureBuilt } from './support/server.js'
 import type { SuiteOptions, SuiteResult } from './support/suite.js'
 
-/** The goal from issue 4: sma_cross over 2.6 million 1m bars on one core at ≥ 20 million bars/s. */
-const GOAL_BARS_PER_S = 20_000_000
+/**
+ * The goals from issue 13 (issue 4 asked for 20 M bars/s and 1 s): sma_cross over 2.6 million 1m bars
+ * on one core at ≥ 40 million bars/s (median), and POST to done within 200 ms with the history stored.
+ */
+const GOAL_BARS_PER_S = 40_000_000
+const GOAL_STORED_MS = 200
 const BARS = 2_600_000
 const MINUTE = 60_000
 const WARMUP_RUNS = 3
@@ -20,7 +26,7 @@ const SOURCE = 'BTCUSDT-1m-20250504-20250624.csv.gz'
  * BTCUSDT 1m bars with funding, on this thread. Data loading and series building are outside the
  * timed runs. Then the job-level measurements of bench/backtest-jobs.ts (POST to done through the service).
  */
-export async function run(_options: SuiteOptions): Promise<SuiteResult> {
+export async function run(options: SuiteOptions): Promise<SuiteResult> {
   await ensureBuilt()
   log(`loading ${SOURCE}`)
   const source = loadKlines(findData(SOURCE))
@@ -43,20 +49,28 @@ export async function run(_options: SuiteOptions): Promise<SuiteResult> {
   let result: BacktestResult | undefined
   for (let k = 0; k < WARMUP_RUNS; k++) result = runBacktest(input)
   const ms: number[] = []
+  const cpuMs: number[] = []
   for (let k = 0; k < MEASURED_RUNS; k++) {
+    const cpu = process.cpuUsage()
     const started = performance.now()
     result = runBacktest(input)
     ms.push(performance.now() - started)
+    const used = process.cpuUsage(cpu)
+    cpuMs.push((used.user + used.system) / 1000)
   }
   ms.sort((a, b) => a - b)
+  cpuMs.sort((a, b) => a - b)
+  const medianCpu = cpuMs[Math.floor(cpuMs.length / 2)]!
   const best = ms[0]!
   const median = ms[Math.floor(ms.length / 2)]!
   const rate = (t: number) => Math.round((bars.openTime.length / t) * 1000)
-  log(`best ${best.toFixed(1)} ms, median ${median.toFixed(1)} ms`)
+  log(`best ${best.toFixed(1)} ms, median ${median.toFixed(1)} ms, median CPU ${medianCpu.toFixed(1)} ms`)
 
   const failures: string[] = []
   if (!result || result.barsProcessed !== bars.openTime.length) failures.push('the engine did not process every bar')
   if (!result || result.trades.length === 0) failures.push('sma_cross made no trades: the measured run did no real work')
+  const jobs = await measureJobs({ cpuProfile: options.cpuProfile })
+  const storedDone = jobs.stored.status === 'done'
   const report = {
     suite: 'backtest',
     engine: {
@@ -71,14 +85,22 @@ export async function run(_options: SuiteOptions): Promise<SuiteResult> {
       median_ms: Math.round(median * 10) / 10,
       best_bars_per_s: rate(best),
       median_bars_per_s: rate(median),
+      // On a shared host the wall clock also counts time other processes held the core; CPU time does not.
+      median_cpu_ms: Math.round(medianCpu * 10) / 10,
+      median_bars_per_cpu_s: rate(medianCpu),
+      load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
       trades: result?.trades.length ?? 0,
       final_equity: result?.finalEquity ?? null,
-      goal: { bars_per_s_at_least: GOAL_BARS_PER_S, met: rate(median) >= GOAL_BARS_PER_S },
     },
-    jobs: await measureJobs(),
+    jobs,
+    goal: {
+      engine_median_bars_per_s: atLeast(rate(median), GOAL_BARS_PER_S),
+      stored_post_to_done_ms: { ...atMost(jobs.stored.post_to_done_ms, GOAL_STORED_MS), met: storedDone && jobs.stored.post_to_done_ms <= GOAL_STORED_MS },
+    },
     node: process.version,
   }
-  if ((report.jobs.stored as { status: string }).status !== 'done') failures.push('the stored-history job did not finish done')
+  if (!storedDone) failures.push('a stored-history job did not finish done')
+  if (jobs.stored.trades !== jobs.cold_store.trades) failures.push('the stored-history jobs made other trades than the cold-store job')
   return { report, failures }
 }
 

@@ -107,12 +107,13 @@ export function summarise(result: autocannon.Result): LoadSummary {
   }
 }
 
-function monotonicUs(): number {
+/** process.hrtime in µs: the clock V8's profiler stamps its samples with on Linux. */
+export function monotonicUs(): number {
   return Number(process.hrtime.bigint() / 1000n)
 }
 
 /** User plus system CPU time a process has used, in µs, from /proc (Linux; clock ticks of 10 ms). */
-function cpuMicros(pid: number): number {
+export function cpuMicros(pid: number): number {
   // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
+import type { FundingColumns, HistoryCaches } from './history-cache.js'
 import { type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars } from './kline-codec.js'
 
 export interface KlineRow {
@@ -23,12 +24,7 @@ export interface HistorySource {
   fundingRates(symbol: string, startTime: number, endTime: number, limit: number): Promise<FundingRow[]>
 }
 
-export interface FundingColumns {
-  time: Float64Array
-  rate: Float64Array
-  /** NaN where the exchange recorded no mark price. */
-  markPrice: Float64Array
-}
+export type { FundingColumns } from './history-cache.js'
 
 /** Upstream page sizes (the exchange's maxima for these endpoints). */
 const KLINE_PAGE = 1500
@@ -40,11 +36,13 @@ const CHUNK_BARS = 8192
  * Klines for open times in [start, end], from the store; spans never fetched are fetched once from
  * the source (within its weight budget) and stored, so a second backtest over the same range makes
  * no upstream call. Bars still open at `now` are neither returned nor stored. Gaps the exchange
- * has stay gaps: they are covered, so never fetched again.
+ * has stay gaps: they are covered, so never fetched again. Chunks already decoded at their current
+ * revision come from `caches`. The columns are in shared memory (see concatBars).
  */
 export async function loadBars(
   db: Db,
   source: HistorySource,
+  caches: HistoryCaches,
   request: { symbol: string; interval: string; intervalMs: number; start: number; end: number; now: number },
 ): Promise<BarColumns> {
   const { symbol, interval, intervalMs } = request
@@ -62,7 +60,7 @@ export async function loadBars(
     const lastOpen = rows.length > 0 ? rows[rows.length - 1]!.openTime : undefined
     await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, coveredUntil(from, to, lastOpen === undefined ? undefined : lastOpen + intervalMs, request.now)])
   }
-  return readBars(db, symbol, interval, intervalMs, request.start, end)
+  return readBars(db, caches, symbol, interval, intervalMs, request.start, end)
 }
 
 async function storeBars(db: Db, symbol: string, interval: string, intervalMs: number, bars: BarColumns, span: [number, number]) {
@@ -86,7 +84,11 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
       await trx
         .insertInto('kline_chunks')
         .values({ symbol, interval, chunk_start: chunkStart, bars: merged.openTime.length, data: encodeBars(merged) })
-        .onConflict((oc) => oc.columns(['symbol', 'interval', 'chunk_start']).doUpdateSet((eb) => ({ bars: eb.ref('excluded.bars'), data: eb.ref('excluded.data') })))
+        .onConflict((oc) =>
+          oc
+            .columns(['symbol', 'interval', 'chunk_start'])
+            .doUpdateSet((eb) => ({ bars: eb.ref('excluded.bars'), data: eb.ref('excluded.data'), revision: sql<number>`kline_chunks.revision + 1` })),
+        )
         .execute()
       i = j
     }
@@ -96,18 +98,43 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
   })
 }
 
-async function readBars(db: Db, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<BarColumns> {
+async function readBars(db: Db, caches: HistoryCaches, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<BarColumns> {
   const chunkMs = intervalMs * CHUNK_BARS
-  const rows = await db
+  const heads = await db
     .selectFrom('kline_chunks')
-    .select(['bars', 'data'])
+    .select(['chunk_start', 'revision'])
     .where('symbol', '=', symbol)
     .where('interval', '=', interval)
     .where('chunk_start', '>=', (Math.floor(start / chunkMs) * chunkMs) as never)
     .where('chunk_start', '<=', end as never)
     .orderBy('chunk_start')
     .execute()
-  return sliceBars(concatBars(rows.map((row) => decodeBars(row.data, row.bars))), start, end)
+  const chunks = new Map<string, BarColumns>()
+  const missing: number[] = []
+  for (const head of heads) {
+    const held = caches.klineChunks.get(chunkKey(symbol, interval, head.chunk_start), head.revision)
+    if (held) chunks.set(head.chunk_start, held)
+    else missing.push(Number(head.chunk_start))
+  }
+  if (missing.length > 0) {
+    const rows = await db
+      .selectFrom('kline_chunks')
+      .select(['chunk_start', 'bars', 'data', 'revision'])
+      .where('symbol', '=', symbol)
+      .where('interval', '=', interval)
+      .where('chunk_start', 'in', missing as never[])
+      .execute()
+    for (const row of rows) {
+      const bars = decodeBars(row.data, row.bars)
+      caches.klineChunks.set(chunkKey(symbol, interval, row.chunk_start), row.revision, bars)
+      chunks.set(row.chunk_start, bars)
+    }
+  }
+  const parts = heads.flatMap((head) => {
+    const bars = chunks.get(head.chunk_start)
+    return bars ? [sliceBars(bars, start, end)] : []
+  })
+  return concatBars(parts, { shared: true })
 }
 
 /** Bars of `a` and `b` by open time, `b` winning where both have one. */
@@ -119,8 +146,16 @@ function mergeBars(a: BarColumns, b: BarColumns): BarColumns {
   return barsFromRows(order.map((i) => ({ openTime: all.openTime[i]!, open: all.open[i]!, high: all.high[i]!, low: all.low[i]!, close: all.close[i]!, volume: all.volume[i]! })))
 }
 
-/** Funding events with start ≤ time ≤ end, fetched once per span like klines. */
-export async function loadFunding(db: Db, source: HistorySource, request: { symbol: string; start: number; end: number; now: number }): Promise<FundingColumns> {
+/**
+ * Funding events with start ≤ time ≤ end, fetched once per span like klines. Funding rows are only
+ * ever added, so the number stored in the range says whether the copy in `caches` is still whole.
+ */
+export async function loadFunding(
+  db: Db,
+  source: HistorySource,
+  caches: HistoryCaches,
+  request: { symbol: string; start: number; end: number; now: number },
+): Promise<FundingColumns> {
   const { symbol } = request
   const end = Math.min(request.end, request.now)
   for (const [from, to] of await missingSpans(db, symbol, 'funding', request.start, end + 1)) {
@@ -141,19 +176,23 @@ export async function loadFunding(db: Db, source: HistorySource, request: { symb
       if (until > from) await trx.insertInto('market_coverage').values({ symbol, dataset: 'funding', from_ms: from, to_ms: until }).onConflict((oc) => oc.doNothing()).execute()
     })
   }
-  const rows = await db
+  const inRange = db
     .selectFrom('funding_events')
-    .select(['funding_time', 'rate', 'mark_price'])
     .where('symbol', '=', symbol)
     .where('funding_time', '>=', request.start as never)
     .where('funding_time', '<=', end as never)
-    .orderBy('funding_time')
-    .execute()
-  return {
+  const key = `${symbol} ${request.start} ${end}`
+  const { stored } = await inRange.select((eb) => eb.fn.countAll<string>().as('stored')).executeTakeFirstOrThrow()
+  const held = caches.funding.get(key, String(stored))
+  if (held) return held
+  const rows = await inRange.select(['funding_time', 'rate', 'mark_price']).orderBy('funding_time').execute()
+  const funding = {
     time: Float64Array.from(rows, (row) => Number(row.funding_time)),
     rate: Float64Array.from(rows, (row) => row.rate),
     markPrice: Float64Array.from(rows, (row) => row.mark_price ?? Number.NaN),
   }
+  caches.funding.set(key, String(rows.length), funding)
+  return funding
 }
 
 /**
@@ -190,4 +229,8 @@ async function missingSpans(db: Db, symbol: string, dataset: string, from: numbe
   }
   if (cursor < to) missing.push([cursor, to])
   return missing
+}
+
+function chunkKey(symbol: string, interval: string, chunkStart: string): string {
+  return `${symbol} ${interval} ${chunkStart}`
 }

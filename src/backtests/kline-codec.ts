@@ -31,10 +31,16 @@ export function decodeBars(data: Buffer, count: number): BarColumns {
   return { openTime: column(0), open: column(1), high: column(2), low: column(3), close: column(4), volume: column(5) }
 }
 
-/** Concatenates column sets in order. */
-export function concatBars(parts: BarColumns[]): BarColumns {
+/**
+ * Concatenates column sets in order. `shared` puts the columns in one SharedArrayBuffer, so posting
+ * them to an engine thread shares them instead of copying (15.8 MB for 330k bars: ~20 ms of the main
+ * thread per job).
+ */
+export function concatBars(parts: BarColumns[], options: { shared?: boolean } = {}): BarColumns {
   const total = parts.reduce((sum, part) => sum + part.openTime.length, 0)
-  const out = Object.fromEntries(COLUMNS.map((name) => [name, new Float64Array(total)])) as unknown as BarColumns
+  const memory = options.shared ? new SharedArrayBuffer(total * 8 * COLUMNS.length) : undefined
+  const column = (c: number) => (memory ? new Float64Array(memory, c * total * 8, total) : new Float64Array(total))
+  const out = Object.fromEntries(COLUMNS.map((name, c) => [name, column(c)])) as unknown as BarColumns
   let offset = 0
   for (const part of parts) {
     for (const name of COLUMNS) out[name].set(part[name], offset)

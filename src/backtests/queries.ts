@@ -132,25 +132,29 @@ export async function recordProgress(db: Db, id: string, attempt: number, progre
   return row !== undefined
 }
 
+/** Run `attempt` finishes the job (a done result as encodeResult stores it); false when that run no longer owns it. */
 export async function finishJob(
   db: Db,
   id: string,
   attempt: number,
-  outcome: { status: 'done'; metrics: Record<string, unknown>; result: Record<string, unknown> } | { status: 'failed'; error: { code: string; message: string } },
+  outcome: { status: 'done'; metrics: Record<string, unknown>; result: Buffer } | { status: 'failed'; error: { code: string; message: string } },
   at: Date,
-): Promise<JobRow | undefined> {
+): Promise<boolean> {
   const values =
     outcome.status === 'done'
-      ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: JSON.stringify(outcome.result), error: null }
+      ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: outcome.result, error: null }
       : { status: 'failed' as const, error: JSON.stringify(outcome.error), result: null }
-  return db
+  const row = await db
     .updateTable('backtest_jobs')
     .set({ ...values, finished_at: at, heartbeat_at: at })
     .where('id', '=', id)
     .where('status', '=', 'running')
     .where('attempt', '=', attempt)
-    .returningAll()
+    // Only whether the run still owned the job: returning the row sent the whole result back
+    // through the database.
+    .returning('id')
     .executeTakeFirst()
+  return row !== undefined
 }
 
 /**

@@ -7,6 +7,7 @@ import type { SharedState } from '../http/shared-state.js'
 import { parseUtcTime } from '../http/time.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { resolveJobConfig, type TemplateCatalog } from './config-resolution.js'
+import { decodeResult } from './result-codec.js'
 import { findJob, insertJob, type JobRow, listJobs, lockUserAndCountLiveJobs, markCancelled } from './queries.js'
 import type { CancelBody, Job, JobConfig, JobCreate, JobListQuery } from './schemas.js'
 
@@ -103,7 +104,7 @@ const isJobId = (id: string): boolean => /^bt_[0-9a-f]{6,8}$/.test(id)
 /** The API representation; list items carry only the metrics of a done job (spec "GET /v1/backtest/jobs"). */
 export function toJob(row: Omit<JobRow, 'result' | 'attempt'> & { result?: JobRow['result'] }, options: { metricsOnly?: boolean } = {}): Job {
   const done = row.status === 'done'
-  const result = !done ? null : options.metricsOnly || !row.result ? { metrics: row.metrics } : row.result
+  const result = !done ? null : options.metricsOnly || !row.result ? { metrics: row.metrics } : decodeResult(row.result)
   return {
     id: row.id,
     status: row.status,

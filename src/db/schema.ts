@@ -116,7 +116,8 @@ export interface BacktestJobsTable {
   attempt: Generated<number>
   progress: Generated<number>
   metrics: Json<Record<string, unknown>> | null
-  result: Json<Record<string, unknown>> | null
+  /** The result's JSON, zlib-compressed (backtests/result-codec.ts). */
+  result: Buffer | null
   error: Json<{ code: string; message: string }> | null
   cancel_reason: string | null
 }
@@ -130,6 +131,8 @@ export interface KlineChunksTable {
   chunk_start: BigIntColumn
   bars: number
   data: Buffer
+  /** 1 when written, bumped by every rewrite (migration 0010); int8, so a string when read. */
+  revision: ColumnType<string, never, number>
 }
 
 export interface MarketCoverageTable {

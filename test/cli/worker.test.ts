@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
+import { decodeResult } from '../../src/backtests/result-codec.js'
 import { startTestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { killChildren, poll, runCli, startCli } from './cli-process.js'
@@ -86,7 +87,7 @@ describe('perpetua worker', () => {
         const rows = await t.database.handle.db.selectFrom('backtest_jobs').select(['id', 'status', 'result']).where('id', 'in', [id, again]).execute()
         return rows.every((r) => r.status === 'done') ? rows : undefined
       })
-      assert.deepEqual(results[0]!.result, results[1]!.result)
+      assert.deepEqual(decodeResult(results[0]!.result!), decodeResult(results[1]!.result!))
       survivor.child.kill('SIGTERM')
       assert.equal(await new Promise((resolve) => survivor.child.once('exit', resolve)), 0, survivor.output().stderr)
     } finally {
