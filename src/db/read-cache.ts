@@ -37,6 +37,10 @@ export class ReadCache<V> {
     this.entries.delete(key)
     this.generations.set(key, (this.generations.get(key) ?? 0) + 1)
     // Generations only need to outlive reads in flight; keep the map from growing without bound.
-    if (this.generations.size > this.maxEntries) this.generations.clear()
+    // Clearing them also voids every read in flight (epoch), so none stores a value read before a write.
+    if (this.generations.size > this.maxEntries) {
+      this.generations.clear()
+      this.epoch++
+    }
   }
 }

@@ -37,6 +37,21 @@ describe('ReadCache', () => {
     assert.equal(await cache.get('k', 1, async () => 'new'), 'new')
   })
 
+  it('does not store a value read before a write when the generations were trimmed meanwhile', async () => {
+    const cache = new ReadCache<string>(60_000, 3)
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slowRead = cache.get('k', 0, async () => {
+      await gate
+      return 'old'
+    })
+    // The key is written, then enough other keys that the generations map is trimmed (k's count with it).
+    for (const key of ['k', 'a', 'b', 'c']) cache.invalidate(key)
+    release()
+    assert.equal(await slowRead, 'old')
+    assert.equal(await cache.get('k', 1, async () => 'new'), 'new')
+  })
+
   it('caches undefined (a missing row) like any value', async () => {
     const cache = new ReadCache<string | undefined>(60_000)
     let loads = 0
