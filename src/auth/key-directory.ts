@@ -12,7 +12,7 @@ export interface ApiKeyRecord {
   secret: string
 }
 
-/** Announces every api_keys row change with the key's id (a trigger, migration 0008). */
+/** Announces every api_keys row change with the key's id (a trigger, migration 0009). */
 export const API_KEY_CHANNEL = 'perpetua_api_keys'
 const TTL_MS = 5_000
 

@@ -1,9 +1,9 @@
 /**
  * Coalesces concurrent calls into batches: a call made while a batch is in flight joins the next
  * one, so N concurrent callers cost about one statement per round trip instead of N. An idle
- * coalescer runs a call at once (no timer, no added latency at low load). Unlike the webhooks'
- * GroupCommit (a write-behind log that stops at its first failure), every call gets its own result,
- * and a failed batch fails only its own calls.
+ * coalescer runs a call at once (no timer, no added latency at low load). Unlike GroupCommit (a
+ * write-behind log whose writer hears failures), every call gets its own result, and a failed batch
+ * fails only its own calls.
  */
 export class Coalescer<I, O> {
   private pending: { item: I; resolve: (value: O) => void; reject: (error: unknown) => void }[] = []
