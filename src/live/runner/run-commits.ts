@@ -1,5 +1,5 @@
 import type { Db } from '../../db/connect.js'
-import { GroupCommit } from '../../db/group-commit.js'
+import { Coalescer } from '../../db/coalescer.js'
 import { lockOwnedRuns, saveRunStates } from '../queries.js'
 import { type OutcomeRows, writeOutcomes } from '../record-outcome.js'
 
@@ -11,14 +11,11 @@ export interface RunWrites {
   state: Record<string, unknown>
 }
 
-interface Waiting {
-  writes: RunWrites
-  resolve: (owned: boolean) => void
-  reject: (error: unknown) => void
-}
+/** A run's commit: whether it was written (false: no longer this owner's), or why it failed. */
+type Outcome = { owned: boolean } | { failed: unknown }
 
 /**
- * Group commit for one runner pool's runs (over the shared GroupCommit writer: one transaction in flight;
+ * Group commit for one runner pool's runs (over the shared Coalescer: one transaction in flight;
  * what runners hand in meanwhile goes into the next), one statement per kind of row (writeOutcomes) instead
  * of a transaction per runner. The first run of a bar is written at once and the rest of the bar's runners
  * while that commits, so the database thread works while the main thread still steps the others.
@@ -34,61 +31,63 @@ interface Waiting {
  * strategies on a symbol were 1,000 sequential commits and p99 grew with N.
  */
 export class RunCommits {
-  private readonly writer: GroupCommit<Waiting>
+  private readonly batches: Coalescer<RunWrites, Outcome>
 
   constructor(
     private readonly db: Db,
     private readonly owner: string,
   ) {
-    // writeBatch answers every runner itself; should it ever throw, its runners hear the error.
-    this.writer = new GroupCommit((batch) => this.writeBatch(batch), 0, (error, items) => {
-      for (const waiting of items) waiting.reject(error)
-    })
+    this.batches = new Coalescer((writes) => this.writeRounds(writes))
   }
 
   /** Resolves true once the writes are committed, false when the run is no longer this owner's (nothing written). */
-  commit(writes: RunWrites): Promise<boolean> {
-    return new Promise((resolve, reject) => this.writer.add({ writes, resolve, reject }))
+  async commit(writes: RunWrites): Promise<boolean> {
+    const outcome = await this.batches.submit(writes)
+    if ('failed' in outcome) throw outcome.failed
+    return outcome.owned
   }
 
-  /** One entry per run in a transaction: a run's later writes go into the next (its runner awaits each, so this is rare). */
-  private async writeBatch(items: Waiting[]): Promise<void> {
-    const seen = new Set<string>()
-    const batch: Waiting[] = []
-    const later: Waiting[] = []
-    for (const waiting of items) {
-      const key = runKey(waiting.writes)
-      if (seen.has(key)) later.push(waiting)
-      else {
-        seen.add(key)
-        batch.push(waiting)
+  /** One transaction per round with one entry per run: a run's later writes go into the next round (its runner awaits each, so this is rare). */
+  private async writeRounds(writes: RunWrites[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = new Array(writes.length)
+    let left = writes.map((_, i) => i)
+    while (left.length > 0) {
+      const seen = new Set<string>()
+      const round: number[] = []
+      const later: number[] = []
+      for (const i of left) {
+        const key = runKey(writes[i]!)
+        if (seen.has(key)) later.push(i)
+        else {
+          seen.add(key)
+          round.push(i)
+        }
       }
+      const written = await this.write(round.map((i) => writes[i]!))
+      round.forEach((i, k) => (outcomes[i] = written[k]!))
+      left = later
     }
-    await this.write(batch)
-    // Added while this write is still in flight, so they go into the next.
-    for (const waiting of later) this.writer.add(waiting)
+    return outcomes
   }
 
-  /** Never rejects: each waiting runner hears its own outcome. */
-  private async write(batch: Waiting[]): Promise<void> {
+  /** Never rejects: each run gets its own outcome. */
+  private async write(batch: RunWrites[]): Promise<Outcome[]> {
     let owned: Set<string>
     try {
       owned = await this.db.transaction().execute(async (trx) => {
-        const held = await lockOwnedRuns(trx, this.owner, batch.map((w) => w.writes))
-        const mine = batch.map((w) => w.writes).filter((w) => held.has(runKey(w)))
+        const held = await lockOwnedRuns(trx, this.owner, batch)
+        const mine = batch.filter((w) => held.has(runKey(w)))
         await writeOutcomes(trx, mine.map((w) => w.rows))
         await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state })))
         return held
       })
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error)
-        return
-      }
-      for (const waiting of batch) await this.write([waiting])
-      return
+      if (batch.length === 1) return [{ failed: error }]
+      const outcomes: Outcome[] = []
+      for (const writes of batch) outcomes.push(...(await this.write([writes])))
+      return outcomes
     }
-    for (const waiting of batch) waiting.resolve(owned.has(runKey(waiting.writes)))
+    return batch.map((w) => ({ owned: owned.has(runKey(w)) }))
   }
 }
 
