@@ -48,14 +48,23 @@ export function findGaps(series: BarSeries, start: number, end: number): BarGap[
   for (let i = 0; i < openTime.length; i++) {
     const t = openTime[i]!
     if (t !== expected) {
-      if (t < expected || t % interval !== 0) {
-        throw new RangeError(`${symbol}: bar open times must ascend on the ${interval} ms grid (bar ${i} at ${t}, expected ${expected} or later)`)
-      }
+      if (t < expected || t % interval !== 0) throw gridError(series, i, expected)
       gaps.push({ symbol, from: expected, to: t - interval })
     }
     expected = t + interval
   }
-  const last = Math.floor(end / interval) * interval
-  if (expected <= last) gaps.push({ symbol, from: expected, to: last })
+  trailingGap(gaps, series, expected, end)
   return gaps
+}
+
+/** Records the missing bars from `expected` (the open time after the last bar) to the last grid time ≤ end. */
+export function trailingGap(gaps: BarGap[], series: BarSeries, expected: number, end: number): void {
+  const last = Math.floor(end / series.intervalMs) * series.intervalMs
+  if (expected <= last) gaps.push({ symbol: series.symbol, from: expected, to: last })
+}
+
+/** The error for bar i of a series whose open times leave the grid or do not ascend. */
+export function gridError(series: BarSeries, i: number, expected: number): RangeError {
+  const t = series.openTime[i]
+  return new RangeError(`${series.symbol}: bar open times must ascend on the ${series.intervalMs} ms grid (bar ${i} at ${t}, expected ${expected} or later)`)
 }

@@ -1,7 +1,7 @@
 import { getTemplate, validateParams, validateSymbols } from '../templates/validate.js'
 import type { TemplateContext } from '../templates/types.js'
 import { computeMetrics } from './metrics.js'
-import { barsInRange, findGaps, fundingInRange } from './range.js'
+import { barsInRange, fundingInRange } from './range.js'
 import { type Simulation, simulateMulti, simulateSingle, type SimulationSetup } from './simulate.js'
 import type { BacktestResult, BarSeries, FeeRates, FundingSeries, SymbolRules } from './types.js'
 
@@ -43,7 +43,6 @@ export function runBacktest(input: BacktestInput): BacktestResult {
   const bars = input.bars.map((series) => barsInRange(series, input.start, input.end))
   // Funding events up to the end of the last possible bar: they settle at the open of the bar holding them.
   const funding = bars.map((_, s) => fundingInRange(input.funding?.[s] ?? EMPTY_FUNDING, input.start, input.end + interval))
-  const gaps = bars.flatMap((series) => findGaps(series, input.start, input.end))
   const context: TemplateContext = { bars, funding, rules: input.rules }
   const setup: SimulationSetup = {
     bars,
@@ -53,13 +52,14 @@ export function runBacktest(input: BacktestInput): BacktestResult {
     leverage: input.leverage,
     fees: input.fees,
     start: input.start,
+    end: input.end,
     onProgress: input.onProgress,
   }
   const simulation: Simulation = template.multiSymbol
     ? simulateMulti(setup, template.create(context, params as never))
     : simulateSingle(setup, template.create(context, params as never))
 
-  const { ledger, curve, lastClose } = simulation
+  const { ledger, curve, lastClose, gaps } = simulation
   let finalEquity = ledger.cash
   for (let s = 0; s < bars.length; s++) finalEquity += ledger.unrealized(s, lastClose[s]!)
   return {

@@ -33,6 +33,7 @@ export const smaCross: SingleSymbolTemplate<typeof schema> = {
 class SmaCrossSignal implements SingleSymbolSignal {
   private readonly averages: SmaPair
   private readonly cross = new CrossDetector()
+  private readonly one = new Float64Array(1)
 
   constructor(
     private readonly series: BarSeries,
@@ -44,10 +45,12 @@ class SmaCrossSignal implements SingleSymbolSignal {
   }
 
   onBar(i: number): number {
-    const averages = this.averages
-    averages.push(this.series.close[i]!)
-    if (!averages.ready) return Number.NaN
-    const crossed = this.cross.update(averages.diffSign())
-    return crossed > 0 ? 1 : crossed < 0 ? this.onCrossDown : Number.NaN
+    this.onBars(i, i + 1, this.one)
+    return this.one[0]!
+  }
+
+  onBars(from: number, to: number, targets: Float64Array): void {
+    this.averages.pushAll(this.series.close, from, to, targets)
+    this.cross.updateAll(targets, to - from, 1, this.onCrossDown)
   }
 }

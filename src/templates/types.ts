@@ -19,6 +19,13 @@ export interface TemplateContext {
  */
 export interface SingleSymbolSignal {
   onBar(i: number): number
+  /**
+   * Optional: targets[k] = what onBar(from + k) would answer, for from ≤ from + k < to, in one call (the
+   * state advances as if onBar had been called for each). A signal reads bars only, never the ledger, so
+   * the engine may ask for a run of bars before filling them; a loop in one call keeps the indicator's
+   * state in locals instead of object fields per bar.
+   */
+  onBars?(from: number, to: number, targets: Float64Array): void
 }
 
 /**

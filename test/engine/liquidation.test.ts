@@ -19,6 +19,7 @@ function simulate(bars: BarSeries, schedule: [number, number][], leverage: numbe
     leverage,
     fees: feeRates('fixed_bps', fee),
     start: START,
+    end: bars.openTime[bars.openTime.length - 1]!,
   }
   return simulateSingle(setup, new ScheduleSignal(new Map(schedule)))
 }

@@ -111,6 +111,7 @@ describe('bar loop: fills only after their signal, at the next open', () => {
           leverage: 1 + (seed % 5),
           fees: feeRates('match_exchange'),
           start: START,
+          end: bars.openTime[bars.openTime.length - 1]!,
         },
         signal,
       )
@@ -193,12 +194,43 @@ describe('gaps', () => {
     }
   })
 
+  it('a single-symbol backtest finds them in its bar loop: the same runs as findGaps, whatever the range', () => {
+    for (const seed of SEEDS) {
+      const next = random(seed)
+      const full = randomBars('BTCUSDT', seed, 400, START, HOUR)
+      const index = Array.from({ length: 400 }, (_, i) => i).filter((i) => next() > (i % 50 < 10 ? 0.6 : 0.05))
+      const pick = (a: Float64Array) => Float64Array.from(index, (i) => a[i]!)
+      const bars: BarSeries = { ...full, openTime: pick(full.openTime), open: pick(full.open), high: pick(full.high), low: pick(full.low), close: pick(full.close), volume: pick(full.volume) }
+      // Bounds off the grid and beyond the bars on either side.
+      const start = START - Math.floor(next() * 5) * HOUR + Math.floor(next() * HOUR)
+      const end = START + 399 * HOUR + Math.floor(next() * 5 * HOUR)
+      const result = runBacktest({ templateId: 'sma_cross', params: {}, bars: [bars], rules: [BTCUSDT_RULES], capital: 10_000, leverage: 1, fees: feeRates('none'), start, end })
+      const expected = findGaps(bars, start, end)
+      assert.ok(expected.length > 10, `seed ${seed}: ${expected.length} gaps`)
+      assert.deepEqual(result.gaps, expected, `seed ${seed}`)
+    }
+  })
+
+  it('a bad open time anywhere wins over a corrupt price before it, as when the grid was checked before the loop', () => {
+    const bars = randomBars('BTCUSDT', 2, 300, START, HOUR)
+    bars.close[10] = 0
+    bars.openTime[250] = bars.openTime[249]!
+    const input = { templateId: 'sma_cross', params: {}, bars: [bars], rules: [BTCUSDT_RULES], capital: 10_000, leverage: 1, fees: feeRates('none'), start: START, end: START + 299 * HOUR }
+    assert.throws(() => runBacktest(input), /bar open times must ascend on the 3600000 ms grid \(bar 250 at/)
+    bars.openTime[250] = START + 250 * HOUR
+    assert.throws(() => runBacktest(input), /has a missing or non-positive open or close/)
+  })
+
   it('fails fast on unsorted or off-grid bars', () => {
     const bars = randomBars('BTCUSDT', 1, 5, START, HOUR)
     const shuffled = { ...bars, openTime: Float64Array.from([START, START + 2 * HOUR, START + HOUR, START + 3 * HOUR, START + 4 * HOUR]) }
     assert.throws(() => findGaps(shuffled, START, START + 4 * HOUR), RangeError)
     const offGrid = { ...bars, openTime: bars.openTime.map((t) => t + 1) }
     assert.throws(() => findGaps(offGrid, START, START + 5 * HOUR), RangeError)
+    for (const series of [shuffled, offGrid]) {
+      const input = { templateId: 'sma_cross', params: {}, bars: [series], rules: [BTCUSDT_RULES], capital: 10_000, leverage: 1, fees: feeRates('none'), start: START, end: START + 5 * HOUR }
+      assert.throws(() => runBacktest(input), /bar open times must ascend/)
+    }
   })
 
   it('no fills inside a gap; a funding event inside a gap settles at the first bar after it', () => {
@@ -209,7 +241,7 @@ describe('gaps', () => {
     const events = { time: Float64Array.from([START + 5 * HOUR]), rate: Float64Array.from([0.001]), markPrice: Float64Array.from([Number.NaN]) }
     // Long from bar 1's open, closed by a decision at series index 3 (bar 3): filled at the next bar there is, bar 7.
     const { ledger } = simulateSingle(
-      { bars: [bars], funding: [events], rules: [{ ...BTCUSDT_RULES, minNotional: 0 }], capital: 1000, leverage: 1, fees: feeRates('none'), start: START },
+      { bars: [bars], funding: [events], rules: [{ ...BTCUSDT_RULES, minNotional: 0 }], capital: 1000, leverage: 1, fees: feeRates('none'), start: START, end: START + 9 * HOUR },
       new ScheduleSignal(new Map([[0, 1], [3, 0]])),
     )
     const [trade] = ledger.trades

@@ -123,6 +123,7 @@ describe('runBacktest', () => {
       leverage: 1,
       fees: feeRates('fixed_bps', 5),
       start: START,
+      end: START + 4 * HOUR,
     })
     // 90 USDT buys floor(90 / 30015 / 0.001) × 0.001 = 0.002 BTC = 60 USDT < minNotional 100: skipped.
     assert.equal(simulateSingle(setup(90), new ScheduleSignal(new Map([[0, 1], [2, 0]]))).ledger.trades.length, 0)
@@ -171,7 +172,7 @@ describe('several symbols', () => {
     b.openTime[2] = START + 3 * HOUR
     const rules = { ...BTCUSDT_RULES, minNotional: 0 }
     const { ledger } = simulateMulti(
-      { bars: [a, b], funding: [NO_FUNDING, NO_FUNDING], rules: [rules, rules], capital: 1000, leverage: 1, fees: feeRates('none'), start: START },
+      { bars: [a, b], funding: [NO_FUNDING, NO_FUNDING], rules: [rules, rules], capital: 1000, leverage: 1, fees: feeRates('none'), start: START, end: START + 3 * HOUR },
       new Schedule(new Map([[0, [0.5, -0.5]], [1, [0.25, 0]]])),
     )
     // Step 1 (01:00): equity 1000 → A: 500 / 100 = 5 long; B: 500 / 50 = 10 short.

@@ -74,10 +74,69 @@ describe('SmaPair', () => {
   })
 })
 
+/** Calls pushAll over random runs of prices; returns the signs and the pair. */
+function pushInRuns(prices: Float64Array, fast: number, slow: number, seed: number) {
+  const next = random(seed)
+  const pair = new SmaPair(fast, slow)
+  const signs = new Float64Array(prices.length)
+  for (let from = 0; from < prices.length; ) {
+    const to = Math.min(prices.length, from + 1 + Math.floor(next() * 300))
+    const out = new Float64Array(to - from)
+    pair.pushAll(prices, from, to, out)
+    signs.set(out, from)
+    from = to
+  }
+  return { pair, signs }
+}
+
+describe('SmaPair.pushAll', () => {
+  // Tick-grid prices, then a price with more decimals after the warm-up (a rescale inside a run), a price
+  // on the grid but too large for exact sums (the float fallback), and corrupt values (NaN, 0, negative) that the engine would stop at.
+  const next = random(5)
+  const cases: [string, number, number, Float64Array][] = [
+    ['one decimal', 10, 30, Float64Array.from({ length: 5000 }, () => Math.round((95_000 + next() * 500) * 10) / 10)],
+    ['more decimals later', 3, 7, Float64Array.from({ length: 3000 }, (_, i) => (i < 1000 ? 100 + (i % 9) : i < 2000 ? 100 + (i % 9) / 4 : 100 + (i % 13) / 1024))],
+    ['float fallback', 5, 20, Float64Array.from({ length: 2000 }, (_, i) => (i === 700 ? 9_876_543_210_123.4 : 100 + (i % 11) / 10))],
+    ['corrupt values', 2, 4, Float64Array.from({ length: 500 }, (_, i) => (i === 100 ? Number.NaN : i === 200 ? 0 : i === 300 ? -5.5 : 50 + (i % 5) / 10))],
+  ]
+  for (const [name, fast, slow, prices] of cases) {
+    it(`gives push()'s signs and state, run by run (${name})`, () => {
+      const reference = new SmaPair(fast, slow)
+      const expected = Array.from(prices, (price) => {
+        reference.push(price)
+        return reference.ready ? reference.diffSign() : Number.NaN
+      })
+      for (const seed of [1, 2, 3]) {
+        const { pair, signs } = pushInRuns(prices, fast, slow, seed)
+        assert.deepEqual([...signs], expected, `seed ${seed}`)
+        assert.equal(pair.fastMean, reference.fastMean)
+        assert.equal(pair.slowMean, reference.slowMean)
+      }
+    })
+  }
+})
+
 describe('CrossDetector', () => {
   it('crosses on the first nonzero value whose previous nonzero value had the other sign', () => {
     const detector = new CrossDetector()
     assert.deepEqual([1, 0, 1, 0, -1, 0, 0, -1, 1, -1, 0, 1].map((s) => detector.update(s)), [0, 0, 0, 0, -1, 0, 0, 0, 1, -1, 0, 1])
+  })
+
+  it('updateAll maps update() over a run in place: 1 → up, −1 → down, 0 and NaN (not ready) → NaN', () => {
+    const next = random(9)
+    const values = Float64Array.from({ length: 2000 }, () => [1, -1, 0, Number.NaN][Math.floor(next() * 4)]!)
+    const one = new CrossDetector()
+    const expected = Array.from(values, (v) => {
+      if (v !== v) return Number.NaN
+      const crossed = one.update(v)
+      return crossed > 0 ? 0.5 : crossed < 0 ? -0.25 : Number.NaN
+    })
+    const all = new CrossDetector()
+    const got = Float64Array.from(values)
+    all.updateAll(got.subarray(0, 777), 777, 0.5, -0.25)
+    all.updateAll(got.subarray(777), got.length - 777, 0.5, -0.25)
+    assert.deepEqual([...got], expected)
+    assert.ok(expected.filter((x) => x === 0.5).length > 100)
   })
 })
 

@@ -57,6 +57,33 @@ describe('sma_cross', () => {
   })
 })
 
+describe('sma_cross onBars', () => {
+  it('states the targets onBar states, in runs of any length, over real-looking and awkward prices', () => {
+    const next = random(4)
+    const base = randomBars('BTCUSDT', 4, 6000, START, HOUR)
+    // Some closes with more decimals after the warm-up: the averages change precision in the middle of a run.
+    const close = Float64Array.from(base.close, (c, i) => (i > 3000 && i % 97 === 0 ? c + 0.0625 : c))
+    const bars = { ...base, close }
+    for (const allow_short of [false, true]) {
+      const params = validateParams('sma_cross', { fast: 7, slow: 25, allow_short }) as never
+      const template = getTemplate('sma_cross') as SingleSymbolTemplate
+      const one = template.create({ bars: [bars], funding: [NO_FUNDING], rules: [BTCUSDT_RULES] }, params)
+      const expected = Array.from(close, (_, i) => one.onBar(i))
+      const batch = template.create({ bars: [bars], funding: [NO_FUNDING], rules: [BTCUSDT_RULES] }, params)
+      const got: number[] = []
+      for (let from = 0; from < close.length; ) {
+        const to = Math.min(close.length, from + 1 + Math.floor(next() * 500))
+        const targets = new Float64Array(to - from)
+        batch.onBars!(from, to, targets)
+        got.push(...targets)
+        from = to
+      }
+      assert.deepEqual(got, expected)
+      assert.ok(expected.filter((x) => !Number.isNaN(x)).length > 50, 'enough crosses to compare')
+    }
+  })
+})
+
 describe('ema_cross and macd', () => {
   // Flat, down, up, down: the first nonzero difference (the fall) is not a cross; the rise and the fall after are.
   const bars = barsFromCloses('BTCUSDT', START, HOUR, closes([100, 100, 40], [100, 80, 20], [80, 130, 40], [130, 90, 40]))

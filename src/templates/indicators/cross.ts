@@ -20,4 +20,25 @@ export class CrossDetector {
     }
     return 0
   }
+
+  /**
+   * update() over values[0..count), in place: 1 where it answers 1 becomes `up`, −1 becomes `down`, and
+   * 0 or NaN (no value yet) becomes NaN.
+   */
+  updateAll(values: Float64Array, count: number, up: number, down: number): void {
+    let lastSign = this.lastSign
+    for (let k = 0; k < count; k++) {
+      const v = values[k]!
+      let target = Number.NaN
+      if (v > 0) {
+        if (lastSign < 0) target = up
+        lastSign = 1
+      } else if (v < 0) {
+        if (lastSign > 0) target = down
+        lastSign = -1
+      }
+      values[k] = target
+    }
+    this.lastSign = lastSign
+  }
 }
