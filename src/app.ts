@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { authenticateDataKey } from './auth/data-key.js'
 import { identityRoutes } from './auth/identity/routes.js'
 import { requireActivePlan } from './auth/plans.js'
@@ -55,7 +55,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
           childLoggerFactory: lazyChildLogger,
           // Fastify's "incoming request" / "request completed" lines are info: below that level each
           // request still paid for two calls that logged nothing (issue 13, GET /healthz).
-          disableRequestLogging: !levelEnabled(options.logger, 'info'),
+          logController: new LogController({ disableRequestLogging: !levelEnabled(options.logger, 'info') }),
         }
       : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
