@@ -36,6 +36,11 @@ export interface LoadSummary {
    * shared host, where other work takes CPU from server and client alike.
    */
   server_cpu_us_per_req?: number
+  /**
+   * The load generator's own CPU time per request (this process: autocannon, and the signing of each
+   * request). Client and server share the host's cores, so a costlier client lowers the rate too.
+   */
+  client_cpu_us_per_req?: number
 }
 
 /** A measured run plus the monotonic-clock window it covered (to cut a server CPU profile to it). */
@@ -53,14 +58,19 @@ export async function runLoad(title: string, target: LoadTarget, options: LoadOp
   }
   log(`${title}: ${options.durationS} s, ${options.connections} connections, ${target.method ?? 'GET'} ${target.path}`)
   const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid)
+  const clientBefore = process.cpuUsage()
   const startUs = monotonicUs()
   const result = await fire(title, target, options.connections, options.durationS)
   const endUs = monotonicUs()
+  const client = process.cpuUsage(clientBefore)
   const summary = summarise(result)
   if (cpuBefore !== undefined && summary.requests > 0) {
     summary.server_cpu_us_per_req = Math.round((cpuMicros(target.pid!) - cpuBefore) / summary.requests)
   }
-  const cpu = summary.server_cpu_us_per_req === undefined ? '' : `, server CPU ${summary.server_cpu_us_per_req} µs/req`
+  if (summary.requests > 0) summary.client_cpu_us_per_req = Math.round((client.user + client.system) / summary.requests)
+  const cpu =
+    (summary.server_cpu_us_per_req === undefined ? '' : `, server CPU ${summary.server_cpu_us_per_req} µs/req`) +
+    (summary.client_cpu_us_per_req === undefined ? '' : `, client CPU ${summary.client_cpu_us_per_req} µs/req`)
   log(`${title}: ${summary.req_per_s} req/s, p99 ${summary.p99_ms} ms, non-2xx ${summary.non2xx}, errors ${summary.errors}${cpu}`)
   return { summary, window: { startUs, endUs } }
 }
