@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
 import type { ReadCache } from '../db/read-cache.js'
-import type { Access } from '../http/access.js'
+import type { Access, Principal } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import { type DeployContext, deployStrategy, pauseStrategy } from '../live/deploy.js'
 import {
@@ -18,7 +18,17 @@ import {
 } from './schemas.js'
 import type { StrategyReads } from './batched-reads.js'
 import type { StrategyRow } from './queries.js'
-import { createStrategy, deleteStrategy, forgetStrategy, getStrategy, pageStrategies, patchStrategy, type StrategyContext } from './service.js'
+import {
+  createStrategy,
+  deleteStrategy,
+  forgetStrategy,
+  getStrategy,
+  pageStrategies,
+  patchStrategy,
+  presentStrategy,
+  readStrategy,
+  type StrategyContext,
+} from './service.js'
 
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:read' } })
 const write = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:write' } })
@@ -63,10 +73,25 @@ export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (
     async (request) => pageStrategies(context(request), request.query),
   )
 
+  // The read starts as soon as the caller is known, beside the admission (app.ts, onAuthenticated):
+  // on PostgreSQL the request then waits for one round trip, not two in a row. It starts after the
+  // request arrived, so the caller still reads its own writes; the handler, which alone sends it,
+  // runs only once the admission succeeded.
+  const early = new WeakMap<FastifyRequest, Promise<StrategyRow | undefined>>()
+  const readEarly = (request: FastifyRequest, principal: Principal) => {
+    const id = (request.params as { id?: unknown }).id
+    if (typeof id !== 'string') return
+    const row = readStrategy({ db, userId: principal.userId, now: new Date(now()), cache, reads }, id)
+    row.catch(() => undefined) // a refused request never awaits it; the handler sees the failure otherwise
+    early.set(request, row)
+  }
   app.get(
     '/v1/strategies/:id',
-    { config: read(1), schema: { tags, security, summary: 'One strategy', params: StrategyIdSchema, response: { 200: StrategySchema, ...errors } } },
-    async (request) => getStrategy(context(request), request.params.id),
+    {
+      config: { ...read(1), onAuthenticated: readEarly },
+      schema: { tags, security, summary: 'One strategy', params: StrategyIdSchema, response: { 200: StrategySchema, ...errors } },
+    },
+    async (request) => presentStrategy(await (early.get(request) ?? readStrategy(context(request), request.params.id)), request.params.id),
   )
 
   app.patch(

@@ -63,9 +63,18 @@ export async function createStrategy({ db, userId, now, cache }: StrategyContext
   }
 }
 
-export async function getStrategy({ db, userId, now, cache, reads }: StrategyContext, id: string): Promise<Strategy> {
+export async function getStrategy(context: StrategyContext, id: string): Promise<Strategy> {
+  return presentStrategy(await readStrategy(context, id), id)
+}
+
+/** The caller's strategy as stored, or undefined: getStrategy's read, for a caller that starts it early. */
+export function readStrategy({ db, userId, now, cache, reads }: StrategyContext, id: string): Promise<StrategyRow | undefined> {
   const load = () => (reads && STRATEGY_ID.test(id) ? reads.submit({ userId, id }) : findOwnStrategy(db, userId, id))
-  const row = await (cache ? cache.get(cacheKey(userId, id), now.getTime(), load) : load())
+  return cache ? cache.get(cacheKey(userId, id), now.getTime(), load) : load()
+}
+
+/** What getStrategy answers for a row readStrategy found (or 404 for none). */
+export function presentStrategy(row: StrategyRow | undefined, id: string): Strategy {
   if (!row) throw notFound(`strategy ${id}`)
   return toStrategy(row)
 }
