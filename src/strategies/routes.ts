@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
 import type { ReadCache } from '../db/read-cache.js'
@@ -33,6 +33,8 @@ import {
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:read' } })
 const write = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:write' } })
 const tags = ['strategies']
+/** What Fastify sets for a serialized JSON body; a pre-serialized one is sent with the same type. */
+const JSON_TYPE = 'application/json; charset=utf-8'
 const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
 
 /** Signed strategy records (spec "Signed strategy record"; create, list, update and delete designed in DESIGN §5). */
@@ -78,6 +80,7 @@ export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (
   // request arrived, so the caller still reads its own writes; the handler, which alone sends it,
   // runs only once the admission succeeded.
   const early = new WeakMap<FastifyRequest, Promise<StrategyRow | undefined>>()
+  const bodies = new WeakMap<StrategyRow, string>()
   const readEarly = (request: FastifyRequest, principal: Principal) => {
     const id = (request.params as { id?: unknown }).id
     if (typeof id !== 'string') return
@@ -91,7 +94,16 @@ export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (
       config: { ...read(1), onAuthenticated: readEarly },
       schema: { tags, security, summary: 'One strategy', params: StrategyIdSchema, response: { 200: StrategySchema, ...errors } },
     },
-    async (request) => presentStrategy(await (early.get(request) ?? readStrategy(context(request), request.params.id)), request.params.id),
+    async (request, reply) => {
+      const { id } = request.params
+      const row = await (early.get(request) ?? readStrategy(context(request), id))
+      if (!cache || !row) return presentStrategy(row, id)
+      // With the cache (embedded) a hit is the very row object cached, so its body is serialized once per
+      // entry instead of per request (toStrategy and the serializer: ~4 µs of a ~70 µs signed GET).
+      let body = bodies.get(row)
+      if (body === undefined) bodies.set(row, (body = reply.serialize(presentStrategy(row, id)) as string))
+      return (reply as FastifyReply).type(JSON_TYPE).send(body) // the schema's type is that of the object, not its JSON
+    },
   )
 
   app.patch(

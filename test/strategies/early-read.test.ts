@@ -59,5 +59,26 @@ for (const backend of backends()) {
       assert.equal(missing.statusCode, 404, missing.body)
       assert.doesNotMatch(missing.body, /secret-sauce/)
     })
+    it('answers the same bytes from a cached row as from a fresh one, and the new record right after a PATCH', async () => {
+      t.clock.value = Math.ceil(t.clock.value / 60_000) * 60_000 + 1000
+      const key = await t.createKey(['strategies:read', 'strategies:write'])
+      const created = await t.signed(key, 'POST', '/v1/strategies', strategy)
+      const id = created.json().id as string
+      const first = await t.signed(key, 'GET', `/v1/strategies/${id}`)
+      t.clock.value = Math.ceil(t.clock.value / 60_000) * 60_000 + 1000 // a fresh budget window
+      const second = await t.signed(key, 'GET', `/v1/strategies/${id}`)
+      for (const res of [first, second]) {
+        assert.equal(res.statusCode, 200, res.body)
+        assert.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+        assert.deepEqual(res.json(), created.json())
+      }
+      assert.equal(second.body, first.body)
+      const patched = await t.signed(key, 'PATCH', `/v1/strategies/${id}`, { name: 'renamed' })
+      assert.equal(patched.statusCode, 200, patched.body)
+      t.clock.value = Math.ceil(t.clock.value / 60_000) * 60_000 + 1000
+      const reread = await t.signed(key, 'GET', `/v1/strategies/${id}`)
+      assert.equal(reread.json().name, 'renamed')
+      assert.deepEqual(reread.json(), patched.json())
+    })
   })
 }
