@@ -91,18 +91,34 @@ async function fire(title: string, target: LoadTarget, connections: number, dura
     ...(signers && signers.length > 0
       ? {
           setupClient(client: autocannon.Client) {
-            const signer = signers[clients++ % signers.length]!
-            client.setRequests([
-              {
-                method,
-                path: target.path,
-                setupRequest: (request) => ({ ...request, headers: { ...request.headers, ...signer.headers(method, target.path) } }),
-              },
-            ])
+            signEachRequest(client, signers[clients++ % signers.length]!, method, target.path)
           },
         }
       : {}),
   })
+}
+
+/**
+ * Makes `client` send every request signed afresh by `signer`. A request with a setupRequest goes
+ * through autocannon's generic builder each time (object spreads, a deep clone of the context, the
+ * header loop): 43-60 µs of client CPU per signed GET against 15-19 µs per bare Fastify request, on
+ * the same two cores as the server, which cut the measured rate as much as the server's own work.
+ * The first request is built by autocannon; each next one is that request's text with the fresh
+ * timestamp and signature in place (autocannon 8.0.0 reads `requestIterator.currentRequest
+ * .requestBuffer` after `nextRequest()`). The server gets the same bytes either way: checked below.
+ */
+function signEachRequest(client: autocannon.Client, signer: RequestSigner, method: string, path: string): void {
+  let first: Record<string, string> | undefined
+  client.setRequests([{ method, path, setupRequest: (request) => ({ ...request, headers: { ...request.headers, ...(first = signer.headers(method, path)) } }) }])
+  const iterator = (client as unknown as { requestIterator: { currentRequest: { requestBuffer: Buffer }; nextRequest(): unknown } }).requestIterator
+  const built = iterator.currentRequest.requestBuffer.toString('latin1')
+  const head = built.slice(0, built.indexOf('\r\n', built.indexOf('Connection: keep-alive')) + 2)
+  const text = (headers: Record<string, string>) => `${head}${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`
+  if (!first || text(first) !== built) throw new Error('autocannon built a signed request other than the bench expects: update signEachRequest')
+  iterator.nextRequest = function nextSigned() {
+    this.currentRequest.requestBuffer = Buffer.from(text(signer.headers(method, path)), 'latin1')
+    return this.currentRequest
+  }
 }
 
 export function summarise(result: autocannon.Result): LoadSummary {
