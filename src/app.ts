@@ -9,7 +9,7 @@ import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
 import { templateCatalog } from './backtests/template-catalog.js'
 import { sendInTransaction } from './db/queue.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
-import type { Access } from './http/access.js'
+import type { Access, OnAuthenticated } from './http/access.js'
 import { authenticate, replayedSignature } from './http/authenticate.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
@@ -94,7 +94,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     request.principal = principal
     await chargeWeight(reply, budget(services, services.config.weightPerMinute), principal.keyId, access.weight, true)
   }
-  const authoriseV1 = (access: Extract<Access, { kind: 'v1' }>) => async (request: FastifyRequest, reply: FastifyReply) => {
+  const authoriseV1 = (access: Extract<Access, { kind: 'v1' }>, onAuthenticated: OnAuthenticated | undefined) => async (request: FastifyRequest, reply: FastifyReply) => {
     const authenticated = await authenticate(request, services)
     const principal = authenticated?.principal ?? null
     if (!principal && access.signed) {
@@ -107,6 +107,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       throw new AppError('INSUFFICIENT_PERMISSION', `this API key lacks the scope ${access.scope}`)
     }
     request.principal = principal
+    if (principal && onAuthenticated) onAuthenticated(request, principal)
     const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
     const replay = authenticated?.replay
     await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
@@ -118,9 +119,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await requireActivePlan(services.database.db, request.principal.userId, services.now())
   }
   app.addHook('onRoute', (route) => {
-    const access = (route.config as { access?: Access } | undefined)?.access
+    const config = route.config as { access?: Access; onAuthenticated?: OnAuthenticated } | undefined
+    const access = config?.access
     if (access?.kind === 'public') route.onRequest = [chargeIp, ...hooksOf(route.onRequest)]
-    if (access?.kind === 'v1') route.preValidation = [authoriseV1(access), ...hooksOf(route.preValidation)]
+    if (access?.kind === 'v1') route.preValidation = [authoriseV1(access, config?.onAuthenticated), ...hooksOf(route.preValidation)]
     if (access?.kind === 'data') {
       route.preValidation = [authoriseData(access), ...hooksOf(route.preValidation)]
       route.preHandler = [requirePlan, ...hooksOf(route.preHandler)]

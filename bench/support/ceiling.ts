@@ -92,5 +92,6 @@ export function withRatio(paired: Paired): LoadSummary & { bare_req_per_s: numbe
     ratio_to_bare: paired.ratio,
     // The same ratio in server CPU per request (bare's cost ÷ ours): what the route would keep if CPU, not the shared host, set the pace.
     ...(bareCpu !== undefined && ownCpu ? { bare_server_cpu_us_per_req: bareCpu, cpu_ratio_to_bare: Math.round((1000 * bareCpu) / ownCpu) / 1000 } : {}),
+    ...(paired.bare.summary.client_cpu_us_per_req !== undefined ? { bare_client_cpu_us_per_req: paired.bare.summary.client_cpu_us_per_req } : {}),
   }
 }

@@ -1,4 +1,5 @@
-import { signRequest } from '../../src/auth/request-signature.js'
+import type { KeyObject } from 'node:crypto'
+import { signingKey, signRequest } from '../../src/auth/request-signature.js'
 
 export interface KeyPair {
   api_key: string
@@ -14,8 +15,11 @@ export interface KeyPair {
  */
 export class RequestSigner {
   private lastTimestamp = 0
+  private readonly secret: KeyObject
 
-  constructor(readonly key: KeyPair) {}
+  constructor(readonly key: KeyPair) {
+    this.secret = signingKey(key.api_secret)
+  }
 
   headers(method: string, pathWithQuery: string, body = ''): Record<string, string> {
     this.lastTimestamp = Math.max(Date.now(), this.lastTimestamp + 1)
@@ -23,7 +27,7 @@ export class RequestSigner {
     return {
       'x-service-api-key': this.key.api_key,
       'x-service-timestamp': timestamp,
-      'x-service-signature': signRequest(this.key.api_secret, timestamp, method, pathWithQuery, body),
+      'x-service-signature': signRequest(this.secret, timestamp, method, pathWithQuery, body),
     }
   }
 }

@@ -1,7 +1,9 @@
+import type { KeyObject } from 'node:crypto'
 import type { DatabaseHandle, Db } from '../db/connect.js'
 import { type ChannelListener, listenOnChannel } from '../db/listen.js'
 import { ReadCache } from '../db/read-cache.js'
 import { findActiveApiKey } from './queries.js'
+import { signingKey } from './request-signature.js'
 import type { Scope } from './scopes.js'
 import type { SecretBox } from './secret-box.js'
 
@@ -9,7 +11,8 @@ export interface ApiKeyRecord {
   id: string
   userId: number
   scopes: ReadonlySet<Scope>
-  secret: string
+  /** The secret, ready for HMAC (request-signature.ts signatureBytes). */
+  signingKey: KeyObject
 }
 
 /** Announces every api_keys row change with the key's id (a trigger, migration 0009). */
@@ -69,6 +72,6 @@ export class KeyDirectory {
 
   private async load(id: string): Promise<ApiKeyRecord | undefined> {
     const row = await findActiveApiKey(this.db, id)
-    return row && { id: row.id, userId: row.user_id, scopes: new Set(row.scopes as Scope[]), secret: this.box.open(row.secret_enc) }
+    return row && { id: row.id, userId: row.user_id, scopes: new Set(row.scopes as Scope[]), signingKey: signingKey(this.box.open(row.secret_enc)) }
   }
 }

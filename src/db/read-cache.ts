@@ -14,13 +14,14 @@ export class ReadCache<V> {
     private readonly maxEntries = 10_000,
   ) {}
 
-  async get(key: string, now: number, load: () => Promise<V>): Promise<V> {
+  /** `keep`: whether a loaded value may be cached (one that others may change unannounced may not). */
+  async get(key: string, now: number, load: () => Promise<V>, keep?: (value: V) => boolean): Promise<V> {
     const hit = this.entries.get(key)
     if (hit && hit.expiresAt > now) return hit.value
     const generation = this.generations.get(key) ?? 0
     const epoch = this.epoch
     const value = await load()
-    if ((this.generations.get(key) ?? 0) === generation && this.epoch === epoch) {
+    if ((this.generations.get(key) ?? 0) === generation && this.epoch === epoch && (keep === undefined || keep(value))) {
       if (this.entries.size >= this.maxEntries) this.entries.clear()
       this.entries.set(key, { value, expiresAt: now + this.ttlMs })
     }

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify'
 import type { Scope } from '../auth/scopes.js'
 
 /** How a route is reached; set as `config.access` on every route. */
@@ -21,9 +22,18 @@ export interface Principal {
   scopes: ReadonlySet<Scope>
 }
 
+/**
+ * Called on a `v1` route once the caller is authenticated and holds the route's scope, before the
+ * admission (replay claim + weight charge) is awaited: it may start the route's read so the two round
+ * trips overlap. Whatever it starts is for the handler, which runs only after the admission succeeded,
+ * so a refused request (401, 403, 429) answers as before and sends nothing of what was read.
+ */
+export type OnAuthenticated = (request: FastifyRequest, principal: Principal) => void
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: Access
+    onAuthenticated?: OnAuthenticated
   }
   interface FastifyRequest {
     principal: Principal | null

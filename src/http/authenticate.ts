@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import type { AppTokens } from '../auth/app-token.js'
 import type { KeyDirectory } from '../auth/key-directory.js'
-import { signaturesMatch, signRequest, SIGNATURE_TOLERANCE_MS } from '../auth/request-signature.js'
+import { signatureBytes, signaturesMatch, SIGNATURE_TOLERANCE_MS } from '../auth/request-signature.js'
 import { SCOPES } from '../auth/scopes.js'
 import type { Principal } from './access.js'
 import { AppError } from './errors.js'
@@ -47,15 +47,16 @@ export async function authenticate(request: FastifyRequest, deps: AuthenticateDe
   }
   const key = await deps.keys.find(keyId, now)
   if (!key) throw unauthenticated('unknown or revoked API key')
-  const expected = signRequest(key.secret, timestamp, request.method, request.url, request.rawBody ?? '')
-  if (!signaturesMatch(expected, signature.toLowerCase())) {
+  const expected = signatureBytes(key.signingKey, timestamp, request.method, request.url, request.rawBody ?? '')
+  if (!signaturesMatch(expected, signature)) {
     throw new AppError(
       'INVALID_SIGNATURE',
       'signature does not match: expected lowercase hex HMAC-SHA256(secret, timestamp + METHOD + path_with_query + raw_body)',
     )
   }
-  // Claimed (by the caller) only after the signature verified, so nobody can burn another key's future signatures.
-  return { principal: { userId: key.userId, keyId: key.id, scopes: key.scopes }, replay: { key: `sig:${expected}`, ttlMs: 2 * SIGNATURE_TOLERANCE_MS } }
+  // Claimed (by the caller) only after the signature verified, so nobody can burn another key's future
+  // signatures. The key is the presented signature in lowercase: it matched, so it is the expected one's hex.
+  return { principal: { userId: key.userId, keyId: key.id, scopes: key.scopes }, replay: { key: `sig:${signature.toLowerCase()}`, ttlMs: 2 * SIGNATURE_TOLERANCE_MS } }
 }
 
 /** The refusal of a signature already claimed. */

@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
 import type { ReadCache } from '../db/read-cache.js'
-import type { Access } from '../http/access.js'
+import type { Access, Principal } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import { type DeployContext, deployStrategy, pauseStrategy } from '../live/deploy.js'
 import {
@@ -18,11 +18,23 @@ import {
 } from './schemas.js'
 import type { StrategyReads } from './batched-reads.js'
 import type { StrategyRow } from './queries.js'
-import { createStrategy, deleteStrategy, forgetStrategy, getStrategy, pageStrategies, patchStrategy, type StrategyContext } from './service.js'
+import {
+  createStrategy,
+  deleteStrategy,
+  forgetStrategy,
+  getStrategy,
+  pageStrategies,
+  patchStrategy,
+  presentStrategy,
+  readStrategy,
+  type StrategyContext,
+} from './service.js'
 
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:read' } })
 const write = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'strategies:write' } })
 const tags = ['strategies']
+/** What Fastify sets for a serialized JSON body; a pre-serialized one is sent with the same type. */
+const JSON_TYPE = 'application/json; charset=utf-8'
 const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
 
 /** Signed strategy records (spec "Signed strategy record"; create, list, update and delete designed in DESIGN §5). */
@@ -63,10 +75,35 @@ export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (
     async (request) => pageStrategies(context(request), request.query),
   )
 
+  // The read starts as soon as the caller is known, beside the admission (app.ts, onAuthenticated):
+  // on PostgreSQL the request then waits for one round trip, not two in a row. It starts after the
+  // request arrived, so the caller still reads its own writes; the handler, which alone sends it,
+  // runs only once the admission succeeded.
+  const early = new WeakMap<FastifyRequest, Promise<StrategyRow | undefined>>()
+  const bodies = new WeakMap<StrategyRow, string>()
+  const readEarly = (request: FastifyRequest, principal: Principal) => {
+    const id = (request.params as { id?: unknown }).id
+    if (typeof id !== 'string') return
+    const row = readStrategy({ db, userId: principal.userId, now: new Date(now()), cache, reads }, id)
+    row.catch(() => undefined) // a refused request never awaits it; the handler sees the failure otherwise
+    early.set(request, row)
+  }
   app.get(
     '/v1/strategies/:id',
-    { config: read(1), schema: { tags, security, summary: 'One strategy', params: StrategyIdSchema, response: { 200: StrategySchema, ...errors } } },
-    async (request) => getStrategy(context(request), request.params.id),
+    {
+      config: { ...read(1), onAuthenticated: readEarly },
+      schema: { tags, security, summary: 'One strategy', params: StrategyIdSchema, response: { 200: StrategySchema, ...errors } },
+    },
+    async (request, reply) => {
+      const { id } = request.params
+      const row = await (early.get(request) ?? readStrategy(context(request), id))
+      if (!cache || !row) return presentStrategy(row, id)
+      // With the cache (embedded) a hit is the very row object cached, so its body is serialized once per
+      // entry instead of per request (toStrategy and the serializer: ~4 µs of a ~70 µs signed GET).
+      let body = bodies.get(row)
+      if (body === undefined) bodies.set(row, (body = reply.serialize(presentStrategy(row, id)) as string))
+      return (reply as FastifyReply).type(JSON_TYPE).send(body) // the schema's type is that of the object, not its JSON
+    },
   )
 
   app.patch(

@@ -17,7 +17,8 @@ export interface StrategyContext {
   /**
    * Embedded mode only (one node owns the database): caches strategy reads. A PGlite read is ~75%
    * of a signed GET's cost (bench/http.ts). Every write to a strategy must go through this module
-   * and call `written()` around it.
+   * and call `written()` around it, or `forgetStrategy()` after it; deployed strategies (written by
+   * their runners) are never cached.
    */
   cache: ReadCache<StrategyRow | undefined> | undefined
   /** With a PostgreSQL server (no cache): concurrent reads of single strategies share one statement. */
@@ -63,9 +64,25 @@ export async function createStrategy({ db, userId, now, cache }: StrategyContext
   }
 }
 
-export async function getStrategy({ db, userId, now, cache, reads }: StrategyContext, id: string): Promise<Strategy> {
+export async function getStrategy(context: StrategyContext, id: string): Promise<Strategy> {
+  return presentStrategy(await readStrategy(context, id), id)
+}
+
+/** The caller's strategy as stored, or undefined: getStrategy's read, for a caller that starts it early. */
+export function readStrategy({ db, userId, now, cache, reads }: StrategyContext, id: string): Promise<StrategyRow | undefined> {
   const load = () => (reads && STRATEGY_ID.test(id) ? reads.submit({ userId, id }) : findOwnStrategy(db, userId, id))
-  const row = await (cache ? cache.get(cacheKey(userId, id), now.getTime(), load) : load())
+  return cache ? cache.get(cacheKey(userId, id), now.getTime(), load, notDeployed) : load()
+}
+
+/**
+ * A deployed strategy is not cached: its runner writes its stats at every bar, and may move it into
+ * error, without going through this module. Every other change of a strategy comes through the API
+ * (this module, deploy and pause), which invalidates the entry.
+ */
+const notDeployed = (row: StrategyRow | undefined): boolean => row?.status !== 'deployed'
+
+/** What getStrategy answers for a row readStrategy found (or 404 for none). */
+export function presentStrategy(row: StrategyRow | undefined, id: string): Strategy {
   if (!row) throw notFound(`strategy ${id}`)
   return toStrategy(row)
 }

@@ -68,6 +68,29 @@ for (const backend of backends()) {
       assert.match(second.json().error.message, /already used/)
     })
 
+    it('accepts a signature in uppercase hex, once: the same signature in either case is one claim', async () => {
+      const key = await t.createKey(['strategies:read'])
+      const headers = signedHeaders(key, 'GET', '/v1/strategies?limit=3', '', t.clock.now())
+      const upper = { ...headers, 'x-service-signature': headers['x-service-signature']!.toUpperCase() }
+      const first = await t.app.inject({ method: 'GET', url: '/v1/strategies?limit=3', headers: upper })
+      assert.equal(first.statusCode, 200, first.body)
+      const again = await t.app.inject({ method: 'GET', url: '/v1/strategies?limit=3', headers })
+      assert.equal(again.statusCode, 401)
+      assert.match(again.json().error.message, /already used/)
+    })
+
+    it('refuses a signature of the wrong length or with a non-hex digit', async () => {
+      const key = await t.createKey(['strategies:read'])
+      const headers = signedHeaders(key, 'GET', '/v1/strategies', '', t.clock.now())
+      const good = headers['x-service-signature']!
+      for (const bad of [good.slice(0, 63), `${good}0`, `${good}00`, `${good.slice(0, 30)}g${good.slice(31)}`, `${good.slice(0, 62)} 0`]) {
+        const res = await t.app.inject({ method: 'GET', url: '/v1/strategies', headers: { ...headers, 'x-service-signature': bad } })
+        assert.equal(res.statusCode, 401, bad)
+        assert.equal(res.json().error.code, 'INVALID_SIGNATURE', bad)
+      }
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/strategies', headers })).statusCode, 200)
+    })
+
     it('refuses a key without the scope with 403 INSUFFICIENT_PERMISSION and changes nothing', async () => {
       const key = await t.createKey(['strategies:read'])
       const res = await t.signed(key, 'POST', '/v1/strategies', strategy)
