@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { authenticateDataKey } from './auth/data-key.js'
 import { identityRoutes } from './auth/identity/routes.js'
 import { requireActivePlan } from './auth/plans.js'
@@ -14,13 +14,13 @@ import { authenticate, replayedSignature } from './http/authenticate.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
-import { lazyChildLogger } from './http/lazy-logger.js'
+import { lazyChildLogger, levelEnabled } from './http/lazy-logger.js'
 import { chargeWeight } from './http/rate-limit.js'
 import { LazySerializers } from './http/lazy-serializers.js'
 import { echoRequestId, requestIdGenerator } from './http/request-id.js'
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
-import { installMetrics } from './ops/metrics.js'
+import { installMetrics, type Metrics } from './ops/metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import { swaggerOptions } from './openapi/swagger-options.js'
 import type { Services } from './services.js'
@@ -47,8 +47,17 @@ export interface BuildAppOptions {
 /** The whole HTTP API as a Fastify instance, ready for inject() or listen(); it never listens itself. */
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const requestId = requestIdGenerator()
+  let metrics: Metrics
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger, childLoggerFactory: lazyChildLogger } : { logger: false }),
+    ...(options.logger
+      ? {
+          loggerInstance: options.logger,
+          childLoggerFactory: lazyChildLogger,
+          // Fastify's "incoming request" / "request completed" lines are info: below that level each
+          // request still paid for two calls that logged nothing (issue 13, GET /healthz).
+          logController: new LogController({ disableRequestLogging: !levelEnabled(options.logger, 'info') }),
+        }
+      : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     schemaController: { compilersFactory: { buildSerializer: (options.serializers ?? new LazySerializers()).build } },
     requestIdHeader: 'x-request-id',
@@ -56,15 +65,17 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     return503OnClosing: true,
     frameworkErrors: (error, request, reply) => {
       echoRequestId(request, reply, requestId)
-      return renderError(error, request, reply)
+      const sent = renderError(error, request, reply)
+      metrics.recordUnmatched(request, reply)
+      return sent
     },
   })
+  metrics = installMetrics(app)
   app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
   app.decorateRequest('rawBody', undefined)
   installJsonBody(app)
-  installErrorHandling(app)
-  const metrics = installMetrics(app)
+  installErrorHandling(app, metrics.recordUnmatched)
 
   // Every request pays for the hooks it runs (bench/http.ts: bare Fastify vs our /healthz), so the
   // one global hook is synchronous and the access checks are attached only to the routes they guard.
@@ -122,7 +133,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
   app.get('/openapi.json', { config: { access: { kind: 'ops' } }, schema: { hide: true } }, async () => app.swagger())
 
-  await app.register(opsRoutes, { db: services.database.db, metrics })
+  await app.register(opsRoutes, { db: services.database.db, metrics: metrics.registry })
   await app.register(publicStrategyRoutes, { db: services.database.db })
   await app.register(identityRoutes, { db: services.database.db, tokens: services.tokens, now: services.now, providers: services.config })
   await app.register(strategyRoutes, {

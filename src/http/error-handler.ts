@@ -6,12 +6,14 @@ import { AppError, type ErrorCode } from './errors.js'
  * (`{"error": {code, message, request_id, field?}}`, validation failures as 400 INVALID_PARAMETER);
  * public routes keep the FastAPI shape of the original service (`{"detail": …}`, validation as 422).
  */
-export function installErrorHandling(app: FastifyInstance): void {
+export function installErrorHandling(app: FastifyInstance, onUnmatched: (request: FastifyRequest, reply: FastifyReply) => void): void {
   app.setErrorHandler(renderError)
 
   app.setNotFoundHandler((request, reply) => {
     const problem: Problem = { ...base('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`, 404) }
-    return isVersioned(request) ? sendEnvelope(request, reply, problem) : reply.code(404).send({ detail: 'Not Found' })
+    const sent = isVersioned(request) ? sendEnvelope(request, reply, problem) : reply.code(404).send({ detail: 'Not Found' })
+    onUnmatched(request, reply) // no route, so no route's onResponse hook counts it (ops/metrics.ts)
+    return sent
   })
 }
 

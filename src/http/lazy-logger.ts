@@ -57,7 +57,7 @@ class LazyChildLogger {
   }
 
   private write(level: Level, args: unknown[]): void {
-    if (this.made === undefined && !enabled(this.parent, level)) return
+    if (this.made === undefined && !levelEnabled(this.parent, level)) return
     ;(this.real()[level] as LogFn)(...args)
   }
 
@@ -68,7 +68,7 @@ class LazyChildLogger {
 }
 
 /** pino answers isLevelEnabled; a logger without it is asked to log and decides itself. */
-function enabled(logger: FastifyBaseLogger, level: Level): boolean {
+export function levelEnabled(logger: FastifyBaseLogger, level: Level): boolean {
   const check = (logger as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled
   return typeof check !== 'function' || check.call(logger, level)
 }

@@ -1,30 +1,73 @@
-import type { FastifyInstance } from 'fastify'
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify'
+import { collectDefaultMetrics, type Metric, Registry } from 'prom-client'
+import { DURATION_BUCKETS, type RouteTally, RouteTallies } from './route-tallies.js'
 
-/** Prometheus metrics for one app instance: process defaults plus request counts and latencies by route. */
-export function installMetrics(app: FastifyInstance): Registry {
+const REQUESTS = 'perpetua_http_requests_total'
+const DURATION = 'perpetua_http_request_duration_seconds'
+
+export interface Metrics {
+  registry: Registry
+  /** Counts a request no route matched (a 404, or an error raised before routing) as route "unmatched". */
+  recordUnmatched(request: FastifyRequest, reply: FastifyReply): void
+}
+
+/**
+ * Prometheus metrics for one app instance: process defaults plus request counts and latencies by route
+ * pattern (never the raw URL, so label cardinality stays bounded). Each route gets its own onResponse
+ * hook holding its tally; a request no route matched has no route hooks and is recorded by the
+ * not-found and framework-error handlers instead, as it is answered.
+ */
+export function installMetrics(app: FastifyInstance): Metrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
-  const requests = new Counter({
-    name: 'perpetua_http_requests_total',
-    help: 'HTTP requests by method, route pattern and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [registry],
+  const tallies = new RouteTallies()
+  registry.registerMetric(requestsMetric(tallies))
+  registry.registerMetric(durationMetric(tallies))
+
+  app.addHook('onRoute', (route) => {
+    const methods = [route.method].flat()
+    const only = methods.length === 1 ? tallies.for(methods[0]!, route.url) : undefined
+    // A callback hook: an async one costs a promise per request.
+    const record: onResponseHookHandler = (request, reply, done) => {
+      ;(only ?? tallies.for(request.method, route.url)).record(reply.statusCode, reply.elapsedTime / 1000)
+      done()
+    }
+    route.onResponse = [record, ...[route.onResponse ?? []].flat()]
   })
-  const duration = new Histogram({
-    name: 'perpetua_http_request_duration_seconds',
-    help: 'HTTP request latency by method and route pattern',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers: [registry],
+  return {
+    registry,
+    recordUnmatched: (request, reply) => tallies.for(request.method, 'unmatched').record(reply.statusCode, reply.elapsedTime / 1000),
+  }
+}
+
+/** A metric prom-client's registry renders: it asks get() at each scrape. */
+function custom(name: string, help: string, type: 'counter' | 'histogram', values: () => object[]): Metric {
+  return { name, help, type, get: () => ({ name, help, type, values: values(), aggregator: 'sum' }) } as unknown as Metric
+}
+
+function requestsMetric(tallies: RouteTallies): Metric {
+  return custom(REQUESTS, 'HTTP requests by method, route pattern and status', 'counter', () =>
+    [...tallies.all()].flatMap((tally) =>
+      [...tally.statuses].map(([status, value]) => ({ labels: { method: tally.method, route: tally.route, status: String(status) }, value })),
+    ),
+  )
+}
+
+function durationMetric(tallies: RouteTallies): Metric {
+  return custom(DURATION, 'HTTP request latency by method and route pattern', 'histogram', () => [...tallies.all()].flatMap(histogramLines))
+}
+
+/** prom-client's histogram lines for one tally: cumulative buckets, +Inf, sum and count. */
+function histogramLines(tally: RouteTally): object[] {
+  const labels = { method: tally.method, route: tally.route }
+  let cumulative = 0
+  const buckets = [...DURATION_BUCKETS.map(String), '+Inf'].map((le, k) => {
+    cumulative += tally.buckets[k]!
+    return { labels: { ...labels, le }, value: cumulative, metricName: `${DURATION}_bucket` }
   })
-  // A callback hook: every request runs it, and an async one costs a promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    // The route pattern, never the raw URL, keeps label cardinality bounded.
-    const route = request.routeOptions.url ?? 'unmatched'
-    requests.inc({ method: request.method, route, status: String(reply.statusCode) })
-    duration.observe({ method: request.method, route }, reply.elapsedTime / 1000)
-    done()
-  })
-  return registry
+  return [
+    ...buckets,
+    { labels, value: tally.sumSeconds, metricName: `${DURATION}_sum` },
+    { labels, value: tally.count, metricName: `${DURATION}_count` },
+  ]
 }

@@ -46,6 +46,33 @@ for (const backend of backends()) {
       assert.doesNotMatch(res.body, /424242/)
     })
 
+    it('/metrics counts unmatched requests once and keeps a cumulative latency histogram per route', async () => {
+      const value = (body: string, line: string) => Number(body.split('\n').find((l) => l.startsWith(`${line} `))?.slice(line.length + 1) ?? 0)
+      const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body
+      const before = await scrape()
+      for (let i = 0; i < 3; i++) assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
+      assert.equal((await t.app.inject({ method: 'GET', url: '/no-such-route-9137' })).statusCode, 404)
+      assert.equal((await t.app.inject({ method: 'GET', url: '/v1/no-such-route-9137' })).statusCode, 404)
+      const after = await scrape()
+
+      const healthz = 'perpetua_http_requests_total{method="GET",route="/healthz",status="200"}'
+      assert.equal(value(after, healthz) - value(before, healthz), 3)
+      const unmatched = 'perpetua_http_requests_total{method="GET",route="unmatched",status="404"}'
+      assert.equal(value(after, unmatched) - value(before, unmatched), 2)
+      assert.doesNotMatch(after, /9137/)
+
+      const labels = 'method="GET",route="/healthz"'
+      const count = value(after, `perpetua_http_request_duration_seconds_count{${labels}}`)
+      assert.equal(count - value(before, `perpetua_http_request_duration_seconds_count{${labels}}`), 3)
+      const buckets = after.split('\n').filter((l) => l.startsWith(`perpetua_http_request_duration_seconds_bucket{${labels},`))
+      assert.equal(buckets.length, 12) // 11 bounds and +Inf
+      const counts = buckets.map((l) => Number(l.split(' ')[1]))
+      assert.deepEqual(counts, [...counts].sort((a, b) => a - b), 'buckets are cumulative')
+      assert.match(buckets.at(-1)!, /le="\+Inf"\} \d+$/)
+      assert.equal(counts.at(-1), count)
+      assert.ok(value(after, `perpetua_http_request_duration_seconds_sum{${labels}}`) > 0)
+    })
+
     it('/openapi.json is OpenAPI 3, documents every registered route and a success schema for each', async () => {
       const res = await t.app.inject({ method: 'GET', url: '/openapi.json' })
       assert.equal(res.statusCode, 200)
