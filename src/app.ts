@@ -17,7 +17,7 @@ import { installJsonBody } from './http/json-body.js'
 import { lazyChildLogger, levelEnabled } from './http/lazy-logger.js'
 import { chargeWeight } from './http/rate-limit.js'
 import { LazySerializers } from './http/lazy-serializers.js'
-import { echoRequestId, requestIdGenerator } from './http/request-id.js'
+import { echoingRequestId, requestIdFrom, requestIdGenerator } from './http/request-id.js'
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics, type Metrics } from './ops/metrics.js'
@@ -46,7 +46,6 @@ export interface BuildAppOptions {
 
 /** The whole HTTP API as a Fastify instance, ready for inject() or listen(); it never listens itself. */
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const requestId = requestIdGenerator()
   let metrics: Metrics
   const app = Fastify({
     ...(options.logger
@@ -60,11 +59,10 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     schemaController: { compilersFactory: { buildSerializer: (options.serializers ?? new LazySerializers()).build } },
-    requestIdHeader: 'x-request-id',
-    genReqId: requestId,
+    requestIdHeader: false, // genReqId reads the header itself and keeps it only when safe
+    genReqId: requestIdFrom(requestIdGenerator()),
     return503OnClosing: true,
     frameworkErrors: (error, request, reply) => {
-      echoRequestId(request, reply, requestId)
       const sent = renderError(error, request, reply)
       metrics.recordUnmatched(request, reply)
       return sent
@@ -77,12 +75,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   installJsonBody(app)
   installErrorHandling(app, metrics.recordUnmatched)
 
-  // Every request pays for the hooks it runs (bench/http.ts: bare Fastify vs our /healthz), so the
-  // one global hook is synchronous and the access checks are attached only to the routes they guard.
-  app.addHook('onRequest', (request, reply, done) => {
-    echoRequestId(request, reply, requestId)
-    done()
-  })
+  // Every request pays for the hooks it runs (bench/http.ts: bare Fastify vs our /healthz), so there is
+  // no global request hook: the access checks are attached only to the routes they guard, and the
+  // request id is echoed by each route's handler (wrapped below) or by the error and 404 handlers.
 
   const chargeIp = async (request: FastifyRequest, reply: FastifyReply) => {
     await chargeWeight(reply, budget(services, services.config.ipRequestsPerMinute), `ip:${request.ip}`, 1, false)
@@ -119,6 +114,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await requireActivePlan(services.database.db, request.principal.userId, services.now())
   }
   app.addHook('onRoute', (route) => {
+    route.handler = echoingRequestId(route.handler)
     const config = route.config as { access?: Access; onAuthenticated?: OnAuthenticated } | undefined
     const access = config?.access
     if (access?.kind === 'public') route.onRequest = [chargeIp, ...hooksOf(route.onRequest)]

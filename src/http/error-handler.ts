@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorCode } from './errors.js'
+import { echoRequestId } from './request-id.js'
 
 /**
  * One error handler for every route. `/v1` routes answer with the envelope of DESIGN §5
@@ -10,6 +11,7 @@ export function installErrorHandling(app: FastifyInstance, onUnmatched: (request
   app.setErrorHandler(renderError)
 
   app.setNotFoundHandler((request, reply) => {
+    echoRequestId(request, reply)
     const problem: Problem = { ...base('NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`, 404) }
     const sent = isVersioned(request) ? sendEnvelope(request, reply, problem) : reply.code(404).send({ detail: 'Not Found' })
     onUnmatched(request, reply) // no route, so no route's onResponse hook counts it (ops/metrics.ts)
@@ -23,6 +25,7 @@ export function installErrorHandling(app: FastifyInstance, onUnmatched: (request
  * characters), which otherwise bypass the error handler with Fastify's own body.
  */
 export function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  echoRequestId(request, reply)
   const problem = toProblem(error)
   if (problem.status >= 500) {
     request.log.error({ err: error }, 'request failed')
