@@ -44,7 +44,7 @@ export function echoRequestId(request: FastifyRequest, reply: FastifyReply): voi
  */
 export function echoingRequestId<H extends (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) => unknown>(handler: H): H {
   return function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-    reply.header('x-request-id', request.id)
+    echoRequestId(request, reply)
     return handler.call(this, request, reply)
   } as H
 }
