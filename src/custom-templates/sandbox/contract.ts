@@ -1,0 +1,61 @@
+/**
+ * What the service knows of a user's strategy module once the sandbox has inspected it: the shared
+ * vocabulary of the templates API (custom-templates/) and the sandbox that runs modules.
+ */
+
+/** One parameter as the module declares it (`export const params`), checked and normalised. */
+export interface ModuleParam {
+  type: 'integer' | 'number' | 'boolean'
+  default: number | boolean
+  minimum?: number
+  maximum?: number
+  description?: string
+}
+
+/** The params JSON Schema of a module: the shape the built-in templates' params_schema has. */
+export interface ModuleParamsSchema {
+  type: 'object'
+  properties: Record<string, ModuleParam>
+  additionalProperties: false
+}
+
+/** What inspecting a module found: its contract, read from the module in a sandbox, never from its text. */
+export interface ModuleDescription {
+  paramsSchema: ModuleParamsSchema
+  defaults: Record<string, number | boolean>
+  multiSymbol: boolean
+  /** warmup(defaults): closed bars read before the first target. */
+  warmup: number
+  /** Whether the module exports validate (a rule across params). */
+  hasValidate: boolean
+}
+
+/** A module ready to load: JavaScript (types already stripped, line numbers kept) and its content hash. */
+export interface CompiledModule {
+  /** The JavaScript the sandbox evaluates. */
+  code: string
+  /** Hex SHA-256 of `code`: a stored version is immutable, and jobs and runs record which code they ran. */
+  sha256: string
+}
+
+export type ModuleLanguage = 'javascript' | 'typescript'
+
+/**
+ * The sandbox as the API sees it (sandbox/sandbox-service.ts implements it; every call runs the user's
+ * code in a worker thread under the limits of sandbox/limits.ts, never in the calling thread).
+ */
+export interface StrategySandbox {
+  /**
+   * Strips types (typescript), loads the module in a fresh instance, checks the contract (exports,
+   * params well formed, defaults within bounds, warmup a finite integer under the cap) and runs a smoke
+   * run over recorded bars within the limits. Throws AppError INVALID_PARAMETER (field `source`) whose
+   * message names the problem and the module's line:column where there is one.
+   */
+  inspect(source: string, language: ModuleLanguage): Promise<{ compiled: CompiledModule; description: ModuleDescription }>
+  /**
+   * The params with defaults applied, checked against the schema and the module's validate(), and the
+   * warm-up for them. Throws AppError INVALID_PARAMETER naming the field (`params.fast`).
+   */
+  resolveParams(compiled: CompiledModule, description: ModuleDescription, params: unknown): Promise<{ params: Record<string, unknown>; warmup: number }>
+  close(): Promise<void>
+}
