@@ -21,6 +21,8 @@ export interface Database {
   balance_alerts: BalanceAlertsTable
   strategy_orders: StrategyOrdersTable
   strategy_trades: StrategyTradesTable
+  custom_templates: CustomTemplatesTable
+  custom_template_versions: CustomTemplateVersionsTable
 }
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
@@ -81,6 +83,8 @@ export interface StrategiesTable {
   created_at: Timestamp
   updated_at: Timestamp
   deleted_at: Date | null
+  /** The custom template's version (0011_custom_templates); null for a built-in template. */
+  template_version: ColumnType<number | null, number | null | undefined, number | null>
   stat_open_positions: Generated<number>
   stat_total_pnl: Generated<string>
   stat_total_trades: Generated<number>
@@ -293,4 +297,30 @@ export interface BalanceAlertsTable {
   asset: string
   below: boolean
   changed_at: Date
+}
+
+export interface CustomTemplatesTable {
+  id: string
+  user_id: number
+  name: string
+  description: string | null
+  latest_version: number
+  created_at: Timestamp
+  updated_at: Timestamp
+  deleted_at: Date | null
+}
+
+export interface CustomTemplateVersionsTable {
+  template_id: string
+  version: number
+  language: 'javascript' | 'typescript'
+  source: string
+  code: string
+  sha256: string
+  params_schema: Json<Record<string, unknown>>
+  defaults: Json<Record<string, number | boolean>>
+  multi_symbol: boolean
+  warmup: number
+  has_validate: boolean
+  created_at: Timestamp
 }

@@ -6,7 +6,12 @@ import type { KeysetPosition } from '../http/cursor.js'
 
 export type StrategyRow = Selectable<StrategiesTable>
 
-export async function insertStrategy(db: Db, row: Omit<StrategyRow, 'status' | 'stat_open_positions' | 'stat_total_pnl' | 'stat_total_trades' | 'stat_winning_trades'> & { params: Record<string, unknown> }): Promise<StrategyRow> {
+/** A new strategy; template_version only for a custom template (null otherwise). */
+export async function insertStrategy(
+  db: Db,
+  row: Omit<StrategyRow, 'status' | 'template_version' | 'stat_open_positions' | 'stat_total_pnl' | 'stat_total_trades' | 'stat_winning_trades'> &
+    Partial<Pick<StrategyRow, 'template_version'>> & { params: Record<string, unknown> },
+): Promise<StrategyRow> {
   return db
     .insertInto('strategies')
     .values({ ...row, params: JSON.stringify(row.params) })

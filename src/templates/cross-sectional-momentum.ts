@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { BarSeries } from '../engine/types.js'
-import { integer } from './params.js'
+import { integer, MULTI_SYMBOL_MIN_CAPITAL } from './params.js'
 import type { MultiSymbolSignal, MultiSymbolTemplate } from './types.js'
 
 const schema = Type.Object(
@@ -22,7 +22,7 @@ export const crossSectionalMomentum: MultiSymbolTemplate<typeof schema> = {
     '1 / (long_count + short_count) of equity, and closes the rest. The first rebalance comes once enough symbols have ' +
     'lookback bars of history.',
   schema,
-  minCapital: 1000,
+  minCapital: MULTI_SYMBOL_MIN_CAPITAL,
   // A symbol is ranked once it has a bar lookback bars back.
   warmupBars: (p) => p.lookback,
   multiSymbol: true,

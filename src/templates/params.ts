@@ -16,3 +16,9 @@ export const ALLOW_SHORT_DESCRIPTION = 'Reverse into a short on the opposite sig
  * MIN_NOTIONAL (100 USDT on BTCUSDT) at leverage 1 after the taker fee is set aside.
  */
 export const SINGLE_SYMBOL_MIN_CAPITAL = 200
+
+/**
+ * Smallest capital for multi-symbol templates (cross_sectional_momentum, and users' multi-symbol
+ * modules): several positions at once, each of which must clear its symbol's MIN_NOTIONAL.
+ */
+export const MULTI_SYMBOL_MIN_CAPITAL = 1000
