@@ -172,6 +172,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
         ['HTTP', () => app.close()],
         ['runner pool', () => pool.stop()],
         ['webhooks', () => services.webhooks.close()],
+        ['sandbox', () => services.sandbox.close()],
         ['queue', () => boss.stop({ graceful: false, timeout: 2000 })],
         ['market', () => services.market.close()],
         ['database', () => storage.close()],

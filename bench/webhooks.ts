@@ -235,6 +235,7 @@ async function emitEvents(db: Db, userId: number, count: number, next: () => num
 
 async function stopAll(services: Services, storage: Storage, boss: Awaited<ReturnType<typeof startQueue>>): Promise<void> {
   await services.webhooks.close()
+  await services.sandbox.close()
   await boss.stop({ graceful: false, timeout: 2000 })
   await services.market.close()
   await storage.close()

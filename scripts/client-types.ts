@@ -37,6 +37,7 @@ export async function openApiDocument(): Promise<OpenAPI3> {
   } finally {
     await app.close()
     await services.webhooks.close()
+    await services.sandbox.close()
     await services.market.close()
     await database.close()
   }

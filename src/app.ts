@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { authenticateDataKey } from './auth/data-key.js'
+import { templateRoutes } from './custom-templates/routes.js'
 import { identityRoutes } from './auth/identity/routes.js'
 import { requireActivePlan } from './auth/plans.js'
 import { backtestRoutes } from './backtests/routes.js'
@@ -28,7 +29,6 @@ import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
 import { liveRoutes } from './live/routes.js'
 import { symbolRules } from './backtests/upstream-history.js'
-import { templateRoutes } from './templates/routes.js'
 import { webhookRoutes } from './webhooks/routes.js'
 import { apiKeyRoutes } from './auth/keys/routes.js'
 import { exchangeKeyRoutes } from './exchange-keys/routes.js'
@@ -147,7 +147,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   })
   await app.register(liveRoutes, { db: services.database.db, now: services.now, secrets: services.secrets, shared: services.shared, feed: services.strategyFeed })
   app.addHook('onClose', () => services.strategyFeed.close())
-  await app.register(templateRoutes)
+  await app.register(templateRoutes, { db: services.database.db, now: services.now, sandbox: services.sandbox })
   await app.register(backtestRoutes, {
     db: services.database.db,
     now: services.now,

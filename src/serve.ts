@@ -40,6 +40,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     const services = createServices(await withUpstream(config, logger, cleanups), opening.database, Date.now)
     cleanups.push(() => services.market.close())
     cleanups.push(() => services.webhooks.close())
+    cleanups.push(() => services.sandbox.close())
     const app = await buildApp(services, { logger })
     await app.ready() // plugins and routes make no queries: also while the database opens
     const closeAfterResponse = trackResponses(app.server)

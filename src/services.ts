@@ -5,6 +5,8 @@ import { KeyDirectory } from './auth/key-directory.js'
 import { loadOrCreateKey } from './auth/local-keys.js'
 import { SecretBox } from './auth/secret-box.js'
 import type { Config } from './config.js'
+import type { StrategySandbox } from './custom-templates/sandbox/contract.js'
+import { createStrategySandbox } from './custom-templates/sandbox/sandbox-service.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { ReadCache } from './db/read-cache.js'
 import { createMarketData, type MarketData } from './market/market-data.js'
@@ -38,6 +40,8 @@ export interface Services {
   strategyFeed: StrategyFeed
   /** Webhook deliveries: test deliveries on any node; start() runs the dispatcher and workers; close() it on shutdown. */
   webhooks: WebhookPipeline
+  /** Runs users' strategy modules (custom templates) under the sandbox's limits; close() it on shutdown. */
+  sandbox: StrategySandbox
   now: () => number
 }
 
@@ -60,6 +64,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     runSignals: new EventEmitter(),
     strategyFeed: new StrategyFeed(database, () => undefined),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
+    sandbox: createStrategySandbox(config),
     now,
   }
 }

@@ -25,6 +25,7 @@ export async function createApiKeys(server: BenchServer, email: string, scopes: 
     send = () => handler(args)
     close = async () => {
       await services.webhooks.close()
+      await services.sandbox.close()
       await services.market.close()
       await storage.close()
     }

@@ -3,7 +3,7 @@
  * Pure: no I/O, no clock, no randomness.
  */
 export { TEMPLATES, defaultsOf, findTemplate, listTemplates } from './registry.js'
-export { TemplateListSchema, TemplateSchema, type TemplateInfo } from './schemas.js'
+export { TemplateSchema, type TemplateInfo } from './schemas.js'
 export { getTemplate, validateParams, validateParamsOf, validateSymbols, validateSymbolsOf } from './validate.js'
 export type {
   MultiSymbolSignal,

@@ -13,5 +13,3 @@ export const TemplateSchema = Type.Object({
   defaults: Type.Record(Type.String(), Type.Unknown(), { description: 'The params used for fields left out' }),
 })
 export type TemplateInfo = Static<typeof TemplateSchema>
-
-export const TemplateListSchema = Type.Object({ data: Type.Array(TemplateSchema) })

@@ -56,6 +56,7 @@ describe('LazySerializers', () => {
     } finally {
       await app.close()
       await services.webhooks.close()
+      await services.sandbox.close()
       await services.market.close()
       await database.close()
     }

@@ -113,6 +113,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
       await following?.close()
       await workers?.stop()
       await services.webhooks.close()
+      await services.sandbox.close()
       await boss?.stop({ graceful: false, timeout: 2000 })
       await services.market.close()
       await replay?.close()
