@@ -1,13 +1,10 @@
 import type { BarSeries, FundingSeries, SymbolRules } from '../../engine/types.js'
-import { SINGLE_SYMBOL_MIN_CAPITAL } from '../../templates/params.js'
+import { MULTI_SYMBOL_MIN_CAPITAL, SINGLE_SYMBOL_MIN_CAPITAL } from '../../templates/params.js'
 import type { MultiSymbolSignal, SingleSymbolSignal, Template, TemplateContext } from '../../templates/types.js'
 import type { ModuleDescription } from './contract.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import type { GuestContext, StrategyInstance } from './strategy-instance.js'
 import { StrategyError } from './strategy-error.js'
-
-/** Smallest capital of a many-symbol module: the built-in many-symbol template's (cross_sectional_momentum). */
-export const MULTI_SYMBOL_MIN_CAPITAL = 1000
 
 export interface CustomTemplateSource {
   id: string
@@ -122,7 +119,7 @@ class CustomSignal implements SingleSymbolSignal {
       const events = new Float64Array((f - firstEvent) * 3)
       for (let k = firstEvent; k < f; k++) events.set([funding.time[k]!, funding.rate[k]!, funding.markPrice[k]!], (k - firstEvent) * 3)
       this.fundingNext = f
-      const answered = this.instance.bars(columns, count, events, f - firstEvent)
+      const answered = atBar(this.instance, () => this.instance.bars(columns, count, events, f - firstEvent))
       for (let k = 0; k < count; k++) targets[start - from + k] = start + k < this.warmup ? Number.NaN : answered[k]!
     }
     this.next = to
@@ -167,7 +164,7 @@ class CustomMultiSignal implements MultiSymbolSignal {
       }
       this.fundingNext[s] = f
     }
-    const answered = this.instance.step(Float64Array.from(rows), count, Float64Array.from(events), events.length / 4)
+    const answered = atBar(this.instance, () => this.instance.step(Float64Array.from(rows), count, Float64Array.from(events), events.length / 4))
     const step = this.steps++
     if (step < this.warmup) return false
     let any = false
@@ -178,5 +175,17 @@ class CustomMultiSignal implements MultiSymbolSignal {
       }
     }
     return any
+  }
+}
+
+/** Runs a call into the module; a failure names the bar it was given last. */
+function atBar<T>(instance: StrategyInstance, call: () => T): T {
+  try {
+    return call()
+  } catch (error) {
+    if (!(error instanceof StrategyError)) throw error
+    const time = instance.at()
+    const at = time !== undefined && Number.isFinite(time) ? ` (bar ${new Date(time).toISOString()})` : ''
+    throw new StrategyError(error.code, `${error.message}${at}`)
   }
 }

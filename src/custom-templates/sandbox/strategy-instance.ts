@@ -46,6 +46,8 @@ const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descr
  */
 export class StrategyInstance {
   private dead = false
+  /** An out-of-memory or a WebAssembly trap: not even a read of the driver's state is safe afterwards. */
+  private poisoned = false
   private readonly driver: Record<'info' | 'validate' | 'warmup' | 'create' | 'bars' | 'step' | 'at', QuickJSHandle>
 
   private constructor(
@@ -113,9 +115,17 @@ export class StrategyInstance {
     return this.callBuffers('step', bars, count, funding, fundingCount)
   }
 
-  /** The open time of the bar the module was given last (for error messages). */
-  at(): number {
-    return this.callNumber('at')
+  /** The open time of the bar the module was given last (for error messages), also after it failed unless its memory is gone. */
+  at(): number | undefined {
+    if (this.poisoned) return undefined
+    this.dead = false
+    try {
+      return this.callNumber('at')
+    } catch {
+      return undefined
+    } finally {
+      this.dead = true
+    }
   }
 
   /** Bytes of the instance's linear memory (its high-water mark: WebAssembly memory never shrinks). */
@@ -168,6 +178,7 @@ export class StrategyInstance {
     } catch (error) {
       // Whatever failed inside, the instance is not trusted again; a StrategyError reaches the caller.
       this.dead = true
+      this.poisoned = !(error instanceof StrategyError) || error.code === 'STRATEGY_OOM'
       throw error
     } finally {
       for (const handle of args) if (handle.alive) handle.dispose()
