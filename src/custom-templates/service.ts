@@ -92,8 +92,8 @@ export async function createCustomTemplate(context: CustomTemplateContext, input
 /** Uploads a new version (inspected first); name and description change with it when given. */
 export async function updateCustomTemplate(context: CustomTemplateContext, id: string, input: CustomTemplateUpdate): Promise<CustomTemplate> {
   const { db, userId, now, sandbox } = context
-  refuseBuiltIn(id, 'changed')
   checkSourceSize(input.source)
+  refuseBuiltIn(id, 'changed')
   const current = await findTemplateHead(db, userId, id)
   if (!current) throw notFound(`template ${id}`)
   checkVersionCount(current.latest_version, id)
