@@ -152,7 +152,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     db: services.database.db,
     now: services.now,
     shared: services.shared,
-    templates: templateCatalog,
+    templates: templateCatalog(services.database.db, services.sandbox),
     semantics: ENGINE_SEMANTICS,
     enqueue: async (trx, jobId) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')

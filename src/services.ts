@@ -64,7 +64,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     runSignals: new EventEmitter(),
     strategyFeed: new StrategyFeed(database, () => undefined),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
-    sandbox: createStrategySandbox(config),
+    sandbox: createStrategySandbox(),
     now,
   }
 }

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import type { Db } from '../db/connect.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
 import { AppError, invalidParameter } from '../http/errors.js'
@@ -6,10 +7,19 @@ import { findStrategyAnyState } from '../strategies/queries.js'
 import type { FeeModel } from '../engine/index.js'
 import type { JobConfig, JobCreate } from './schemas.js'
 
-/** What the job API needs to know of templates (src/templates implements it). */
+/** What the job API needs to know of a template, built-in or the user's own. */
+export interface ResolvedTemplate {
+  params: Record<string, unknown>
+  multiSymbol: boolean
+  minCapital: number
+  /** A custom template: the version pinned and its code's hash. */
+  version?: { number: number; sha256: string }
+}
+
+/** What the job API needs to know of templates (backtests/template-catalog.ts implements it). */
 export interface TemplateCatalog {
   /** Resolved params (defaults applied); throws 400 INVALID_PARAMETER naming the field. */
-  resolve(templateId: string, params: Record<string, unknown>): { params: Record<string, unknown>; multiSymbol: boolean; minCapital: number }
+  resolve(userId: number, templateId: string, params: Record<string, unknown>): Promise<ResolvedTemplate>
 }
 
 const DECIMAL = /^(0|[1-9]\d{0,17})(\.\d{1,18})?$/
@@ -32,7 +42,7 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
   const endText = required(merged.end, 'end')
 
   if (!DECIMAL.test(capital) || !isPositiveDecimal(capital)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0, e.g. "1000"')
-  const template = catalog.resolve(templateId, params)
+  const template = await catalog.resolve(userId, templateId, params)
   if (symbols.length > 1 && !template.multiSymbol) {
     throw invalidParameter('symbols', `template ${templateId} trades one symbol; give exactly one`)
   }
@@ -64,6 +74,8 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
     fee_model: feeModel,
     ...(feeModel === 'fixed_bps' ? { fee_bps: feeBps } : {}),
     ...(input.strategy_id !== undefined ? { strategy_id: input.strategy_id } : {}),
+    // A custom module's version and code are pinned, and its Math.random seeded, so a job run twice is byte-identical.
+    ...(template.version ? { template_version: template.version.number, template_sha256: template.version.sha256, seed: crypto.randomInt(2 ** 31) } : {}),
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads'
 import type { BacktestResult } from '../engine/index.js'
 import { startWorker } from '../worker-thread.js'
-import type { EngineMessage, EngineRequest } from './engine-thread.js'
+import type { CustomJob, EngineMessage, EngineRequest } from './engine-thread.js'
 
 export class EngineFailure extends Error {
   constructor(
@@ -16,6 +16,8 @@ export class EngineCancelled extends Error {}
 
 interface Task {
   request: EngineRequest
+  /** A user's module: the wall-clock budget after which its thread is terminated (STRATEGY_TIMEOUT). */
+  budgetMs?: number
   onProgress: (fraction: number) => void
   resolve: (result: BacktestResult) => void
   reject: (error: Error) => void
@@ -31,10 +33,14 @@ export class EnginePool {
   constructor(private readonly size: number) {}
 
   /** Runs one backtest; `cancel` set to true stops it at the engine's next progress point (within ~65k bars). */
-  run(input: EngineRequest['input'], onProgress: (fraction: number) => void): { result: Promise<BacktestResult>; cancel: () => void } {
+  run(
+    input: EngineRequest['input'],
+    onProgress: (fraction: number) => void,
+    custom?: { job: CustomJob; budgetMs: number },
+  ): { result: Promise<BacktestResult>; cancel: () => void } {
     const cancel = new SharedArrayBuffer(4)
     const result = new Promise<BacktestResult>((resolve, reject) => {
-      this.waiting.push({ request: { input, cancel }, onProgress, resolve, reject })
+      this.waiting.push({ request: { input, custom: custom?.job, cancel }, budgetMs: custom?.budgetMs, onProgress, resolve, reject })
       this.dispatch()
     })
     return { result, cancel: () => Atomics.store(new Int32Array(cancel), 0, 1) }
@@ -61,7 +67,13 @@ export class EnginePool {
   }
 
   private execute(worker: Worker, task: Task): void {
+    // The hard bound on a user's module: its whole job's strategy time, enforced by ending the thread.
+    const watchdog =
+      task.budgetMs === undefined
+        ? undefined
+        : setTimeout(() => settle(() => this.drop(worker, task, `the strategy ran longer than its budget of ${task.budgetMs} ms`, 'STRATEGY_TIMEOUT')), task.budgetMs)
     const settle = (then: () => void) => {
+      clearTimeout(watchdog)
       worker.off('message', onMessage)
       worker.off('error', onError)
       worker.off('exit', onExit)
@@ -70,7 +82,10 @@ export class EnginePool {
     const onMessage = (message: EngineMessage) => {
       if (message.type === 'progress') return task.onProgress(message.fraction)
       settle(() => {
-        this.idle.push(worker)
+        if (message.type === 'failed' && message.retire) {
+          this.all.delete(worker)
+          void worker.terminate()
+        } else this.idle.push(worker)
         if (message.type === 'done') task.resolve(message.result)
         else if (message.type === 'cancelled') task.reject(new EngineCancelled('cancelled'))
         else task.reject(new EngineFailure(message.code, message.message))
@@ -86,10 +101,10 @@ export class EnginePool {
     worker.postMessage(task.request)
   }
 
-  private drop(worker: Worker, task: Task, message: string): void {
+  private drop(worker: Worker, task: Task, message: string, code = 'ENGINE_ERROR'): void {
     this.all.delete(worker)
     void worker.terminate()
-    task.reject(new EngineFailure('ENGINE_ERROR', message))
+    task.reject(new EngineFailure(code, message))
     this.dispatch()
   }
 }

@@ -1,28 +1,46 @@
 import { parentPort } from 'node:worker_threads'
 import { BacktestCancelledError, type BacktestInput, runBacktest } from '../engine/index.js'
+import { type CustomTemplateSource, customTemplate } from '../custom-templates/sandbox/custom-template.js'
+import { StrategyError } from '../custom-templates/sandbox/strategy-error.js'
+import { StrategyInstance } from '../custom-templates/sandbox/strategy-instance.js'
 import { AppError } from '../http/errors.js'
+import type { Template } from '../templates/types.js'
 
 /**
  * One engine thread: runs backtests one at a time off the event loop. Progress is posted at most every
  * 1 %; the parent cancels by setting the shared flag, which the engine sees at its next progress call.
  */
-export type EngineRequest = { input: Omit<BacktestInput, 'onProgress'>; cancel: SharedArrayBuffer }
+export type EngineRequest = { input: Omit<BacktestInput, 'onProgress' | 'template'>; custom?: CustomJob; cancel: SharedArrayBuffer }
+/** A job of a user's module: its code and seed; this thread is then its sandbox (EnginePool times it). */
+export interface CustomJob {
+  source: CustomTemplateSource
+  code: string
+  seed: number
+}
 export type EngineMessage =
   | { type: 'progress'; fraction: number }
   | { type: 'done'; result: ReturnType<typeof runBacktest> }
   | { type: 'cancelled' }
-  | { type: 'failed'; code: string; message: string; field?: string }
+  /** retire: the pool ends this thread (a user's module failed in it: nothing it touched is trusted again). */
+  | { type: 'failed'; code: string; message: string; field?: string; retire?: boolean }
 
 const port = parentPort
 if (!port) throw new Error('engine-thread must run in a worker thread')
 
-port.on('message', ({ input, cancel }: EngineRequest) => {
+port.on('message', async ({ input, custom, cancel }: EngineRequest) => {
   const flag = new Int32Array(cancel)
   let reported = 0
   const post = (message: EngineMessage) => port.postMessage(message)
+  let instance: StrategyInstance | undefined
   try {
+    let template: Template | undefined
+    if (custom) {
+      instance = await StrategyInstance.load(custom.code, custom.seed)
+      template = customTemplate(custom.source, instance)
+    }
     const result = runBacktest({
       ...input,
+      template,
       onProgress: (fraction) => {
         if (fraction - reported >= 0.01) {
           reported = fraction
@@ -33,8 +51,19 @@ port.on('message', ({ input, cancel }: EngineRequest) => {
     })
     post({ type: 'done', result })
   } catch (error) {
+    if (error instanceof StrategyError) {
+      post({ type: 'failed', code: error.code, message: error.message, retire: true })
+      return
+    }
+    if (custom && !(error instanceof AppError || error instanceof BacktestCancelledError)) {
+      // A WebAssembly trap inside the module (QuickJS aborts after an out-of-memory): the module's failure.
+      post({ type: 'failed', code: 'STRATEGY_OOM', message: `the strategy failed inside its sandbox: ${error instanceof Error ? error.message : String(error)}`, retire: true })
+      return
+    }
     if (error instanceof BacktestCancelledError) post({ type: 'cancelled' })
     else if (error instanceof AppError) post({ type: 'failed', code: error.code, message: error.message, field: error.field })
     else post({ type: 'failed', code: 'ENGINE_ERROR', message: error instanceof Error ? error.message : String(error) })
+  } finally {
+    instance?.dispose()
   }
 })

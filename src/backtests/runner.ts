@@ -8,7 +8,10 @@ import { feeRates } from '../engine/index.js'
 import { recordEvent } from '../events/outbox.js'
 import { AppError } from '../http/errors.js'
 import type { MarketData } from '../market/market-data.js'
+import { findCustomVersion } from '../custom-templates/queries.js'
+import { jobBudgetMs } from '../custom-templates/sandbox/limits.js'
 import { EngineCancelled, EngineFailure, EnginePool } from './engine-pool.js'
+import type { CustomJob } from './engine-thread.js'
 import { loadBars, loadFunding } from './history-store.js'
 import { type HistoryCaches, historyCaches } from './history-cache.js'
 import { sendInTransaction } from '../db/queue.js'
@@ -130,7 +133,8 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, caches: Histor
   try {
     const input = await engineInput(deps, caches, job, () => cancelled, (fraction) => (progress = LOADING_SHARE * fraction))
     if (cancelled) return
-    const run = pool.run(input, (fraction) => (progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction))
+    const custom = await customJob(deps.db, job, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
+    const run = pool.run(input, (fraction) => (progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction), custom)
     stopEngine = run.cancel
     const result = await run.result
     const config = job.config as JobConfig
@@ -172,6 +176,18 @@ async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job:
   }
   const fees = feeRates(config.fee_model, config.fee_bps === undefined ? undefined : Number(config.fee_bps))
   return { templateId: config.template_id, params: config.params, bars, funding, rules, capital: Number(config.capital), leverage: config.leverage, fees, start, end }
+}
+
+/** A job of a user's module: the version it pinned, its seed, and its strategy-time budget for `bars` bars. */
+async function customJob(db: Db, job: JobRow, bars: number): Promise<{ job: CustomJob; budgetMs: number } | undefined> {
+  const config = job.config as JobConfig
+  if (config.template_version === undefined) return undefined
+  const found = await findCustomVersion(db, job.user_id, config.template_id, config.template_version)
+  if (!found || found.compiled.sha256 !== config.template_sha256) {
+    throw new AppError('NOT_FOUND', `template ${config.template_id} version ${config.template_version} no longer exists`, { field: 'template_id' })
+  }
+  const source = { id: found.id, version: found.version, description: found.description, timeframe: config.timeframe }
+  return { job: { source, code: found.compiled.code, seed: config.seed ?? 0 }, budgetMs: jobBudgetMs(bars) }
 }
 
 function describeFailure(error: unknown): { code: string; message: string } {

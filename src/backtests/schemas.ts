@@ -40,6 +40,9 @@ export const JobConfigSchema = Type.Object({
   fee_model: Type.Enum(FEE_MODELS),
   fee_bps: Type.Optional(Type.String()),
   strategy_id: Type.Optional(Type.String()),
+  template_version: Type.Optional(Type.Integer({ description: 'A custom template: the version the job runs' })),
+  template_sha256: Type.Optional(Type.String({ description: 'A custom template: the SHA-256 of the code the job runs' })),
+  seed: Type.Optional(Type.Integer({ description: "A custom template: the seed of the module's Math.random" })),
 })
 export type JobConfig = Static<typeof JobConfigSchema>
 
@@ -115,7 +118,7 @@ export type Job = Static<typeof JobSchema>
 export const JobListQuerySchema = Type.Object(
   {
     status: Type.Optional(Type.Enum(JOB_STATUSES)),
-    template_id: Type.Optional(Type.String({ pattern: '^[a-z0-9_]{1,64}$' })),
+    template_id: Type.Optional(Type.String({ pattern: '^([a-z0-9_]{1,64}|tpl-[0-9a-f]{16})$' })),
     from: Type.Optional(UtcTime('Lower bound of submitted_at, inclusive')),
     to: Type.Optional(UtcTime('Upper bound of submitted_at, exclusive')),
     limit: PageLimit(100, 20),

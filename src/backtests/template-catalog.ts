@@ -1,10 +1,30 @@
+import type { Db } from '../db/connect.js'
+import { AppError } from '../http/errors.js'
+import { isCustomTemplateId } from '../custom-templates/ids.js'
+import { findCustomVersion } from '../custom-templates/queries.js'
+import type { StrategySandbox } from '../custom-templates/sandbox/contract.js'
+import { MULTI_SYMBOL_MIN_CAPITAL, SINGLE_SYMBOL_MIN_CAPITAL } from '../templates/params.js'
 import { getTemplate, validateParams } from '../templates/index.js'
 import type { TemplateCatalog } from './config-resolution.js'
 
-/** The job API's view of the strategy templates. */
-export const templateCatalog: TemplateCatalog = {
-  resolve(templateId, params) {
-    const template = getTemplate(templateId)
-    return { params: validateParams(templateId, params), multiSymbol: template.multiSymbol, minCapital: template.minCapital }
-  },
+/** The job API's view of the strategy templates: the built-ins, and the caller's own modules through the sandbox. */
+export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatalog {
+  return {
+    async resolve(userId, templateId, params) {
+      if (!isCustomTemplateId(templateId)) {
+        const template = getTemplate(templateId)
+        return { params: validateParams(templateId, params), multiSymbol: template.multiSymbol, minCapital: template.minCapital }
+      }
+      const found = await findCustomVersion(db, userId, templateId)
+      if (!found) throw new AppError('INVALID_PARAMETER', `unknown template_id "${templateId}"`, { field: 'template_id' })
+      const resolved = await sandbox.resolveParams(found.compiled, found.description, params)
+      const multiSymbol = found.description.multiSymbol
+      return {
+        params: resolved.params,
+        multiSymbol,
+        minCapital: multiSymbol ? MULTI_SYMBOL_MIN_CAPITAL : SINGLE_SYMBOL_MIN_CAPITAL,
+        version: { number: found.version, sha256: found.compiled.sha256 },
+      }
+    },
+  }
 }

@@ -1,5 +1,5 @@
-import { getTemplate, validateParams, validateSymbols } from '../templates/validate.js'
-import type { TemplateContext } from '../templates/types.js'
+import { getTemplate, validateParamsOf, validateSymbolsOf } from '../templates/validate.js'
+import type { Template, TemplateContext } from '../templates/types.js'
 import { computeMetrics } from './metrics.js'
 import { barsInRange, fundingInRange } from './range.js'
 import { type Simulation, simulateMulti, simulateSingle, type SimulationSetup } from './simulate.js'
@@ -7,6 +7,8 @@ import type { BacktestResult, BarSeries, FeeRates, FundingSeries, SymbolRules } 
 
 export interface BacktestInput {
   templateId: string
+  /** The template itself when the registry does not hold it (a user's module, built in its sandbox thread). */
+  template?: Template
   /** Raw params from the request; validated here (400 INVALID_PARAMETER naming the field) and defaulted. */
   params: unknown
   /** One series per symbol, all of one interval; bars outside [start, end] are ignored. */
@@ -34,9 +36,9 @@ const EMPTY_FUNDING: FundingSeries = { time: new Float64Array(0), rate: new Floa
  * caller should never have built (mismatched arrays, unsorted bars), BacktestCancelledError on cancel.
  */
 export function runBacktest(input: BacktestInput): BacktestResult {
-  const template = getTemplate(input.templateId)
-  const params = validateParams(input.templateId, input.params)
-  validateSymbols(input.templateId, input.bars.map((b) => b.symbol))
+  const template = input.template ?? getTemplate(input.templateId)
+  const params = validateParamsOf(template, input.params)
+  validateSymbolsOf(template, input.bars.map((b) => b.symbol))
   checkInput(input)
 
   const interval = input.bars[0]!.intervalMs

@@ -4,7 +4,7 @@
  */
 export { TEMPLATES, defaultsOf, findTemplate, listTemplates } from './registry.js'
 export { TemplateSchema, type TemplateInfo } from './schemas.js'
-export { getTemplate, validateParams, validateSymbols } from './validate.js'
+export { getTemplate, validateParams, validateParamsOf, validateSymbols, validateSymbolsOf } from './validate.js'
 export type {
   MultiSymbolSignal,
   MultiSymbolTemplate,

@@ -24,7 +24,11 @@ export function getTemplate(templateId: string): Template {
  * rather than ignored: a typo (`fats`) silently running the default would be worse than an error.
  */
 export function validateParams(templateId: string, params: unknown): Record<string, unknown> {
-  const template = getTemplate(templateId)
+  return validateParamsOf(getTemplate(templateId), params)
+}
+
+/** validateParams for a template already in hand (a user's module, which the registry does not hold). */
+export function validateParamsOf(template: Template, params: unknown): Record<string, unknown> {
   if (params === undefined || params === null) params = {}
   if (typeof params !== 'object' || Array.isArray(params)) throw invalidParameter('params', 'params must be an object')
   const given = params as Record<string, unknown>
@@ -52,7 +56,11 @@ export function validateParams(templateId: string, params: unknown): Record<stri
 
 /** 400 INVALID_PARAMETER (field symbols) unless the symbol count suits the template. */
 export function validateSymbols(templateId: string, symbols: readonly string[]): void {
-  const template = getTemplate(templateId)
+  validateSymbolsOf(getTemplate(templateId), symbols)
+}
+
+/** validateSymbols for a template already in hand. */
+export function validateSymbolsOf(template: Template, symbols: readonly string[]): void {
   if (!template.multiSymbol && symbols.length !== 1) {
     throw invalidParameter('symbols', `${template.id} trades one symbol; symbols must have exactly 1 entry`)
   }

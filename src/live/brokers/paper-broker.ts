@@ -1,7 +1,8 @@
 import { DailyCurve } from '../../engine/daily-curve.js'
+import { GrowingSeries } from '../../engine/growing-series.js'
 import { Ledger, type LedgerState } from '../../engine/ledger.js'
 import { SingleSymbolStepper } from '../../engine/single-stepper.js'
-import type { BarSeries, FeeRates, FundingSeries, SymbolRules, Trade } from '../../engine/types.js'
+import type { FeeRates, SymbolRules, Trade } from '../../engine/types.js'
 import type { SingleSymbolSignal, SingleSymbolTemplate } from '../../templates/types.js'
 import type { Broker, BrokerOutcome, ClosedBar, Fill, FundingEvent } from './broker.js'
 
@@ -33,12 +34,9 @@ interface PaperState {
 export class PaperBroker implements Broker {
   readonly kind = 'paper'
   readonly ledger: Ledger
-  private readonly series: BarSeries
-  private readonly funding: FundingSeries
+  private readonly growing: GrowingSeries
   private readonly stepper: SingleSymbolStepper
   private readonly signal: SingleSymbolSignal
-  private count = 0
-  private fundingCount = 0
   private fills: Fill[] = []
   private fundingSettledThrough = -Infinity
   lastOpenTime = Number.NaN
@@ -48,14 +46,13 @@ export class PaperBroker implements Broker {
     private readonly setup: PaperSetup,
     saved?: Record<string, unknown>,
   ) {
-    const empty = () => new Float64Array(64)
-    this.series = { symbol: setup.symbol, intervalMs: setup.intervalMs, openTime: empty(), open: empty(), high: empty(), low: empty(), close: empty(), volume: empty() }
-    this.funding = { time: empty(), rate: empty(), markPrice: empty() }
+    this.growing = new GrowingSeries(setup.symbol, setup.intervalMs)
+    const { bars: series, funding } = this.growing
     this.ledger = new Ledger([setup.symbol], [setup.rules], setup.capital, setup.leverage, setup.fees.takerRate)
     this.ledger.onFill = (_s, side, qty, price, fee) => this.fills.push({ side, qty, price, fee, time: Number.NaN })
-    this.signal = setup.template.create({ bars: [this.series], funding: [this.funding], rules: [setup.rules] }, setup.params as never)
+    this.signal = setup.template.create({ bars: [series], funding: [funding], rules: [setup.rules] }, setup.params as never)
     const state = saved as PaperState | undefined
-    this.stepper = new SingleSymbolStepper(this.ledger, new DailyCurve(state?.startedAt ?? 0, setup.capital), this.series, this.funding, this.signal)
+    this.stepper = new SingleSymbolStepper(this.ledger, new DailyCurve(state?.startedAt ?? 0, setup.capital), series, funding, this.signal)
     if (state) {
       this.ledger.restore(state.ledger)
       this.stepper.pending = numberOr(state.pending, Number.NaN)
@@ -76,7 +73,7 @@ export class PaperBroker implements Broker {
     if (bars.length > 0) {
       const end = bars[bars.length - 1]!.openTime + this.setup.intervalMs
       let k = 0
-      while (k < this.fundingCount && this.funding.time[k]! < end) k++
+      while (k < this.growing.fundingLength && this.growing.funding.time[k]! < end) k++
       this.stepper.fundingIndex = k
     }
     if (this.lastOpenTime !== this.lastOpenTime && bars.length > 0) this.lastClose = bars[bars.length - 1]!.close
@@ -94,7 +91,7 @@ export class PaperBroker implements Broker {
     const outcome = this.finish(before, bar.openTime, this.setup.intervalMs, hadIntent)
     outcome.newTarget = this.stepper.pending
     outcome.fundingPaid = fundingAfter - before.funding
-    this.fundingSettledThrough = this.stepper.fundingIndex > 0 ? this.funding.time[this.stepper.fundingIndex - 1]! : this.fundingSettledThrough
+    this.fundingSettledThrough = this.stepper.fundingIndex > 0 ? this.growing.funding.time[this.stepper.fundingIndex - 1]! : this.fundingSettledThrough
     return outcome
   }
 
@@ -170,46 +167,11 @@ export class PaperBroker implements Broker {
   }
 
   private append(bar: ClosedBar): number {
-    const s = this.series
-    if (this.count > 0 && !(bar.openTime > s.openTime[this.count - 1]!)) {
-      throw new RangeError(`${s.symbol}: bar ${bar.openTime} is not after ${s.openTime[this.count - 1]}`)
-    }
-    if (this.count === s.openTime.length) {
-      for (const key of ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) s[key] = grow(s[key], this.count)
-    }
-    const i = this.count++
-    s.openTime[i] = bar.openTime
-    s.open[i] = bar.open
-    s.high[i] = bar.high
-    s.low[i] = bar.low
-    s.close[i] = bar.close
-    s.volume[i] = bar.volume
-    return i
+    return this.growing.append(bar)
   }
 
   private addFunding(events: readonly FundingEvent[]): void {
-    const f = this.funding
-    for (const event of events) {
-      const last = this.fundingCount > 0 ? f.time[this.fundingCount - 1]! : -Infinity
-      if (!(event.time > last) || !(event.time > this.fundingSettledThrough)) continue
-      if (this.fundingCount === f.time.length) {
-        f.time = grow(f.time, this.fundingCount)
-        f.rate = grow(f.rate, this.fundingCount)
-        f.markPrice = grow(f.markPrice, this.fundingCount)
-      }
-      f.time[this.fundingCount] = event.time
-      f.rate[this.fundingCount] = event.rate
-      f.markPrice[this.fundingCount] = event.markPrice
-      this.fundingCount++
-    }
-    // The stepper stops at the arrays' length: cut views to the filled part.
-    this.stepperFunding()
-  }
-
-  private stepperFunding(): void {
-    // Arrays are over-allocated; the stepper reads time.length, so unfilled slots must never look due.
-    const f = this.funding
-    for (let k = this.fundingCount; k < f.time.length; k++) f.time[k] = Infinity
+    this.growing.addFunding(events, this.fundingSettledThrough)
   }
 }
 
@@ -218,8 +180,3 @@ function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' ? value : fallback
 }
 
-function grow(a: Float64Array, used: number): Float64Array {
-  const next = new Float64Array(Math.max(64, a.length * 2))
-  next.set(a.subarray(0, used))
-  return next
-}

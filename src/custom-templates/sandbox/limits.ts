@@ -1,0 +1,43 @@
+/**
+ * Every bound the sandbox enforces, in one place (as workerd keeps its isolate limits behind one
+ * interface): the API, the engine threads and the run sandboxes all read these numbers here.
+ * The figures behind them are in ../../../docs/decisions.md ("Custom strategies: limits").
+ */
+export const SANDBOX_LIMITS = {
+  /** Module source as uploaded (Shopify Functions' compiled-binary cap, research §3.1). */
+  sourceBytes: 256 * 1024,
+  /**
+   * The instance's WebAssembly.Memory maximum: the only memory bound that holds (QuickJS's own limit
+   * counts 8 bytes per block in these builds, research fact 1). Every allocation style stops here.
+   */
+  memoryBytes: 64 * 1024 * 1024,
+  /** QuickJS's stack: deep recursion ends in "stack overflow" well before the WASM stack. */
+  stackBytes: 256 * 1024,
+  /** A warmup() answer above this is refused: a run reads this many closed bars before it acts. */
+  maxWarmup: 5_000,
+  /** Soft bound on one call into the guest (QuickJS's interrupt handler): a clean error for plain loops. */
+  callMs: 2_000,
+  /**
+   * Hard bound on one call as the watchdog enforces it (terminates the thread): native builtins that
+   * loop in C never poll the interrupt handler (research fact 3), so this is what bounds them.
+   */
+  hardCallMs: 5_000,
+  /** A backtest's whole budget of strategy time: a base plus a per-bar allowance (≈ 40× our measured cost). */
+  jobBaseMs: 10_000,
+  jobPerBarUs: 100,
+  /** Bars fed per crossing into the guest: a crossing costs µs, so batches make it vanish per bar. */
+  batchBars: 4_096,
+  /** A template's stored versions and a user's templates. */
+  templatesPerUser: 50,
+  versionsPerTemplate: 100,
+  /** Dry and live runs of custom templates: per user, and sandboxes (worker threads) per node. */
+  runsPerUser: 10,
+  sandboxesPerNode: 64,
+  /** Bars of the upload's smoke run (recorded BTCUSDT 1h closes). */
+  smokeBars: 2_000,
+} as const
+
+/** The strategy-time budget of a backtest over `bars` bars, in milliseconds (the engine thread's watchdog). */
+export function jobBudgetMs(bars: number): number {
+  return SANDBOX_LIMITS.jobBaseMs + Math.ceil((bars * SANDBOX_LIMITS.jobPerBarUs) / 1000)
+}

@@ -1,0 +1,101 @@
+import { parentPort } from 'node:worker_threads'
+import type { SymbolRules } from '../../engine/types.js'
+import { AppError } from '../../http/errors.js'
+import type { ClosedBar, FundingEvent } from '../../live/brokers/broker.js'
+import { validateParamsOf } from '../../templates/validate.js'
+import type { SingleSymbolSignal } from '../../templates/types.js'
+import type { ModuleDescription } from './contract.js'
+import { type CustomTemplateSource, customTemplate } from './custom-template.js'
+import { inspectModule } from './inspect-module.js'
+import { GrowingSeries } from '../../engine/growing-series.js'
+import { loadSmokeData, type SmokeData } from './smoke-bars.js'
+import { StrategyError } from './strategy-error.js'
+import { StrategyInstance } from './strategy-instance.js'
+
+/**
+ * A sandbox thread: runs users' modules for the API (inspect an upload, resolve params) and, in a run's
+ * own thread, one dry or live run's module fed bar by bar. Its parent (sandbox-worker.ts) holds the
+ * wall-clock watchdog and terminates this thread on overrun: nothing here needs to be interruptible.
+ */
+export type SandboxRequest =
+  | { type: 'inspect'; code: string }
+  | { type: 'resolve'; code: string; description: ModuleDescription; params: unknown }
+  | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbol: string; intervalMs: number; rules: SymbolRules }
+  | { type: 'feed'; bars: ClosedBar[]; funding: FundingEvent[] }
+
+export type SandboxFailure = { kind: 'invalid'; field?: string; message: string } | { kind: 'strategy'; code: StrategyError['code']; message: string }
+export type SandboxReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SandboxFailure }
+
+const port = parentPort
+if (!port) throw new Error('sandbox-thread must run in a worker thread')
+
+let smoke: SmokeData | undefined
+/** The run this thread serves ('open'), fed by 'feed'. */
+let session: { series: GrowingSeries; signal: SingleSymbolSignal; targets: Float64Array } | undefined
+
+port.on('message', async ({ id, request }: { id: number; request: SandboxRequest }) => {
+  try {
+    port.postMessage({ id, ok: true, value: await handle(request) } satisfies SandboxReply)
+  } catch (error) {
+    port.postMessage({ id, ok: false, error: failure(error) } satisfies SandboxReply)
+    // A module that failed may have left its instance poisoned (research fact 2): a session thread ends.
+    if (session) process.exit(0)
+  }
+})
+
+port.postMessage('ready')
+
+async function handle(request: SandboxRequest): Promise<unknown> {
+  switch (request.type) {
+    case 'inspect':
+      smoke ??= loadSmokeData()
+      return inspectModule(request.code, smoke)
+    case 'resolve':
+      return resolve(request.code, request.description, request.params)
+    case 'open':
+      return open(request)
+    case 'feed':
+      return feed(request.bars, request.funding)
+  }
+}
+
+async function resolve(code: string, description: ModuleDescription, params: unknown): Promise<{ params: Record<string, unknown>; warmup: number }> {
+  const instance = await StrategyInstance.load(code, 0)
+  try {
+    const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
+    const resolved = validateParamsOf(template, params)
+    return { params: resolved, warmup: template.warmupBars(resolved as never, 0) }
+  } finally {
+    instance.dispose()
+  }
+}
+
+async function open(request: Extract<SandboxRequest, { type: 'open' }>): Promise<{ warmup: number }> {
+  const instance = await StrategyInstance.load(request.code, request.seed)
+  const template = customTemplate(request.source, instance)
+  if (template.multiSymbol) throw new AppError('INVALID_PARAMETER', 'runs of many-symbol modules are not supported yet', { field: 'template_id' })
+  const series = new GrowingSeries(request.symbol, request.intervalMs)
+  const signal = template.create({ bars: [series.bars], funding: [series.funding], rules: [request.rules] }, request.params as never)
+  session = { series, signal, targets: new Float64Array(0) }
+  return { warmup: template.warmupBars(request.params as never, request.intervalMs) }
+}
+
+/** Appends closed bars (and their funding) and answers the module's targets for them, warm-up masked. */
+function feed(bars: ClosedBar[], funding: FundingEvent[]): number[] {
+  if (!session) throw new Error('feed before open')
+  const { series, signal } = session
+  series.addFunding(funding)
+  const from = series.length
+  for (const bar of bars) series.append(bar)
+  const targets = new Float64Array(bars.length)
+  if (bars.length > 0) signal.onBars ? signal.onBars(from, series.length, targets) : targets.forEach((_, k) => (targets[k] = signal.onBar(from + k)))
+  return Array.from(targets)
+}
+
+function failure(error: unknown): SandboxFailure {
+  if (error instanceof StrategyError) return { kind: 'strategy', code: error.code, message: error.message }
+  if (error instanceof AppError) return { kind: 'invalid', field: error.field, message: error.message }
+  // A WebAssembly trap (an abort inside QuickJS after an out-of-memory) is the module's failure too.
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  return { kind: 'strategy', code: /memory|abort/i.test(message) ? 'STRATEGY_OOM' : 'STRATEGY_ERROR', message }
+}

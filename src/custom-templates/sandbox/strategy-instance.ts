@@ -1,0 +1,222 @@
+import releaseSync from '@jitl/quickjs-wasmfile-release-sync'
+import {
+  DefaultIntrinsics,
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSContext,
+  type QuickJSHandle,
+  type QuickJSRuntime,
+  type QuickJSSyncVariant,
+  type QuickJSWASMModule,
+  shouldInterruptAfterDeadline,
+} from 'quickjs-emscripten-core'
+import { GUEST_DRIVER } from './guest-driver.js'
+import { SANDBOX_LIMITS } from './limits.js'
+import { locationIn, StrategyError } from './strategy-error.js'
+
+/** What the module exports, as the driver reads it inside the sandbox. */
+export interface ModuleExports {
+  params: unknown
+  multi: boolean
+  validate: boolean
+  warmup: boolean
+  create: boolean
+}
+
+/** The context create(p, ctx) receives. */
+export interface GuestContext {
+  symbols: string[]
+  timeframe: string
+  interval_ms: number
+  rules: Record<string, { tick_size: number; step_size: number; min_qty: number; min_notional: number }>
+}
+
+const PAGE = 64 * 1024
+// The package's types are CommonJS-shaped under NodeNext; at run time the ESM build's default is the variant.
+const variant = releaseSync as unknown as QuickJSSyncVariant
+/** Node has WebAssembly; the ES2023 lib this project compiles against does not declare it. */
+const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => object } }).WebAssembly
+
+/**
+ * One user module in its own QuickJS WebAssembly instance: its own linear memory capped at
+ * SANDBOX_LIMITS.memoryBytes, its own runtime and context, no host function exposed. Calls are
+ * synchronous: the caller is always a worker thread whose parent holds the hard wall-clock bound.
+ * After any failure inside the guest (an exception, a timeout, out of memory) the instance is dead:
+ * QuickJS is not safe to reuse after an out-of-memory (research fact 2), so none is reused.
+ */
+export class StrategyInstance {
+  private dead = false
+  /** An out-of-memory or a WebAssembly trap: not even a read of the driver's state is safe afterwards. */
+  private poisoned = false
+  private readonly driver: Record<'info' | 'validate' | 'warmup' | 'create' | 'bars' | 'step' | 'at', QuickJSHandle>
+
+  private constructor(
+    private readonly module: QuickJSWASMModule,
+    private readonly runtime: QuickJSRuntime,
+    private readonly context: QuickJSContext,
+    driver: QuickJSHandle,
+  ) {
+    this.driver = Object.fromEntries(
+      (['info', 'validate', 'warmup', 'create', 'bars', 'step', 'at'] as const).map((name) => [name, context.getProp(driver, name)]),
+    ) as StrategyInstance['driver']
+    driver.dispose()
+  }
+
+  /** Loads `code` (an ES module) with Math.random seeded by `seed`; a module that fails to evaluate throws StrategyError. */
+  static async load(code: string, seed: number): Promise<StrategyInstance> {
+    const memory = new Memory({ initial: 256, maximum: SANDBOX_LIMITS.memoryBytes / PAGE })
+    const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory as never }))
+    const runtime = module.newRuntime()
+    runtime.setMaxStackSize(SANDBOX_LIMITS.stackBytes)
+    // No loader: any import, static or dynamic, fails inside the guest with "could not load module".
+    runtime.setModuleLoader((name) => ({ error: new Error(`imports are not available in a strategy module (${name})`) }))
+    const context = runtime.newContext({ intrinsics: { ...DefaultIntrinsics, Date: false } })
+    const guard = (ms: number) => runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + ms))
+    guard(SANDBOX_LIMITS.callMs)
+    const factory = StrategyInstance.unwrap(context, context.evalCode(GUEST_DRIVER, 'driver.js', { type: 'global', strict: true }))
+    const seedHandle = context.newNumber(seed >>> 0)
+    const make = StrategyInstance.unwrap(context, context.callFunction(factory, context.undefined, seedHandle))
+    seedHandle.dispose()
+    factory.dispose()
+    guard(SANDBOX_LIMITS.callMs)
+    const namespace = StrategyInstance.unwrap(context, context.evalCode(code, 'strategy.js', { type: 'module' }))
+    const driver = StrategyInstance.unwrap(context, context.callFunction(make, context.undefined, namespace))
+    make.dispose()
+    namespace.dispose()
+    return new StrategyInstance(module, runtime, context, driver)
+  }
+
+  info(): ModuleExports {
+    return JSON.parse(this.callString('info')) as ModuleExports
+  }
+
+  /** The module's validate(params): a problem, or undefined when the params are fine. */
+  validate(params: Record<string, unknown>): { field: string; message: string } | undefined {
+    const answer = this.callString('validate', JSON.stringify(params))
+    return answer === '' ? undefined : (JSON.parse(answer) as { field: string; message: string })
+  }
+
+  /** The module's warmup(params), as it answered (the caller checks it is a whole number under the cap). */
+  warmup(params: Record<string, unknown>): number {
+    return this.callNumber('warmup', JSON.stringify(params))
+  }
+
+  create(params: Record<string, unknown>, context: GuestContext): void {
+    this.call('create', [this.context.newString(JSON.stringify(params)), this.context.newString(JSON.stringify(context))]).dispose()
+  }
+
+  /** onBar over `count` bars (6 columns each), funding triples delivered in between; the targets. */
+  bars(columns: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
+    return this.callBuffers('bars', columns, count, funding, fundingCount)
+  }
+
+  /** onStep over one step: `count` bars of (symbol index + 6 columns), funding of (symbol index, time, rate, mark); targets by symbol index. */
+  step(bars: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
+    return this.callBuffers('step', bars, count, funding, fundingCount)
+  }
+
+  /** The open time of the bar the module was given last (for error messages), also after it failed unless its memory is gone. */
+  at(): number | undefined {
+    if (this.poisoned) return undefined
+    this.dead = false
+    try {
+      return this.callNumber('at')
+    } catch {
+      return undefined
+    } finally {
+      this.dead = true
+    }
+  }
+
+  /** Bytes of the instance's linear memory (its high-water mark: WebAssembly memory never shrinks). */
+  memoryBytes(): number {
+    return this.module.getWasmMemory().buffer.byteLength
+  }
+
+  dispose(): void {
+    if (this.dead) return
+    this.dead = true
+    for (const handle of Object.values(this.driver)) handle.dispose()
+    this.context.dispose()
+    this.runtime.dispose()
+  }
+
+  private callBuffers(name: 'bars' | 'step', data: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
+    const c = this.context
+    const result = this.call(name, [
+      c.newArrayBuffer(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)),
+      c.newNumber(count),
+      c.newArrayBuffer(funding.buffer.slice(funding.byteOffset, funding.byteOffset + funding.byteLength)),
+      c.newNumber(fundingCount),
+    ])
+    const view = c.getArrayBuffer(result)
+    const targets = new Float64Array(view.value.slice().buffer)
+    view.dispose()
+    result.dispose()
+    return targets
+  }
+
+  private callString(name: keyof StrategyInstance['driver'], argument?: string): string {
+    const result = this.call(name, argument === undefined ? [] : [this.context.newString(argument)])
+    const text = this.context.getString(result)
+    result.dispose()
+    return text
+  }
+
+  private callNumber(name: keyof StrategyInstance['driver'], argument?: string): number {
+    const result = this.call(name, argument === undefined ? [] : [this.context.newString(argument)])
+    const value = this.context.getNumber(result)
+    result.dispose()
+    return value
+  }
+
+  private call(name: keyof StrategyInstance['driver'], args: QuickJSHandle[]): QuickJSHandle {
+    if (this.dead) throw new StrategyError('STRATEGY_ERROR', 'the strategy failed earlier and cannot be called again')
+    this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + SANDBOX_LIMITS.callMs))
+    try {
+      return StrategyInstance.unwrap(this.context, this.context.callFunction(this.driver[name], this.context.undefined, ...args))
+    } catch (error) {
+      // Whatever failed inside, the instance is not trusted again; a StrategyError reaches the caller.
+      this.dead = true
+      this.poisoned = !(error instanceof StrategyError) || error.code === 'STRATEGY_OOM'
+      throw error
+    } finally {
+      for (const handle of args) if (handle.alive) handle.dispose()
+    }
+  }
+
+  private static unwrap(context: QuickJSContext, result: ReturnType<QuickJSContext['evalCode']>): QuickJSHandle {
+    if (!result.error) return result.value
+    const dumped = safeDump(context, result.error)
+    result.error.dispose()
+    throw guestError(dumped)
+  }
+}
+
+interface Dumped {
+  name?: string
+  message?: string
+  stack?: string
+}
+
+function safeDump(context: QuickJSContext, handle: QuickJSHandle): Dumped {
+  try {
+    const value = context.dump(handle) as unknown
+    if (value && typeof value === 'object') return value as Dumped
+    return { message: String(value) }
+  } catch {
+    return { message: 'the strategy threw a value that could not be read' }
+  }
+}
+
+/** A guest exception as a StrategyError with the module's line:column where the stack has one. */
+export function guestError(error: Dumped): StrategyError {
+  const message = typeof error.message === 'string' ? error.message : 'the strategy failed'
+  const name = typeof error.name === 'string' ? error.name : 'Error'
+  if (name === 'InternalError' && /interrupted/.test(message)) return new StrategyError('STRATEGY_TIMEOUT', `the strategy ran longer than ${SANDBOX_LIMITS.callMs} ms in one call`)
+  if (/out of memory/i.test(message)) return new StrategyError('STRATEGY_OOM', `the strategy used more than its ${SANDBOX_LIMITS.memoryBytes / 2 ** 20} MiB of memory`)
+  const at = locationIn(error.stack)
+  const where = at ? ` (strategy.js ${at})` : ''
+  if (name === 'StrategyOutputError') return new StrategyError('STRATEGY_INVALID_OUTPUT', `${message}${where}`)
+  return new StrategyError('STRATEGY_ERROR', `${name}: ${message}${where}`)
+}
