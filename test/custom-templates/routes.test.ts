@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { MAX_SOURCE_BYTES, MAX_TEMPLATES_PER_USER, MAX_VERSIONS } from '../../src/custom-templates/limits.js'
+import { SANDBOX_LIMITS } from '../../src/custom-templates/sandbox/limits.js'
 import { findCustomVersion } from '../../src/custom-templates/queries.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
 import { BROKEN, MOMENTUM, SMA, SMA_TS } from './modules.js'
 
+const { sourceBytes: MAX_SOURCE_BYTES, templatesPerUser: MAX_TEMPLATES_PER_USER, versionsPerTemplate: MAX_VERSIONS } = SANDBOX_LIMITS
 const HEX16 = /^tpl-[0-9a-f]{16}$/
 const SHA256 = /^[0-9a-f]{64}$/
 
