@@ -3,7 +3,7 @@ import { AppError } from '../http/errors.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { findCustomVersion } from '../custom-templates/queries.js'
 import type { StrategySandbox } from '../custom-templates/sandbox/contract.js'
-import { MULTI_SYMBOL_MIN_CAPITAL, SINGLE_SYMBOL_MIN_CAPITAL } from '../templates/params.js'
+import { customTemplateBounds } from '../custom-templates/sandbox/custom-template.js'
 import { getTemplate, validateParams } from '../templates/index.js'
 import type { TemplateCatalog } from './config-resolution.js'
 
@@ -22,7 +22,7 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
       return {
         params: resolved.params,
         multiSymbol,
-        minCapital: multiSymbol ? MULTI_SYMBOL_MIN_CAPITAL : SINGLE_SYMBOL_MIN_CAPITAL,
+        minCapital: customTemplateBounds(multiSymbol).minCapital,
         version: { number: found.version, sha256: found.compiled.sha256 },
       }
     },

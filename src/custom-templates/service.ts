@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.js'
+import { customTemplateBounds } from './sandbox/custom-template.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import { MULTI_SYMBOL_MIN_CAPITAL, SINGLE_SYMBOL_MIN_CAPITAL } from '../templates/params.js'
 import { listTemplates as listBuiltIns } from '../templates/registry.js'
@@ -32,12 +33,6 @@ export interface CustomTemplateContext {
 const BUILT_INS: readonly BuiltInTemplate[] = listBuiltIns().map((template) => ({ ...template, custom: false as const }))
 const BUILT_IN_BY_ID = new Map(BUILT_INS.map((template) => [template.id, template]))
 
-/** Symbol counts and minimum capital of a custom module: those of the built-ins of its kind. */
-export function customTemplateBounds(multiSymbol: boolean): { minSymbols: number; maxSymbols: number | null; minCapital: number } {
-  return multiSymbol
-    ? { minSymbols: 2, maxSymbols: null, minCapital: MULTI_SYMBOL_MIN_CAPITAL }
-    : { minSymbols: 1, maxSymbols: 1, minCapital: SINGLE_SYMBOL_MIN_CAPITAL }
-}
 
 /** The built-in templates, then the caller's own (latest versions, oldest first); never another user's. */
 export async function listAllTemplates({ db, userId }: CustomTemplateContext): Promise<{ data: (BuiltInTemplate | CustomTemplate)[] }> {
