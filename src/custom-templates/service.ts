@@ -1,7 +1,6 @@
 import type { Db } from '../db/connect.js'
 import { customTemplateBounds } from './sandbox/custom-template.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
-import { MULTI_SYMBOL_MIN_CAPITAL, SINGLE_SYMBOL_MIN_CAPITAL } from '../templates/params.js'
 import { listTemplates as listBuiltIns } from '../templates/registry.js'
 import { newCustomTemplateId } from './ids.js'
 import { SANDBOX_LIMITS } from './sandbox/limits.js'
