@@ -145,6 +145,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       rules: (symbol) => symbolRules(services.market, symbol),
       onRunsChanged: () => services.runSignals.emit('runs-changed'),
       feed: services.strategyFeed,
+      templates,
     },
   })
   await app.register(liveRoutes, { db: services.database.db, now: services.now, secrets: services.secrets, shared: services.shared, feed: services.strategyFeed })
