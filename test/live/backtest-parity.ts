@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { symbolRules } from '../../src/backtests/upstream-history.js'
 import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
+import type { Template } from '../../src/templates/types.js'
 import type { TestApp } from '../support/app.js'
 import type { KeyPair } from '../support/signing.js'
 import { loadFunding, loadKlines } from '../engine/helpers.js'
@@ -24,11 +25,16 @@ export async function runState(t: TestApp, id: string): Promise<RunState | null>
  * Asserts that a BTCUSDT 1m dry run's stored trades, fees, funding and position are exactly those of a
  * backtest of the same params over the recorded bars from its warm-up boundary to its last bar.
  */
-export async function assertBacktestParity(t: TestApp, id: string, run: { params: Record<string, unknown>; capital: number; leverage: number }): Promise<RunState> {
+export async function assertBacktestParity(
+  t: TestApp,
+  id: string,
+  run: { params: Record<string, unknown>; capital: number; leverage: number; template?: Template },
+): Promise<RunState> {
   const final = (await runState(t, id))!
   const rules = await symbolRules(t.services.market, 'BTCUSDT')
   const expected = runBacktest({
-    templateId: 'sma_cross',
+    templateId: run.template?.id ?? 'sma_cross',
+    template: run.template,
     params: run.params,
     bars: [loadKlines('BTCUSDT', 'BTCUSDT-1m-20250504-20250624.csv.gz', MINUTE)],
     funding: [loadFunding('BTCUSDT-fundingRate-20190910-20260517.csv')],

@@ -12,6 +12,7 @@ import { tradingClientOf } from '../exchange/trading-client-of.js'
 import { UserDataStreams } from '../exchange/user-data-streams.js'
 import { RunCommits } from './run-commits.js'
 import { SharedHistory, sharedClock } from './shared-history.js'
+import { RunSandboxes } from '../../custom-templates/sandbox/run-sandbox.js'
 import { type BarTiming, StrategyRunner } from './strategy-runner.js'
 
 /** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
@@ -60,6 +61,8 @@ export class RunnerPool {
 
   private readonly userStreams: UserDataStreams | undefined
   private readonly now: () => number
+  /** Sandbox threads of this node's custom-template runs (each runner closes its own when it stops). */
+  private readonly sandboxes = new RunSandboxes()
 
   constructor(private readonly options: RunnerPoolOptions) {
     this.streams = new KlineStreams(options.wsUrl)
@@ -147,6 +150,7 @@ export class RunnerPool {
         ...(this.options.secrets ? { tradingClient: (r) => tradingClientOf(db, this.options.secrets!, this.options.market.client, r, this.now) } : {}),
         ...(this.userStreams ? { userStreams: this.userStreams } : {}),
         ...(this.options.observe ? { observe: this.options.observe } : {}),
+        sandboxes: this.sandboxes,
         onError: (error, failed) => this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed'),
       })
       this.runners.set(run.strategy_id, runner)

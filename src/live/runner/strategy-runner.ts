@@ -2,6 +2,10 @@ import type { Db } from '../../db/connect.js'
 import type { SymbolRules } from '../../engine/types.js'
 import type { HistorySource } from '../../backtests/history-store.js'
 import { getTemplate } from '../../templates/validate.js'
+import { isCustomTemplateId } from '../../custom-templates/ids.js'
+import { findCustomVersion } from '../../custom-templates/queries.js'
+import type { RunSandbox, RunSandboxes } from '../../custom-templates/sandbox/run-sandbox.js'
+import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { ExchangeBroker } from '../brokers/exchange-broker.js'
@@ -35,6 +39,8 @@ export interface RunnerDeps {
   userStreams?: UserDataStreams
   /** Told once per stream bar, after the first commit that bar caused (bench/live.ts measures with it). */
   observe?: (timing: BarTiming) => void
+  /** The node's sandbox threads, for runs of custom templates. */
+  sandboxes: RunSandboxes
 }
 
 /** One closed bar from the stream, from its receipt in this process to the commit of what it did. */
@@ -82,6 +88,8 @@ export class StrategyRunner {
   private counters: OutcomeCounters = { intent: 1, trade: 1 }
   /** The stream bar being acted on, until its first commit reports its timing. */
   private arrival: { openTime: number; receivedAt: number } | undefined
+  /** A custom template's module, in its own sandbox thread: fed every bar before the broker acts on it. */
+  private sandbox: RunSandbox | undefined
 
   constructor(
     readonly run: RunRow,
@@ -92,15 +100,30 @@ export class StrategyRunner {
 
   async start(): Promise<void> {
     const { run, deps } = this
-    const template = getTemplate(run.template_id) as SingleSymbolTemplate
-    const setup = paperSetup(run, template, await deps.rules(run.symbol))
+    const rules = await deps.rules(run.symbol)
+    let template: SingleSymbolTemplate
+    if (isCustomTemplateId(run.template_id)) {
+      try {
+        this.sandbox = await this.startSandbox(rules)
+      } catch (error) {
+        if (!(error instanceof StrategyError)) throw error
+        // The module cannot start (its pinned version fails where it passed before): the run moves to error.
+        this.stop()
+        await failRun(deps.db, run, deps.owner, new RunFailure(error.code, error.message), new Date(deps.now()))
+        return
+      }
+      template = this.sandbox.template
+    } else {
+      template = getTemplate(run.template_id) as SingleSymbolTemplate
+    }
+    const setup = paperSetup(run, template, rules)
     const state = run.state as unknown as RunnerState | null
     const paper = new PaperBroker(setup, state?.broker)
     this.broker = paper
     this.pendingOrder = state?.pendingOrder ?? null
     this.extra = { warmupFrom: state?.warmupFrom, firstActive: state?.firstActive }
 
-    const warmup = template.warmupBars(setup.params as never, this.interval)
+    const warmup = this.sandbox ? this.sandbox.warmup : template.warmupBars(setup.params as never, this.interval)
     // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
     this.unsubscribe = deps.streams.subscribe(run.symbol, run.timeframe, (event) => {
       if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar, event.receivedAt))
@@ -157,6 +180,26 @@ export class StrategyRunner {
     this.stopped = true
     this.unsubscribe?.()
     this.unsubscribeUser?.()
+    void this.sandbox?.close()
+  }
+
+  /** The run's module in a sandbox thread of this node, at the version and with the seed the run pinned. */
+  private async startSandbox(rules: SymbolRules): Promise<RunSandbox> {
+    const { run, deps } = this
+    const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined)
+    if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
+    return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbol: run.symbol, timeframe: run.timeframe, intervalMs: this.interval, rules })
+  }
+
+  /** Feeds a custom module the bars the broker is about to act on; its failure ends the run in error. */
+  private async feed(bars: readonly ClosedBar[], funding: readonly FundingEvent[]): Promise<void> {
+    if (!this.sandbox) return
+    try {
+      await this.sandbox.feed(bars, funding)
+    } catch (error) {
+      if (error instanceof StrategyError) throw new RunFailure(error.code, error.message)
+      throw error
+    }
   }
 
   /** Resolves once every queued step is done (tests and shutdown). */
@@ -207,6 +250,7 @@ export class StrategyRunner {
     // Funding over the shared window too where one page surely holds it (funding is at most hourly), kept from `from` on.
     const fundingStart = Math.max(windowStart, end - FUNDING_PAGE_SPAN_MS)
     const funding = from >= fundingStart ? (await this.fetchFunding(fundingStart, end)).filter((f) => f.time >= from) : await this.fetchFunding(from, end)
+    await this.feed(history, funding)
     this.broker.warm(history, funding)
     if (!resumed) {
       this.extra = { warmupFrom: from, firstActive: (history[history.length - 1]?.openTime ?? from - this.interval) + this.interval }
@@ -253,6 +297,7 @@ export class StrategyRunner {
   private async act(bar: ClosedBar): Promise<void> {
     if (this.stopped) return
     const funding = await this.fundingFor(bar)
+    await this.feed([bar], funding)
     if (this.live) return this.live.act(bar, funding, this.interval)
     await this.commit(this.broker.onClosedBar(bar, funding), undefined)
   }
