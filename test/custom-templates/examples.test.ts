@@ -34,8 +34,8 @@ interface Example {
   symbols: { bars: BarSeries; funding: FundingSeries; rules: (typeof smoke.rules)[number] }[]
 }
 
-async function inspect(example: Example): Promise<{ code: string; description: ModuleDescription }> {
-  const { code } = compileModule(fs.readFileSync(path.join(EXAMPLES, example.file), 'utf8'), example.language)
+async function inspect(example: Example, source = fs.readFileSync(path.join(EXAMPLES, example.file), 'utf8')): Promise<{ code: string; description: ModuleDescription }> {
+  const { code } = compileModule(source, example.language)
   return { code, description: await inspectModule(code, smoke) }
 }
 
@@ -109,6 +109,21 @@ describe('example strategy modules', () => {
       assert.equal(error.field, 'params.oversold')
       return true
     })
+  })
+
+  it("the author's guide's complete example loads, passes an upload's inspection and trades", async () => {
+    const guide = fs.readFileSync('docs/strategy-authors-guide.md', 'utf8')
+    const source = /### A complete example[\s\S]*?```js\n([\s\S]*?)```/.exec(guide)?.[1]
+    assert.ok(source, 'the guide has a js block under "A complete example"')
+    const example: Example = { file: 'docs/strategy-authors-guide.md', language: 'javascript', symbols: [BTC] }
+    const { code, description } = await inspect(example, source)
+    assert.deepEqual(description.defaults, { lookback: 20, exit_lookback: 10, max_funding: 0.0005, allow_short: false })
+    const first = await backtest(example, code, description)
+    assert.ok(first.trades.length > 0, 'the example trades')
+    assert.equal(JSON.stringify(await backtest(example, code, description)), JSON.stringify(first))
+    const shorts = await backtest(example, code, description, { allow_short: true })
+    assert.ok(shorts.trades.some((t) => t.side === 'sell'))
+    await assert.rejects(backtest(example, code, description, { exit_lookback: 30 }), /params\.exit_lookback must not exceed params\.lookback/)
   })
 
   it('rsi-reversion.ts type-checks against perpetua/strategy (src/strategy-types.ts)', () => {
