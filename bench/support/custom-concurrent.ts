@@ -1,3 +1,4 @@
+import os from 'node:os'
 import { EnginePool } from '../../src/backtests/engine-pool.js'
 import type { CustomJob, EngineRequest } from '../../src/backtests/engine-thread.js'
 import { concatBars } from '../../src/backtests/kline-codec.js'
@@ -11,10 +12,11 @@ import { engineBenchData, smaCrossInput } from './engine-bars.js'
  * alone and not the parent's 2.6 M bars or its other sandboxes.
  *
  * The jobs go through the service's own EnginePool and engine threads (engine-thread.ts: one
- * StrategyInstance per job, under the watchdog budget the runner gives a custom job), with the pool
- * sized to `jobs` threads so that every job holds its sandbox at the same moment. The same pool first
- * runs the built-in sma_cross over the same bars: that peak is the baseline (process, `jobs` engine
- * threads, engine, bars), so the difference is what the sandboxes add. The bars sit in one
+ * StrategyInstance per job, under the watchdog budget the runner gives a custom job). First as the
+ * service runs them by default: a pool of WORKERS (cores − 1) threads, the rest queued. Then with the
+ * pool sized to `jobs` threads, so that every job holds its sandbox at the same moment: that pool
+ * first runs the built-in sma_cross over the same bars, whose peak is the baseline (process, `jobs`
+ * engine threads, engine, bars), so the difference is what the sandboxes add. The bars sit in one
  * SharedArrayBuffer, as the history cache hands them to engine threads (kline-codec.ts concatBars).
  *
  * Reads one ConcurrentRequest as JSON on stdin, writes one ConcurrentAnswer as JSON on stdout.
@@ -29,6 +31,8 @@ export interface ConcurrentRequest {
 export interface ConcurrentAnswer {
   /** RSS of this process with its bars loaded, before any engine thread. */
   process_rss_mib: number
+  /** The same custom jobs queued to a pool of the default WORKERS threads. */
+  default_workers: { workers: number; peak_rss_mib: number; wall_ms: number; done: number; failed: string[] }
   /** The built-in sma_cross, `jobs` at once on `jobs` threads: peak RSS. */
   builtin_peak_rss_mib: number
   builtin_wall_ms: number
@@ -53,6 +57,23 @@ async function main(): Promise<void> {
   const builtinInput: EngineRequest['input'] = smaCrossInput({ bars, funding: data.funding })
   const customInput: EngineRequest['input'] = { ...builtinInput, templateId: request.job.source.id }
   const processRss = process.memoryUsage.rss()
+  const budget = { job: request.job, budgetMs: jobBudgetMs(request.bars) }
+
+  // As config.ts defaults WORKERS.
+  const workers = Math.max(1, os.availableParallelism() - 1)
+  const queued = new EnginePool(workers)
+  const queuedStarted = performance.now()
+  const queuedSettled = await Promise.allSettled(Array.from({ length: request.jobs }, () => queued.run(customInput, () => undefined, budget).result))
+  const queuedWall = performance.now() - queuedStarted
+  await queued.close()
+  const defaultWorkers = {
+    workers,
+    peak_rss_mib: mib(peakRss()),
+    wall_ms: Math.round(queuedWall),
+    done: queuedSettled.filter((s) => s.status === 'fulfilled').length,
+    failed: queuedSettled.filter((s): s is PromiseRejectedResult => s.status === 'rejected').map((s) => String((s.reason as Error).message)),
+  }
+
   const pool = new EnginePool(request.jobs)
   try {
     const builtinStarted = performance.now()
@@ -75,7 +96,7 @@ async function main(): Promise<void> {
             started = true
             maxRunning = Math.max(maxRunning, ++running)
           },
-          { job: request.job, budgetMs: jobBudgetMs(request.bars) },
+          budget,
         )
         return result.finally(() => {
           if (started) running--
@@ -90,6 +111,7 @@ async function main(): Promise<void> {
     const expected = JSON.stringify(builtin[0]!.trades)
     const answer: ConcurrentAnswer = {
       process_rss_mib: mib(processRss),
+      default_workers: defaultWorkers,
       builtin_peak_rss_mib: mib(builtinPeak),
       builtin_wall_ms: Math.round(builtinWall),
       custom_peak_rss_mib: mib(peakRss()),
