@@ -3,7 +3,6 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import * as esbuild from 'esbuild'
-import type { CustomJob } from '../src/backtests/engine-thread.js'
 import { compileModule } from '../src/custom-templates/sandbox/compile-module.js'
 import { customTemplate, type CustomTemplateSource } from '../src/custom-templates/sandbox/custom-template.js'
 import { inspectModule } from '../src/custom-templates/sandbox/inspect-module.js'
@@ -31,7 +30,7 @@ const CONCURRENT_BARS = 260_000
 const START_RUNS = 20
 const BUILTIN_WARMUP_RUNS = 3
 const BUILTIN_RUNS = 9
-/** A custom run takes seconds: one unmeasured run (V8 tiers the QuickJS WebAssembly up), then three. */
+/** A custom run takes seconds: one unmeasured run (as the built-in gets its warm-up runs), then three. */
 const CUSTOM_WARMUP_RUNS = 1
 const CUSTOM_RUNS = 3
 const MODULE = path.join(REPO_ROOT, 'examples', 'strategies', 'sma-cross.js')
