@@ -1,16 +1,11 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
+import type { BarInput } from '../engine/growing-series.js'
 import type { FundingColumns, HistoryCaches } from './history-cache.js'
 import { type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars } from './kline-codec.js'
 
-export interface KlineRow {
-  openTime: number
-  open: number
-  high: number
-  low: number
-  close: number
-  volume: number
-}
+/** A kline as stored and served: the engine's bar input. */
+export type KlineRow = BarInput
 
 export interface FundingRow {
   fundingTime: number

@@ -9,6 +9,7 @@ export { PerpetuaClient, type PerpetuaClientOptions, type WebSocketConstructor, 
 export { PerpetuaError, retryAfter } from './errors.js'
 export { BacktestsApi, MIN_POLL_INTERVAL_MS, type WaitOptions } from './backtests.js'
 export { StrategiesApi } from './strategies.js'
+export { TemplatesApi } from './templates.js'
 export { followStrategy, type StrategyStream, type StreamOptions } from './strategy-stream.js'
 export { WebhooksApi } from './webhooks.js'
 export { MarketApi } from './market.js'

@@ -34,8 +34,16 @@ export type RequestBody<O> = O extends { requestBody?: infer R }
   : never
 
 type ContentOf<R> = R extends { content: { 'application/json': infer J } } ? J : R extends { content: { 'text/plain': infer T } } ? T : undefined
-/** What a successful call answers (the 200 body, or undefined for 204). */
-export type SuccessBody<O> = O extends { responses: infer R } ? (200 extends keyof R ? ContentOf<R[200]> : 204 extends keyof R ? undefined : unknown) : never
+/** What a successful call answers (the 200 or 201 body, or undefined for 204). */
+export type SuccessBody<O> = O extends { responses: infer R }
+  ? 200 extends keyof R
+    ? ContentOf<R[200]>
+    : 201 extends keyof R
+      ? ContentOf<R[201]>
+      : 204 extends keyof R
+        ? undefined
+        : unknown
+  : never
 
 /** Everything a call can carry besides method and path; each part required exactly when the operation requires it. */
 export type CallOptions<O> = (Present<PathParams<O>> extends true ? { path: PathParams<O> } : { path?: undefined }) &
@@ -77,6 +85,14 @@ export type WebhookCreate = RequestBody<Operation<'/v1/webhooks', 'post'>>
 export type WebhookUpdate = RequestBody<Operation<'/v1/webhooks/{id}', 'patch'>>
 export type WebhookTestResult = Ok<'/v1/webhooks/{id}/test', 'post'>
 export type WebhookDelivery = Ok<'/v1/webhooks/{id}/deliveries', 'get'>['data'][number]
+/** A listed template: a built-in (`custom: false`) or one of yours (`custom: true`). */
 export type Template = Ok<'/v1/templates', 'get'>['data'][number]
+export type BuiltInTemplate = Extract<Template, { custom: false }>
+/** One of your templates at one version, as uploading answers it. */
+export type CustomTemplate = Ok<'/v1/templates', 'post'>
+/** GET /v1/templates/{id}: a built-in, or one of yours with its source and versions. */
+export type TemplateDetail = Ok<'/v1/templates/{id}', 'get'>
+export type CustomTemplateCreate = RequestBody<Operation<'/v1/templates', 'post'>>
+export type CustomTemplateUpdate = RequestBody<Operation<'/v1/templates/{id}', 'put'>>
 export type ExchangeInfo = Ok<'/v1/market/exchange-info', 'get'>
 export type PublicTrade = Ok<'/v1/market/trades', 'get'>[number]

@@ -5,6 +5,7 @@ import type { CallArgs, CallOptions, Method, Operation, PathsWith, SuccessBody }
 import { type Page, paginate } from './pagination.js'
 import { type HmacKey, hmacKey, signRequest } from './signing.js'
 import { StrategiesApi } from './strategies.js'
+import { TemplatesApi } from './templates.js'
 import { WebhooksApi } from './webhooks.js'
 
 export interface PerpetuaClientOptions {
@@ -40,13 +41,14 @@ export interface WebSocketLike {
  * A typed client of Perpetua's HTTP API for Node 20+ and browsers (fetch and WebCrypto only).
  *
  * `request(method, path, options)` reaches every operation of the OpenAPI document with its path,
- * query, body and answer typed from the document; `backtests`, `strategies`, `webhooks` and `market`
+ * query, body and answer typed from the document; `backtests`, `strategies`, `templates`, `webhooks` and `market`
  * wrap the common calls. Failures throw {@link PerpetuaError}.
  */
 export class PerpetuaClient {
   readonly baseUrl: string
   readonly backtests: BacktestsApi
   readonly strategies: StrategiesApi
+  readonly templates: TemplatesApi
   readonly webhooks: WebhooksApi
   readonly market: MarketApi
   readonly now: () => number
@@ -68,6 +70,7 @@ export class PerpetuaClient {
     this.WebSocket = options.WebSocket
     this.backtests = new BacktestsApi(this)
     this.strategies = new StrategiesApi(this)
+    this.templates = new TemplatesApi(this)
     this.webhooks = new WebhooksApi(this)
     this.market = new MarketApi(this)
   }

@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
 import type { Access } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
-import { MAX_SOURCE_BYTES, MAX_TEMPLATES_PER_USER, MAX_VERSIONS } from './limits.js'
+import { SANDBOX_LIMITS } from './sandbox/limits.js'
 import type { StrategySandbox } from './sandbox/contract.js'
 import {
   CustomTemplateCreateSchema,
@@ -33,7 +33,7 @@ const UPLOAD =
   `The module is loaded in the sandbox and checked before anything is stored: it parses, exports the contract, its params are well formed ` +
   `(defaults within bounds), warmup is a finite integer under the cap and a smoke run over recorded bars finishes within the limits. ` +
   `A refusal is 400 INVALID_PARAMETER (field source) with the module's line:column where there is one. ` +
-  `Source at most ${MAX_SOURCE_BYTES} bytes of UTF-8; at most ${MAX_TEMPLATES_PER_USER} templates per account and ${MAX_VERSIONS} versions per template (429 LIMIT_REACHED).`
+  `Source at most ${SANDBOX_LIMITS.sourceBytes} bytes of UTF-8; at most ${SANDBOX_LIMITS.templatesPerUser} templates per account and ${SANDBOX_LIMITS.versionsPerTemplate} versions per template (429 LIMIT_REACHED).`
 
 /** The strategy templates: the built-ins and each user's own modules (custom templates, issue 22). */
 export const templateRoutes: FastifyPluginAsync<TemplateRoutesOptions> = async (fastify, { db, now, sandbox }) => {

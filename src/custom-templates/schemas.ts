@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox'
 import { IsoTimestamp } from '../http/common-schemas.js'
 import { TemplateSchema } from '../templates/schemas.js'
-import { MAX_SOURCE_BYTES, MAX_TEMPLATES_PER_USER, MAX_VERSIONS } from './limits.js'
+import { SANDBOX_LIMITS } from './sandbox/limits.js'
 
 export const MODULE_LANGUAGES = ['javascript', 'typescript'] as const
 
@@ -12,7 +12,7 @@ const fields = {
   source: Type.String({
     minLength: 1,
     description:
-      `The module's text, at most ${MAX_SOURCE_BYTES} bytes (256 KiB) of UTF-8: \`export const params\`, \`warmup(p)\`, ` +
+      `The module's text, at most ${SANDBOX_LIMITS.sourceBytes} bytes (${SANDBOX_LIMITS.sourceBytes / 1024} KiB) of UTF-8: \`export const params\`, \`warmup(p)\`, ` +
       '`create(p, ctx)` and optionally `validate(p)` and `multi_symbol = true` (the module contract of issue 22). ' +
       'It is loaded in the sandbox and checked (exports, params, warm-up, a smoke run) before anything is stored.',
   }),
@@ -56,7 +56,7 @@ export const CustomTemplateSchema = Type.Object(
     custom: Type.Literal(true, { description: 'One of your own templates' }),
     name: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
-    version: Type.Integer({ minimum: 1, description: `This version's number: 1 at create, one more at each upload (at most ${MAX_VERSIONS})` }),
+    version: Type.Integer({ minimum: 1, description: `This version's number: 1 at create, one more at each upload (at most ${SANDBOX_LIMITS.versionsPerTemplate})` }),
     language: Type.Enum(MODULE_LANGUAGES),
     sha256: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of the code the sandbox runs (the source with types stripped)' }),
     params_schema: TemplateSchema.properties.params_schema,
@@ -88,7 +88,7 @@ export type CustomTemplateDetail = Static<typeof CustomTemplateDetailSchema>
 
 export const TemplateListSchema = Type.Object({
   data: Type.Array(Type.Union([BuiltInTemplateSchema, CustomTemplateSchema]), {
-    description: `The built-in templates, then your own (latest versions, oldest first; at most ${MAX_TEMPLATES_PER_USER})`,
+    description: `The built-in templates, then your own (latest versions, oldest first; at most ${SANDBOX_LIMITS.templatesPerUser})`,
   }),
 })
 
@@ -99,5 +99,5 @@ export const TemplateIdSchema = Type.Object({
 })
 
 export const TemplateGetQuerySchema = Type.Object({
-  version: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_VERSIONS, description: 'An older version of a custom template; default the latest' })),
+  version: Type.Optional(Type.Integer({ minimum: 1, maximum: SANDBOX_LIMITS.versionsPerTemplate, description: 'An older version of a custom template; default the latest' })),
 })

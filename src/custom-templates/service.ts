@@ -1,9 +1,9 @@
 import type { Db } from '../db/connect.js'
+import { customTemplateBounds } from './sandbox/custom-template.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
-import { MULTI_SYMBOL_MIN_CAPITAL, SINGLE_SYMBOL_MIN_CAPITAL } from '../templates/params.js'
 import { listTemplates as listBuiltIns } from '../templates/registry.js'
 import { newCustomTemplateId } from './ids.js'
-import { MAX_SOURCE_BYTES, MAX_TEMPLATES_PER_USER, MAX_VERSIONS } from './limits.js'
+import { SANDBOX_LIMITS } from './sandbox/limits.js'
 import {
   countTemplates,
   deployedStrategyUses,
@@ -32,12 +32,6 @@ export interface CustomTemplateContext {
 const BUILT_INS: readonly BuiltInTemplate[] = listBuiltIns().map((template) => ({ ...template, custom: false as const }))
 const BUILT_IN_BY_ID = new Map(BUILT_INS.map((template) => [template.id, template]))
 
-/** Symbol counts and minimum capital of a custom module: those of the built-ins of its kind. */
-export function customTemplateBounds(multiSymbol: boolean): { minSymbols: number; maxSymbols: number | null; minCapital: number } {
-  return multiSymbol
-    ? { minSymbols: 2, maxSymbols: null, minCapital: MULTI_SYMBOL_MIN_CAPITAL }
-    : { minSymbols: 1, maxSymbols: 1, minCapital: SINGLE_SYMBOL_MIN_CAPITAL }
-}
 
 /** The built-in templates, then the caller's own (latest versions, oldest first); never another user's. */
 export async function listAllTemplates({ db, userId }: CustomTemplateContext): Promise<{ data: (BuiltInTemplate | CustomTemplate)[] }> {
@@ -92,8 +86,8 @@ export async function createCustomTemplate(context: CustomTemplateContext, input
 /** Uploads a new version (inspected first); name and description change with it when given. */
 export async function updateCustomTemplate(context: CustomTemplateContext, id: string, input: CustomTemplateUpdate): Promise<CustomTemplate> {
   const { db, userId, now, sandbox } = context
-  refuseBuiltIn(id, 'changed')
   checkSourceSize(input.source)
+  refuseBuiltIn(id, 'changed')
   const current = await findTemplateHead(db, userId, id)
   if (!current) throw notFound(`template ${id}`)
   checkVersionCount(current.latest_version, id)
@@ -189,19 +183,19 @@ function refuseBuiltIn(id: string, verb: string): void {
 
 function checkSourceSize(source: string): void {
   const bytes = Buffer.byteLength(source, 'utf8')
-  if (bytes > MAX_SOURCE_BYTES) {
-    throw invalidParameter('source', `source is ${bytes} bytes of UTF-8; the limit is ${MAX_SOURCE_BYTES} bytes (256 KiB)`)
+  if (bytes > SANDBOX_LIMITS.sourceBytes) {
+    throw invalidParameter('source', `source is ${bytes} bytes of UTF-8; the limit is ${SANDBOX_LIMITS.sourceBytes} bytes (${SANDBOX_LIMITS.sourceBytes / 1024} KiB)`)
   }
 }
 
 function checkTemplateCount(count: number): void {
-  if (count >= MAX_TEMPLATES_PER_USER) {
-    throw new AppError('LIMIT_REACHED', `this account already has ${count} custom templates; the limit is ${MAX_TEMPLATES_PER_USER}. Delete one first`)
+  if (count >= SANDBOX_LIMITS.templatesPerUser) {
+    throw new AppError('LIMIT_REACHED', `this account already has ${count} custom templates; the limit is ${SANDBOX_LIMITS.templatesPerUser}. Delete one first`)
   }
 }
 
 function checkVersionCount(latest: number, id: string): void {
-  if (latest >= MAX_VERSIONS) {
-    throw new AppError('LIMIT_REACHED', `template ${id} already has ${latest} versions; the limit is ${MAX_VERSIONS}. Upload it as a new template`)
+  if (latest >= SANDBOX_LIMITS.versionsPerTemplate) {
+    throw new AppError('LIMIT_REACHED', `template ${id} already has ${latest} versions; the limit is ${SANDBOX_LIMITS.versionsPerTemplate}. Upload it as a new template`)
   }
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { BacktestJob, PerpetuaClient, Strategy } from '../../src/client/index.js'
+import type { BacktestJob, CustomTemplate, PerpetuaClient, Strategy } from '../../src/client/index.js'
 
 /**
  * Compile-time checks (npm run typecheck): the client's calls are typed from the document, not `any`.
@@ -34,6 +34,20 @@ export async function typedCalls(client: PerpetuaClient): Promise<void> {
   }
   // @ts-expect-error the backtest list is paged, the exchange info is not
   client.iterate('/v1/market/exchange-info')
+  const uploaded: CustomTemplate = await client.templates.create({ name: 'mine', source: 'export …', language: 'typescript' })
+  const version: number = uploaded.version
+  void version
+  // @ts-expect-error language is javascript or typescript
+  await client.templates.create({ name: 'mine', source: 'export …', language: 'python' })
+  // @ts-expect-error an upload needs the source
+  await client.templates.update('tpl-0123456789abcdef', { name: 'renamed' })
+  const detail = await client.templates.get('tpl-0123456789abcdef')
+  // @ts-expect-error only a custom template has a source: narrow on custom first
+  void detail.source
+  if (detail.custom) {
+    const source: string = detail.source
+    void source
+  }
 }
 
 describe('client typing', () => {

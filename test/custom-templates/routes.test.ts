@@ -1,43 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { MAX_SOURCE_BYTES, MAX_TEMPLATES_PER_USER, MAX_VERSIONS } from '../../src/custom-templates/limits.js'
+import { SANDBOX_LIMITS } from '../../src/custom-templates/sandbox/limits.js'
 import { findCustomVersion } from '../../src/custom-templates/queries.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
+import { BROKEN, MOMENTUM, SMA, SMA_TS } from './modules.js'
 
-// The module contract of issue 22: sma_cross's parameters, a cross-field rule, a warm-up of `slow` bars.
-const SMA = `export const params = {
-  fast: { type: 'integer', default: 10, minimum: 2, maximum: 500, description: 'fast SMA length' },
-  slow: { type: 'integer', default: 30, minimum: 3, maximum: 1000 },
-  allow_short: { type: 'boolean', default: false },
-}
-export function validate(p) {
-  if (p.fast >= p.slow) return { field: 'fast', message: 'fast must be below slow' }
-}
-export function warmup(p) { return p.slow }
-export function create(p, ctx) {
-  return { onBar(bar) { return NaN } }
-}
-`
-const SMA_TS = `interface Params { fast: number; slow: number }
-export const params = {
-  fast: { type: 'integer' as const, default: 5, minimum: 2, maximum: 50 },
-  slow: { type: 'integer' as const, default: 20, minimum: 3, maximum: 200 },
-}
-export function warmup(p: Params): number { return p.slow }
-export function create(p: Params, ctx: unknown) {
-  return { onBar(bar: { close: number }): number { return NaN } }
-}
-`
-const MOMENTUM = `export const multi_symbol = true
-export const params = { lookback: { type: 'integer', default: 20, minimum: 1, maximum: 1000 } }
-export function warmup(p) { return p.lookback }
-export function create(p, ctx) { return { onStep(bars) { return {} } } }
-`
-const BROKEN = 'export const params = {\n  fast: { type: "integer", default: 10 ,\n}\n'
-
+const { sourceBytes: MAX_SOURCE_BYTES, templatesPerUser: MAX_TEMPLATES_PER_USER, versionsPerTemplate: MAX_VERSIONS } = SANDBOX_LIMITS
 const HEX16 = /^tpl-[0-9a-f]{16}$/
 const SHA256 = /^[0-9a-f]{64}$/
 

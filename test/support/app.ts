@@ -34,6 +34,8 @@ export interface TestAppOptions {
   replay?: Parameters<typeof startReplayExchange>[0] | true
   /** Start pg-boss on the test database (jobs can be created), and optionally the backtest and webhook workers. */
   queue?: 'queue' | 'workers'
+  /** Engine threads of the backtest workers (default 1). */
+  engineThreads?: number
   /** Run over this open database instead of a fresh one, and leave it open at close (a restart over the same data). */
   database?: TestDatabase
   /** Settings the environment does not carry (e.g. webhookTimeoutMs), over those loadConfig made. */
@@ -79,7 +81,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const services = createServices(config, database.handle, clock.now, boss)
   const workers =
     boss && options.queue === 'workers'
-      ? await startBacktestWorkers({ db: database.handle.db, boss, market: services.market, now: clock.now, log: silentLogger, workers: 1, signals: services.jobSignals })
+      ? await startBacktestWorkers({ db: database.handle.db, boss, market: services.market, now: clock.now, log: silentLogger, workers: options.engineThreads ?? 1, signals: services.jobSignals })
       : undefined
   if (workers) await services.webhooks.start({ database: database.handle, log: silentLogger })
   // As `perpetua serve` does: with a PostgreSQL server, keys are cached while their changes are followed.

@@ -13,6 +13,13 @@ export interface CustomTemplateSource {
   timeframe: string
 }
 
+/** How many symbols a module takes and the capital it needs: the built-in templates' minimums of its kind. */
+export function customTemplateBounds(multiSymbol: boolean): { minSymbols: number; maxSymbols: number | null; minCapital: number } {
+  return multiSymbol
+    ? { minSymbols: 2, maxSymbols: null, minCapital: MULTI_SYMBOL_MIN_CAPITAL }
+    : { minSymbols: 1, maxSymbols: 1, minCapital: SINGLE_SYMBOL_MIN_CAPITAL }
+}
+
 /**
  * A user's module as the engine's Template: the one interface built-in and custom strategies share, so
  * backtests, dry runs and live runs drive a module exactly as they drive sma_cross. Everything it calls
@@ -38,8 +45,8 @@ export function customTemplate(source: CustomTemplateSource, instance: StrategyI
     return {
       ...base,
       multiSymbol: true,
-      minSymbols: 2,
-      minCapital: MULTI_SYMBOL_MIN_CAPITAL,
+      minSymbols: customTemplateBounds(true).minSymbols,
+      minCapital: customTemplateBounds(true).minCapital,
       create(context, params) {
         const intervalMs = context.bars[0]!.intervalMs
         const warmup = checkedWarmup(instance.warmup(params))
@@ -51,7 +58,7 @@ export function customTemplate(source: CustomTemplateSource, instance: StrategyI
   return {
     ...base,
     multiSymbol: false,
-    minCapital: SINGLE_SYMBOL_MIN_CAPITAL,
+    minCapital: customTemplateBounds(false).minCapital,
     create(context, params) {
       const intervalMs = context.bars[0]!.intervalMs
       const warmup = checkedWarmup(instance.warmup(params))

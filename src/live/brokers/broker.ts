@@ -1,3 +1,4 @@
+import type { FundingInput } from '../../engine/growing-series.js'
 import type { Trade } from '../../engine/types.js'
 
 import type { KlineRow } from '../../backtests/history-store.js'
@@ -5,12 +6,8 @@ import type { KlineRow } from '../../backtests/history-store.js'
 /** A closed kline as a runner acts on it (parsed from the stream or REST at the market edge). */
 export type ClosedBar = KlineRow
 
-export interface FundingEvent {
-  time: number
-  rate: number
-  /** NaN when the exchange recorded none. */
-  markPrice: number
-}
+/** A funding event as a run hears it; markPrice NaN when the exchange recorded none. */
+export type FundingEvent = FundingInput
 
 export interface Fill {
   side: 'buy' | 'sell'

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { after, before, describe, it } from 'node:test'
+import { startTestApp, type TestApp } from '../support/app.js'
+import type { KeyPair } from '../support/signing.js'
+
+const SMA_PORT = readFileSync(new URL('../../examples/strategies/sma-cross.js', import.meta.url), 'utf8')
+const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write'] as const
+const RANGE = { params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2023-01-01T00:00:00Z', end: '2023-06-30T23:00:00Z', capital: '10000' }
+
+/** Polls a job at most once per 5 s of test clock until it ends. */
+async function finished(t: TestApp, key: KeyPair, id: string) {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    t.clock.advance(5000)
+    const body = (await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)).json()
+    if (body.status === 'done' || body.status === 'failed') return body
+    if (Date.now() > deadline) assert.fail(`job ${id} still ${body.status}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+async function upload(t: TestApp, key: KeyPair, name: string, source: string): Promise<string> {
+  const res = await t.signed(key, 'POST', '/v1/templates', { name, source })
+  assert.equal(res.statusCode, 201, res.body)
+  return res.json().id
+}
+
+async function submit(t: TestApp, key: KeyPair, body: Record<string, unknown>) {
+  const res = await t.signed(key, 'POST', '/v1/backtest/jobs', body)
+  assert.equal(res.statusCode, 200, res.body)
+  return res.json()
+}
+
+// Embedded (PGlite) only: what runs the module is the engine thread, the same whatever the database.
+describe('backtests of custom templates', () => {
+  let t: TestApp
+  let key: KeyPair
+  let other: KeyPair
+  before(async () => {
+    // Two engine threads: a hostile job holds one until its budget ends, another user's job takes the other.
+    t = await startTestApp('pglite', {}, { replay: true, queue: 'workers', engineThreads: 2 })
+    key = await t.createKey([...SCOPES])
+    other = await t.createKey([...SCOPES], 'other@example.com')
+  })
+  after(() => t.close())
+
+  it('a port of sma_cross trades exactly as the built-in, and pins the version, its hash and a seed', async () => {
+    const id = await upload(t, key, 'sma port', SMA_PORT)
+    const params = { fast: 12, slow: 40, allow_short: true }
+    const custom = await submit(t, key, { ...RANGE, template_id: id, params })
+    assert.equal(custom.config.template_version, 1)
+    assert.match(custom.config.template_sha256, /^[0-9a-f]{64}$/)
+    assert.ok(Number.isInteger(custom.config.seed))
+    const builtin = await submit(t, key, { ...RANGE, template_id: 'sma_cross', params })
+    const [a, b] = [await finished(t, key, custom.id), await finished(t, key, builtin.id)]
+    assert.equal(a.status, 'done', JSON.stringify(a.error))
+    assert.equal(b.status, 'done', JSON.stringify(b.error))
+    assert.ok(b.result.trades.length > 5, 'the range trades')
+    assert.deepEqual(a.result.trades, b.result.trades)
+    assert.deepEqual(a.result.metrics, b.result.metrics)
+    assert.deepEqual(a.result.equity_curve, b.result.equity_curve)
+  })
+
+  it("refuses another user's template id as unknown, and bad params naming the field", async () => {
+    const id = await upload(t, key, 'mine', SMA_PORT)
+    const stranger = await t.signed(other, 'POST', '/v1/backtest/jobs', { ...RANGE, template_id: id })
+    assert.equal(stranger.statusCode, 400, stranger.body)
+    assert.equal(stranger.json().error.field, 'template_id')
+    const bad = await t.signed(key, 'POST', '/v1/backtest/jobs', { ...RANGE, template_id: id, params: { fast: 50, slow: 40 } })
+    assert.equal(bad.statusCode, 400, bad.body)
+    assert.equal(bad.json().error.field, 'params.fast')
+  })
+
+  it('fails a job whose module throws with STRATEGY_ERROR, line:column and the bar, and the next job runs', async () => {
+    const source = `export function create() {
+  let n = 0
+  return {
+    onBar(bar) {
+      if (++n === 2500) throw new Error('boom')
+      return NaN
+    },
+  }
+}`
+    const id = await upload(t, key, 'thrower', source.replace("n === 2500", "n === 1e9"))
+    const put = await t.signed(key, 'PUT', `/v1/templates/${id}`, { source })
+    assert.equal(put.statusCode, 200, put.body)
+    const job = await submit(t, key, { ...RANGE, template_id: id })
+    const failed = await finished(t, key, job.id)
+    assert.equal(failed.status, 'failed')
+    assert.equal(failed.error.code, 'STRATEGY_ERROR')
+    // The upload's smoke run covers 2,000 bars; the job's 2,500th bar (no gaps in this range) is where it throws.
+    const bar = new Date(Date.parse(RANGE.start) + 2499 * 3_600_000).toISOString()
+    assert.equal(failed.config.template_version, 2)
+    assert.match(failed.error.message, new RegExp(`boom \\(strategy\\.js 5:\\d+\\) \\(bar ${bar.replaceAll('.', '\\.')}\\)`))
+    const next = await finished(t, key, (await submit(t, key, { ...RANGE, template_id: 'sma_cross' })).id)
+    assert.equal(next.status, 'done')
+  })
+
+  it('stops a module that loops in native code at its budget while another user’s job finishes in normal time', async () => {
+    // Passes the upload's smoke run (it only loops from the 3,000th bar on), then hangs in a builtin.
+    const source = `export function create() {
+  let n = 0
+  return { onBar() { if (++n === 3000) Array.prototype.indexOf.call({ length: 2 ** 31 }, 1); return NaN } }
+}`
+    const id = await upload(t, key, 'hang', source)
+    const hostile = await submit(t, key, { ...RANGE, template_id: id })
+    const started = Date.now()
+    const normal = await finished(t, other, (await submit(t, other, { ...RANGE, template_id: 'sma_cross' })).id)
+    assert.equal(normal.status, 'done')
+    assert.ok(Date.now() - started < 15_000, 'the other job did not wait for the hostile one')
+    assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
+    const stopped = await finished(t, key, hostile.id)
+    assert.equal(stopped.status, 'failed')
+    assert.equal(stopped.error.code, 'STRATEGY_TIMEOUT')
+  })
+})
