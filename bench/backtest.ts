@@ -1,9 +1,7 @@
-import fs from 'node:fs'
 import os from 'node:os'
-import path from 'node:path'
-import zlib from 'node:zlib'
-import { BINANCE_BTCUSDT_BRACKETS, type BacktestResult, type BarSeries, feeRates, type FundingSeries, runBacktest } from '../src/engine/index.js'
+import { type BacktestResult, runBacktest } from '../src/engine/index.js'
 import { measureJobs } from './backtest-jobs.js'
+import { engineBenchData, SOURCE, smaCrossInput } from './support/engine-bars.js'
 import { atLeast, atMost } from './support/ceiling.js'
 import { log } from './support/log.js'
 import { ensureBuilt } from './support/server.js'
@@ -15,11 +13,8 @@ import type { SuiteOptions, SuiteResult } from './support/suite.js'
  */
 const GOAL_BARS_PER_S = 40_000_000
 const GOAL_STORED_MS = 200
-const BARS = 2_600_000
-const MINUTE = 60_000
 const WARMUP_RUNS = 3
 const MEASURED_RUNS = 9
-const SOURCE = 'BTCUSDT-1m-20250504-20250624.csv.gz'
 
 /**
  * The engine alone (no database, no HTTP): runBacktest for sma_cross 10/30 long-only over 2.6 M
@@ -29,22 +24,9 @@ const SOURCE = 'BTCUSDT-1m-20250504-20250624.csv.gz'
 export async function run(options: SuiteOptions): Promise<SuiteResult> {
   await ensureBuilt()
   log(`loading ${SOURCE}`)
-  const source = loadKlines(findData(SOURCE))
-  const bars = tile(source, BARS)
-  const funding = fundingEvery8h(bars.openTime[0]!, bars.openTime[bars.openTime.length - 1]! + MINUTE)
-  log(`built ${bars.openTime.length} bars (${source.openTime.length} real bars, played forward and backward) and ${funding.time.length} funding events`)
-  const input = {
-    templateId: 'sma_cross',
-    params: { fast: 10, slow: 30, allow_short: false },
-    bars: [bars],
-    funding: [funding],
-    rules: [{ stepSize: 0.001, minQty: 0.001, minNotional: 100, tickSize: 0.1, brackets: BINANCE_BTCUSDT_BRACKETS }],
-    capital: 10_000,
-    leverage: 1,
-    fees: feeRates('fixed_bps', 5),
-    start: bars.openTime[0]!,
-    end: bars.openTime[bars.openTime.length - 1]!,
-  }
+  const { bars, funding, sourceBars } = engineBenchData()
+  log(`built ${bars.openTime.length} bars (${sourceBars} real bars, played forward and backward) and ${funding.time.length} funding events`)
+  const input = smaCrossInput({ bars, funding })
 
   let result: BacktestResult | undefined
   for (let k = 0; k < WARMUP_RUNS; k++) result = runBacktest(input)
@@ -77,7 +59,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
       template: 'sma_cross',
       params: input.params,
       bars: bars.openTime.length,
-      source: `${SOURCE}, ${source.openTime.length} bars played alternately forward and backward (continuous prices and 1m open times)`,
+      source: `${SOURCE}, ${sourceBars} bars played alternately forward and backward (continuous prices and 1m open times)`,
       funding_events: funding.time.length,
       runs: MEASURED_RUNS,
       warmup_runs: WARMUP_RUNS,
@@ -102,61 +84,4 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
   if (!storedDone) failures.push('a stored-history job did not finish done')
   if (jobs.stored.trades !== jobs.cold_store.trades) failures.push('the stored-history jobs made other trades than the cold-store job')
   return { report, failures }
-}
-
-function findData(name: string): string {
-  const candidates = [path.resolve('data/binance-um-futures', name), path.resolve('../shared/data/binance-um-futures', name)]
-  const found = candidates.find((file) => fs.existsSync(file))
-  if (!found) throw new Error(`${name} not found in ${candidates.join(' or ')}`)
-  return found
-}
-
-function loadKlines(file: string): BarSeries {
-  const rows = zlib.gunzipSync(fs.readFileSync(file)).toString('utf8').trim().split('\n').slice(1)
-  const columns = [0, 1, 2, 3, 4, 5].map(() => new Float64Array(rows.length))
-  rows.forEach((line, i) => line.split(',').forEach((cell, k) => (columns[k]![i] = Number(cell))))
-  const [openTime, open, high, low, close, volume] = columns as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array]
-  return { symbol: 'BTCUSDT', intervalMs: MINUTE, openTime, open, high, low, close, volume }
-}
-
-/**
- * `count` bars from a real series played forward, then backward (each bar's open and close swapped),
- * then forward again…: prices stay real tick values and continuous at every seam, open times run on
- * without gaps. Scaling copies instead would drift the price level tile after tile.
- */
-function tile(source: BarSeries, count: number): BarSeries {
-  const n = source.openTime.length
-  const out = {
-    openTime: new Float64Array(count),
-    open: new Float64Array(count),
-    high: new Float64Array(count),
-    low: new Float64Array(count),
-    close: new Float64Array(count),
-    volume: new Float64Array(count),
-  }
-  const t0 = source.openTime[0]!
-  for (let i = 0; i < count; i++) {
-    const lap = Math.floor(i / n)
-    const forward = lap % 2 === 0
-    const k = forward ? i % n : n - 1 - (i % n)
-    out.openTime[i] = t0 + i * MINUTE
-    out.open[i] = forward ? source.open[k]! : source.close[k]!
-    out.close[i] = forward ? source.close[k]! : source.open[k]!
-    out.high[i] = source.high[k]!
-    out.low[i] = source.low[k]!
-    out.volume[i] = source.volume[k]!
-  }
-  return { symbol: source.symbol, intervalMs: MINUTE, ...out }
-}
-
-/** Funding every 8 h (00:00, 08:00, 16:00 UTC) cycling through rates of typical size (±0.01 %). */
-function fundingEvery8h(from: number, to: number): FundingSeries {
-  const rates = [0.0001, 0.00008, 0.00012, -0.00002, 0.0001, 0.00005]
-  const times: number[] = []
-  for (let t = Math.ceil(from / (8 * 3_600_000)) * 8 * 3_600_000; t < to; t += 8 * 3_600_000) times.push(t)
-  return {
-    time: Float64Array.from(times),
-    rate: Float64Array.from(times, (_, k) => rates[k % rates.length]!),
-    markPrice: new Float64Array(times.length).fill(Number.NaN),
-  }
 }
