@@ -7,7 +7,7 @@ import { identityRoutes } from './auth/identity/routes.js'
 import { requireActivePlan } from './auth/plans.js'
 import { backtestRoutes } from './backtests/routes.js'
 import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
-import { templateCatalog } from './backtests/template-catalog.js'
+import { templateCatalog } from './custom-templates/template-catalog.js'
 import { sendInTransaction } from './db/queue.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import type { Access, OnAuthenticated } from './http/access.js'
@@ -132,17 +132,20 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(opsRoutes, { db: services.database.db, metrics: metrics.registry })
   await app.register(publicStrategyRoutes, { db: services.database.db })
   await app.register(identityRoutes, { db: services.database.db, tokens: services.tokens, now: services.now, providers: services.config })
+  const templates = templateCatalog(services.database.db, services.sandbox)
   await app.register(strategyRoutes, {
     db: services.database.db,
     now: services.now,
     cache: services.strategyCache,
     reads: services.strategyReads,
+    templates,
     live: {
       secrets: services.secrets,
       upstream: services.market.client,
       rules: (symbol) => symbolRules(services.market, symbol),
       onRunsChanged: () => services.runSignals.emit('runs-changed'),
       feed: services.strategyFeed,
+      templates,
     },
   })
   await app.register(liveRoutes, { db: services.database.db, now: services.now, secrets: services.secrets, shared: services.shared, feed: services.strategyFeed })
@@ -152,7 +155,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     db: services.database.db,
     now: services.now,
     shared: services.shared,
-    templates: templateCatalog(services.database.db, services.sandbox),
+    templates,
     semantics: ENGINE_SEMANTICS,
     enqueue: async (trx, jobId) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')

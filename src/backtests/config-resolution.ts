@@ -5,22 +5,9 @@ import { AppError, invalidParameter } from '../http/errors.js'
 import { parseUtcTime } from '../http/time.js'
 import { findStrategyAnyState } from '../strategies/queries.js'
 import type { FeeModel } from '../engine/index.js'
+import { isCustomTemplateId } from '../custom-templates/ids.js'
+import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import type { JobConfig, JobCreate } from './schemas.js'
-
-/** What the job API needs to know of a template, built-in or the user's own. */
-export interface ResolvedTemplate {
-  params: Record<string, unknown>
-  multiSymbol: boolean
-  minCapital: number
-  /** A custom template: the version pinned and its code's hash. */
-  version?: { number: number; sha256: string }
-}
-
-/** What the job API needs to know of templates (backtests/template-catalog.ts implements it). */
-export interface TemplateCatalog {
-  /** Resolved params (defaults applied); throws 400 INVALID_PARAMETER naming the field. */
-  resolve(userId: number, templateId: string, params: Record<string, unknown>): Promise<ResolvedTemplate>
-}
 
 const DECIMAL = /^(0|[1-9]\d{0,17})(\.\d{1,18})?$/
 const MAX_SPAN_YEARS = 5
@@ -31,7 +18,7 @@ const DEFAULT_FEE_BPS = '5'
  * request fields over it, defaults, then every check of the spec's 400 and 409 cases.
  */
 export async function resolveJobConfig(db: Db, userId: number, input: JobCreate, catalog: TemplateCatalog, now: number): Promise<JobConfig> {
-  const base = input.strategy_id !== undefined ? await strategyBase(db, userId, input.strategy_id) : {}
+  const base: Partial<JobCreate> & { template_version?: number } = input.strategy_id !== undefined ? await strategyBase(db, userId, input.strategy_id) : {}
   const merged = { ...base, ...definedOnly(input) }
   const templateId = required(merged.template_id, 'template_id')
   const symbols = required(merged.symbols, 'symbols')
@@ -42,7 +29,10 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
   const endText = required(merged.end, 'end')
 
   if (!DECIMAL.test(capital) || !isPositiveDecimal(capital)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0, e.g. "1000"')
-  const template = await catalog.resolve(userId, templateId, params)
+  // The strategy's pinned version holds only while the request keeps its template.
+  const version = input.template_version ?? (templateId === base.template_id ? base.template_version : undefined)
+  if (version !== undefined && !isCustomTemplateId(templateId)) throw invalidParameter('template_version', `template_version is for custom templates; ${templateId} is built in`)
+  const template = await catalog.resolve(userId, templateId, params, { version })
   if (symbols.length > 1 && !template.multiSymbol) {
     throw invalidParameter('symbols', `template ${templateId} trades one symbol; give exactly one`)
   }
@@ -79,7 +69,7 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
   }
 }
 
-async function strategyBase(db: Db, userId: number, id: string): Promise<Partial<JobCreate>> {
+async function strategyBase(db: Db, userId: number, id: string): Promise<Partial<JobCreate> & { template_version?: number }> {
   const row = /^strat_[0-9a-f]{6,8}$/.test(id) ? await findStrategyAnyState(db, userId, id) : undefined
   if (!row) throw new AppError('NOT_FOUND', `strategy ${id} not found`, { field: 'strategy_id' })
   if (row.deleted_at !== null) throw new AppError('INVALID_STATE', `strategy ${id} was deleted`, { field: 'strategy_id' })
@@ -91,11 +81,13 @@ async function strategyBase(db: Db, userId: number, id: string): Promise<Partial
     timeframe: row.timeframe as JobCreate['timeframe'],
     capital: row.capital,
     leverage: row.leverage,
+    // A strategy of a custom template backtests the version it runs, not the template's latest.
+    ...(row.template_version !== null ? { template_version: row.template_version } : {}),
   }
 }
 
 function definedOnly(input: JobCreate): Partial<JobCreate> {
-  return Object.fromEntries(Object.entries(input).filter(([key, value]) => value !== undefined && key !== 'strategy_id'))
+  return Object.fromEntries(Object.entries(input).filter(([key, value]) => value !== undefined && key !== 'strategy_id' && key !== 'template_version'))
 }
 
 function required<T>(value: T | undefined, field: string): T {

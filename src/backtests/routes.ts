@@ -4,7 +4,7 @@ import type { Db } from '../db/connect.js'
 import type { Access } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import type { SharedState } from '../http/shared-state.js'
-import type { TemplateCatalog } from './config-resolution.js'
+import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { CancelSchema, NoQuerySchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
 import { type BacktestContext, cancelJob, createJob, getJob, pageJobs } from './service.js'
 

@@ -152,3 +152,16 @@ export async function deployedStrategyUses(db: Db, userId: number, templateId: s
     .executeTakeFirst()
   return row !== undefined
 }
+
+/** The user's deployed strategies of custom templates (each holds a sandbox thread somewhere). */
+export async function deployedCustomStrategies(db: Db, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('strategies')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('user_id', '=', userId)
+    .where('status', '=', 'deployed')
+    .where('template_id', 'like', 'tpl-%')
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
+}

@@ -242,6 +242,9 @@ export interface StrategyRunsTable {
   run: number
   user_id: number
   template_id: string
+  /** A custom template's pinned version and the seed of its Math.random (0012_custom_runs); null for built-ins. */
+  template_version: number | null
+  seed: number | null
   params: Json<Record<string, unknown>>
   symbol: string
   timeframe: string

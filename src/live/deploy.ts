@@ -7,9 +7,14 @@ import { isPositiveDecimal } from '../http/common-schemas.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
-import { getTemplate, validateParams } from '../templates/validate.js'
+import { getTemplate, validateParams, validateParamsOf } from '../templates/validate.js'
 import type { SingleSymbolTemplate } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
+import { isCustomTemplateId } from '../custom-templates/ids.js'
+import { type CustomTemplateVersion, deployedCustomStrategies, findCustomVersion, findTemplate } from '../custom-templates/queries.js'
+import { SANDBOX_LIMITS } from '../custom-templates/sandbox/limits.js'
+import { detachedTemplate } from '../custom-templates/sandbox/run-sandbox.js'
+import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { availableUsdt, verifiedKey } from './exchange-balance.js'
 import {
   activeRun,
@@ -30,6 +35,7 @@ import { clientOrderId, recordOutcome, type RunState } from './record-outcome.js
 import { publishStatus } from './stream/status-messages.js'
 import type { StrategyFeed } from './stream/strategy-feed.js'
 import { intervalMs } from './timeframes.js'
+import { runTemplate } from './run-template.js'
 
 export interface DeployContext {
   db: Db
@@ -43,6 +49,8 @@ export interface DeployContext {
   onRunsChanged?: () => void
   /** This process's stream fan-out: a pause answers only once its messages reached the local clients. */
   feed?: Pick<StrategyFeed, 'waitFor'>
+  /** Built-in and custom templates: a custom strategy's params are resolved in its module's sandbox at deploy. */
+  templates: TemplateCatalog
 }
 
 /** How long a pause waits for its own stream messages to come back through NOTIFY (measured: a few ms). */
@@ -87,11 +95,17 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   }
   const previousRun = await latestRun(db, peek.id)
   const rules = previousRun?.state ? await context.rules(previousRun.symbol) : undefined
+  const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek) : undefined
 
   await db.transaction().execute(async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     assertDeployable(row)
-    const { template, params } = runnable(row)
+    if (custom) {
+      // Locked so a delete of the template waits for this deploy (and then finds the strategy deployed).
+      if (!(await findTemplate(trx, userId, row.template_id, true))) throw invalidParameter('template_id', `template ${row.template_id} was deleted`)
+      if (row.updated_at.getTime() !== peek.updated_at.getTime()) throw new AppError('INVALID_STATE', `strategy ${id} changed while it was being deployed; deploy it again`)
+    }
+    const { template, params } = custom ?? runnable(row)
     const capitalText = body.capital ?? row.capital
     if (!isPositiveDecimal(capitalText)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0')
     const capital = Number(capitalText)
@@ -112,6 +126,8 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       run: (previous?.run ?? 0) + 1,
       user_id: userId,
       template_id: row.template_id,
+      template_version: custom?.version.version ?? null,
+      seed: custom ? crypto.randomInt(2 ** 31) : null,
       params,
       symbol,
       timeframe: row.timeframe,
@@ -149,6 +165,8 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   const peek = await ownStrategy(db, userId, id, false)
   if (peek.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${peek.status}; only a deployed strategy can be paused`)
   const rules = closePositions ? await context.rules(peek.symbols[0]!) : undefined
+  // A deployed strategy cannot be edited, so its run pinned the strategy's template version.
+  const template = closePositions ? await runTemplate(db, peek) : undefined
   // The stream's position_closed messages must reach clients before this answer (issue 11): the status
   // message published last in the transaction carries a token, and the answer waits until this
   // process's feed has handed it (and so everything before it) to its clients.
@@ -156,7 +174,7 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   const wait = context.feed?.waitFor(token, PAUSE_STREAM_WAIT_MS)
   let liveClose: { run: RunRow; closeId: string } | undefined
   try {
-    liveClose = await pauseInTransaction(context, id, closePositions, rules, token)
+    liveClose = await pauseInTransaction(context, id, closePositions, rules, template, token)
   } catch (error) {
     wait?.cancel()
     throw error
@@ -171,6 +189,7 @@ async function pauseInTransaction(
   id: string,
   closePositions: boolean,
   rules: import('../engine/types.js').SymbolRules | undefined,
+  template: SingleSymbolTemplate | undefined,
   token: string,
 ): Promise<{ run: RunRow; closeId: string } | undefined> {
   const { db, userId, now } = context
@@ -192,8 +211,7 @@ async function pauseInTransaction(
     } else if (run) {
       await cancelOpenOrders(trx, row.id, run.run)
       const state = run.state as unknown as RunState | null
-      if (closePositions && state && rules) {
-        const template = getTemplate(run.template_id) as SingleSymbolTemplate
+      if (closePositions && state && rules && template) {
         const broker = new PaperBroker(paperSetup(run, template, rules), state.broker)
         const price = broker.lastClose
         const outcome = broker.closeAll(price, now.getTime())
@@ -216,6 +234,24 @@ function assertDeployable(row: StrategyRow): void {
   }
 }
 
+/**
+ * A custom strategy's template and params at deploy: its pinned version, params resolved in the module's
+ * sandbox (a module that fails them is a 400 now, not an error later), within the user's limit of runs.
+ */
+async function customRunnable(context: DeployContext, row: StrategyRow): Promise<{ template: SingleSymbolTemplate; params: Record<string, unknown>; version: CustomTemplateVersion }> {
+  const { db, userId } = context
+  if ((await deployedCustomStrategies(db, userId)) >= SANDBOX_LIMITS.runsPerUser) {
+    throw new AppError('LIMIT_REACHED', `at most ${SANDBOX_LIMITS.runsPerUser} strategies of custom templates run at once; pause one first`)
+  }
+  const version = row.template_version ?? undefined
+  const resolved = await context.templates.resolve(userId, row.template_id, row.params, { version, symbols: row.symbols })
+  const found = await findCustomVersion(db, userId, row.template_id, resolved.version!.number)
+  if (!found) throw invalidParameter('template_id', `template ${row.template_id} was deleted`)
+  if (found.description.multiSymbol) throw invalidParameter('template_id', `runs of many-symbol templates (${row.template_id}) are not supported yet; backtest it instead`)
+  intervalMs(row.timeframe)
+  return { template: detachedTemplate(found), params: resolved.params, version: found }
+}
+
 /** The template and params a run uses; params that no longer validate (a template changed) are a 400. */
 function runnable(row: StrategyRow): { template: SingleSymbolTemplate; params: Record<string, unknown> } {
   const template = getTemplate(row.template_id)
@@ -229,7 +265,7 @@ function runnable(row: StrategyRow): { template: SingleSymbolTemplate; params: R
 export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: import('../engine/types.js').SymbolRules) {
   return {
     template,
-    params: validateParams(run.template_id, run.params),
+    params: validateParamsOf(template, run.params),
     symbol: run.symbol,
     intervalMs: intervalMs(run.timeframe),
     rules,

@@ -64,7 +64,9 @@ export async function updateStrategy(
   db: Db,
   userId: number,
   id: string,
-  changes: Partial<Pick<StrategyRow, 'name' | 'template_id' | 'symbols' | 'timeframe' | 'capital' | 'leverage' | 'status' | 'updated_at'>> & { params?: Record<string, unknown> },
+  changes: Partial<Pick<StrategyRow, 'name' | 'template_id' | 'template_version' | 'symbols' | 'timeframe' | 'capital' | 'leverage' | 'status' | 'updated_at'>> & {
+    params?: Record<string, unknown>
+  },
 ): Promise<StrategyRow> {
   const { params, ...rest } = changes
   return db

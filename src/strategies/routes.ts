@@ -1,4 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
@@ -43,13 +44,14 @@ export interface StrategyRoutesOptions {
   now: () => number
   cache: ReadCache<StrategyRow | undefined> | undefined
   reads?: StrategyReads | undefined
+  templates: TemplateCatalog
   /** What deploy and pause need beyond the database (src/live/deploy.ts). */
   live: Omit<DeployContext, 'db' | 'userId' | 'now'>
 }
 
-export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache, reads, live }) => {
+export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache, reads, templates, live }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache, reads })
+  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache, reads, templates })
 
   app.post(
     '/v1/strategies',
@@ -84,7 +86,7 @@ export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (
   const readEarly = (request: FastifyRequest, principal: Principal) => {
     const id = (request.params as { id?: unknown }).id
     if (typeof id !== 'string') return
-    const row = readStrategy({ db, userId: principal.userId, now: new Date(now()), cache, reads }, id)
+    const row = readStrategy({ db, userId: principal.userId, now: new Date(now()), cache, reads, templates }, id)
     row.catch(() => undefined) // a refused request never awaits it; the handler sees the failure otherwise
     early.set(request, row)
   }

@@ -8,7 +8,7 @@ export const STRATEGY_STATUSES = ['draft', 'deployed', 'paused', 'stopped', 'err
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  template_id: Type.String({ pattern: '^[a-z][a-z0-9_]{0,63}$', description: 'Template slug, e.g. sma_cross' }),
+  template_id: Type.String({ pattern: '^([a-z][a-z0-9_]{0,63}|tpl-[0-9a-f]{16})$', description: 'A built-in template slug (sma_cross) or your own template (tpl-…)' }),
   params: Type.Record(Type.String(), Type.Unknown(), { description: 'Template-specific parameters' }),
   symbols: Type.Array(Type.String({ pattern: '^[A-Z0-9]{2,30}$' }), {
     minItems: 1,
@@ -44,6 +44,7 @@ export const StrategyPatchSchema = Type.Object(
     timeframe: Type.Optional(fields.timeframe),
     capital: Type.Optional(fields.capital),
     leverage: Type.Optional(fields.leverage),
+    template_version: Type.Optional(Type.Integer({ minimum: 1, description: 'A custom template: move to this version (default: the latest when template_id changes)' })),
   },
   { additionalProperties: false, minProperties: 1, description: 'Any subset of the creatable fields; refused while deployed.' },
 )
@@ -53,6 +54,7 @@ export const StrategySchema = Type.Object({
   id: Type.String({ pattern: '^strat_[0-9a-f]{6,8}$' }),
   name: Type.String(),
   template_id: Type.String(),
+  template_version: Type.Optional(Type.Integer({ description: 'A custom template only: the version this strategy runs (pinned)' })),
   params: Type.Record(Type.String(), Type.Unknown()),
   symbols: Type.Array(Type.String()),
   timeframe: Type.String(),

@@ -4,8 +4,9 @@ import { isUniqueViolation } from '../db/errors.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
 import { decodeCursor, encodeCursor } from '../http/cursor.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
+import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { newId } from '../http/ids.js'
-import { validateParams, validateSymbols } from '../templates/validate.js'
+import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import type { StrategyReads } from './batched-reads.js'
 import { findStrategy, insertStrategy, listStrategies, markStrategyDeleted, type StrategyRow, updateStrategy } from './queries.js'
 import type { Strategy, StrategyCreate, StrategyListQuery, StrategyPatch } from './schemas.js'
@@ -23,6 +24,8 @@ export interface StrategyContext {
   cache: ReadCache<StrategyRow | undefined> | undefined
   /** With a PostgreSQL server (no cache): concurrent reads of single strategies share one statement. */
   reads?: StrategyReads | undefined
+  /** Built-in and custom templates: params resolved (a custom module's in its sandbox). */
+  templates: TemplateCatalog
 }
 
 const cacheKey = (userId: number, id: string): string => `${userId}/${id}`
@@ -32,11 +35,11 @@ export function forgetStrategy(cache: StrategyContext['cache'], userId: number, 
   cache?.invalidate(cacheKey(userId, id))
 }
 
-export async function createStrategy({ db, userId, now, cache }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
+export async function createStrategy({ db, userId, now, cache, templates }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
   assertPositiveCapital(input.capital)
-  // Stored with defaults applied, so a strategy's params say exactly what it runs with.
-  const params = validateParams(input.template_id, input.params ?? {})
-  validateSymbols(input.template_id, input.symbols)
+  // Stored with defaults applied, so a strategy's params say exactly what it runs with; a custom template's latest version is pinned.
+  const template = await templates.resolve(userId, input.template_id, input.params ?? {}, { symbols: input.symbols })
+  const params = template.params
   for (let attempt = 0; ; attempt++) {
     try {
       const row = await insertStrategy(db, {
@@ -44,6 +47,7 @@ export async function createStrategy({ db, userId, now, cache }: StrategyContext
         user_id: userId,
         name: input.name,
         template_id: input.template_id,
+        template_version: template.version?.number ?? null,
         params,
         symbols: input.symbols,
         timeframe: input.timeframe,
@@ -102,17 +106,28 @@ export async function pageStrategies({ db, userId }: StrategyContext, query: Str
 export async function patchStrategy(context: StrategyContext, id: string, patch: StrategyPatch): Promise<Strategy> {
   const { db, userId, now } = context
   if (patch.capital !== undefined) assertPositiveCapital(patch.capital)
-  return written(context, id, () =>
-    db.transaction().execute(async (trx) => {
-      const current = await findOwnStrategy(trx, userId, id, true)
-      if (!current) throw notFound(`strategy ${id}`)
-      assertNotDeployed(current, 'changed')
-      // The way out of stopped and error (docs/decisions.md): deploy and pause refuse both (spec), an edit
-      // acknowledges the cause and returns the strategy to draft, from which it deploys as any draft.
-      const reopened = current.status === 'stopped' || current.status === 'error' ? { status: 'draft' as const } : {}
-      return toStrategy(await updateStrategy(trx, userId, id, { ...patch, ...templateChanges(current, patch), ...reopened, updated_at: now }))
-    }),
-  )
+  // A custom module's params are resolved in its sandbox before the transaction (PGlite is one session, and a
+  // row lock should not wait on a module); the transaction then applies them only to the strategy they were
+  // checked against (same updated_at), else it checks again.
+  for (let attempt = 0; ; attempt++) {
+    const seen = await findOwnStrategy(db, userId, id)
+    if (!seen) throw notFound(`strategy ${id}`)
+    assertNotDeployed(seen, 'changed')
+    const changes = await templateChanges(context, seen, patch)
+    const updated = await written(context, id, () =>
+      db.transaction().execute(async (trx) => {
+        const current = await findOwnStrategy(trx, userId, id, true)
+        if (!current) throw notFound(`strategy ${id}`)
+        assertNotDeployed(current, 'changed')
+        if (current.updated_at.getTime() !== seen.updated_at.getTime() && attempt < 3) return undefined
+        // The way out of stopped and error (docs/decisions.md): deploy and pause refuse both (spec), an edit
+        // acknowledges the cause and returns the strategy to draft, from which it deploys as any draft.
+        const reopened = current.status === 'stopped' || current.status === 'error' ? { status: 'draft' as const } : {}
+        return toStrategy(await updateStrategy(trx, userId, id, { ...patch, ...changes, ...reopened, updated_at: now }))
+      }),
+    )
+    if (updated) return updated
+  }
 }
 
 export async function deleteStrategy(context: StrategyContext, id: string): Promise<void> {
@@ -145,13 +160,24 @@ function findOwnStrategy(db: Db, userId: number, id: string, forUpdate = false):
   return STRATEGY_ID.test(id) ? findStrategy(db, userId, id, forUpdate) : Promise.resolve(undefined)
 }
 
-/** A patch touching the template, its params or the symbols is checked against the template the strategy ends up with. */
-function templateChanges(current: StrategyRow, patch: StrategyPatch): { params?: Record<string, unknown> } {
-  if (patch.template_id === undefined && patch.params === undefined && patch.symbols === undefined) return {}
+/**
+ * A patch touching the template, its version, its params or the symbols is checked against the template the
+ * strategy ends up with: a custom one at the version asked for, else the pinned one while the template stays,
+ * else (a new template) its latest.
+ */
+async function templateChanges(
+  { userId, templates }: StrategyContext,
+  current: StrategyRow,
+  patch: StrategyPatch,
+): Promise<{ params?: Record<string, unknown>; template_version?: number | null }> {
+  if (patch.template_id === undefined && patch.params === undefined && patch.symbols === undefined && patch.template_version === undefined) return {}
   const templateId = patch.template_id ?? current.template_id
-  validateSymbols(templateId, patch.symbols ?? current.symbols)
-  if (patch.template_id === undefined && patch.params === undefined) return {}
-  return { params: validateParams(templateId, patch.params ?? current.params) }
+  const version = patch.template_version ?? (templateId === current.template_id ? (current.template_version ?? undefined) : undefined)
+  if (version !== undefined && !isCustomTemplateId(templateId)) throw invalidParameter('template_version', `template_version is for custom templates; ${templateId} is built in`)
+  const template = await templates.resolve(userId, templateId, patch.params ?? current.params, { version, symbols: patch.symbols ?? current.symbols })
+  // Resolution applies defaults: a params left alone are stored as they were unless the template or its version moved.
+  const moved = patch.template_id !== undefined || patch.template_version !== undefined || patch.params !== undefined
+  return { ...(moved ? { params: template.params } : {}), template_version: template.version?.number ?? null }
 }
 
 function assertNotDeployed(row: StrategyRow, verb: string): void {
@@ -168,6 +194,7 @@ export function toStrategy(row: StrategyRow): Strategy {
     id: row.id,
     name: row.name,
     template_id: row.template_id,
+    ...(row.template_version !== null ? { template_version: row.template_version } : {}),
     params: row.params,
     symbols: row.symbols,
     timeframe: row.timeframe,

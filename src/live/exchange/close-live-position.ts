@@ -3,8 +3,7 @@ import type { Db } from '../../db/connect.js'
 import type { SymbolRules } from '../../engine/types.js'
 import { AppError } from '../../http/errors.js'
 import type { UpstreamClient } from '../../market/upstream-client.js'
-import { getTemplate } from '../../templates/validate.js'
-import type { SingleSymbolTemplate } from '../../templates/types.js'
+import { runTemplate } from '../run-template.js'
 import type { BrokerOutcome } from '../brokers/broker.js'
 import { ExchangeBroker, type Execution } from '../brokers/exchange-broker.js'
 import { PaperBroker } from '../brokers/paper-broker.js'
@@ -29,7 +28,7 @@ export interface CloseContext {
 export async function closeLivePosition(context: CloseContext, run: RunRow, closeId: string): Promise<void> {
   const state = run.state as unknown as (RunState & { pendingSentAt?: number }) | null
   if (!state) return
-  const setup = paperSetup(run, getTemplate(run.template_id) as SingleSymbolTemplate, context.rules)
+  const setup = paperSetup(run, await runTemplate(context.db, run), context.rules)
   const paper = new PaperBroker(setup, state.broker)
   const broker = new ExchangeBroker(paper, await tradingClientOf(context.db, context.secrets, context.upstream, run, () => context.now.getTime()), setup)
   const book = (outcome: BrokerOutcome, settles: string) =>

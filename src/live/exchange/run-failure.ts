@@ -1,9 +1,11 @@
+import type { StrategyErrorCode } from '../../custom-templates/sandbox/strategy-error.js'
 import type { Db } from '../../db/connect.js'
 import type { RunRow } from '../queries.js'
 import { markError } from '../run-error.js'
 
 /** Why a live run cannot go on by itself: the strategy moves to error (docs/decisions.md, "Moves into error"). */
-export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'FOREIGN_ORDER' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED'
+/** A user's module failing (STRATEGY_*) is a cause too: the run cannot go on without a fixed module. */
+export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'FOREIGN_ORDER' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED' | StrategyErrorCode
 
 export class RunFailure extends Error {
   constructor(

@@ -1,0 +1,57 @@
+import type { Db } from '../db/connect.js'
+import { AppError, invalidParameter } from '../http/errors.js'
+import { getTemplate, validateParams, validateSymbols } from '../templates/index.js'
+import { isCustomTemplateId } from './ids.js'
+import { findCustomVersion } from './queries.js'
+import type { StrategySandbox } from './sandbox/contract.js'
+import { customTemplateBounds } from './sandbox/custom-template.js'
+
+/** A template as strategies and backtest jobs need it: resolved params and the bounds they check. */
+export interface ResolvedTemplate {
+  params: Record<string, unknown>
+  multiSymbol: boolean
+  minCapital: number
+  /** A custom template: the version pinned and its code's hash. */
+  version?: { number: number; sha256: string }
+}
+
+export interface TemplateCatalog {
+  /**
+   * The template (a custom one at `version`, default its latest) with params resolved (defaults applied,
+   * checked by the schema and the module's validate) and, when given, the symbol count checked. Throws 400
+   * INVALID_PARAMETER naming the field; another user's custom id is unknown, like a wrong one.
+   */
+  resolve(userId: number, templateId: string, params: unknown, options?: { version?: number; symbols?: readonly string[] }): Promise<ResolvedTemplate>
+}
+
+/** The built-in templates, and each user's own modules (their params resolved in the sandbox). */
+export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatalog {
+  return {
+    async resolve(userId, templateId, params, options = {}) {
+      if (!isCustomTemplateId(templateId)) {
+        const template = getTemplate(templateId)
+        if (options.symbols) validateSymbols(templateId, options.symbols)
+        return { params: validateParams(templateId, params), multiSymbol: template.multiSymbol, minCapital: template.minCapital }
+      }
+      const found = await findCustomVersion(db, userId, templateId, options.version)
+      if (!found) {
+        const what = options.version === undefined ? `template_id "${templateId}"` : `version ${options.version} of template ${templateId}`
+        throw new AppError('INVALID_PARAMETER', `unknown ${what}`, { field: options.version === undefined ? 'template_id' : 'template_version' })
+      }
+      const bounds = customTemplateBounds(found.description.multiSymbol)
+      if (options.symbols) {
+        const count = options.symbols.length
+        if (count < bounds.minSymbols || (bounds.maxSymbols !== null && count > bounds.maxSymbols)) {
+          throw invalidParameter('symbols', found.description.multiSymbol ? `${templateId} needs at least ${bounds.minSymbols} symbols` : `${templateId} trades one symbol; symbols must have exactly 1 entry`)
+        }
+      }
+      const resolved = await sandbox.resolveParams(found.compiled, found.description, params)
+      return {
+        params: resolved.params,
+        multiSymbol: found.description.multiSymbol,
+        minCapital: bounds.minCapital,
+        version: { number: found.version, sha256: found.compiled.sha256 },
+      }
+    },
+  }
+}
