@@ -80,8 +80,28 @@ describe('template editor in headless Chromium (pglite, replay exchange, sandbox
     assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
     return (res.statusCode === 204 ? undefined : res.json()) as T
   }
+  /**
+   * A job as the API gives it. The page has just read it, and one job may be read once per 5 s: a 429
+   * is waited out by its Retry-After, in real time (the server's clock is the browser's wall clock).
+   */
+  const apiJob = async (id: string) => {
+    for (let attempt = 0; ; attempt++) {
+      const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
+      if (res.statusCode === 429 && attempt < 3) {
+        await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? 5) * 1000))
+        continue
+      }
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json() as { status: string; config: { template_id: string; template_version: number; params: unknown }; result: { metrics: { total_trades: number } } }
+    }
+  }
+  /** Screenshots in both colour schemes, when TEST_WEB_SCREENSHOTS names a folder. */
   const shot = async (name: string) => {
-    if (SCREENSHOTS) await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
+    if (!SCREENSHOTS) return
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-dark.png`), fullPage: true })
+    await page.emulateMedia({ colorScheme: 'light' })
   }
   const editorText = () => page.$eval('[data-testid=code-editor]', (el) => (el as unknown as EditorHost).editorView.state.doc.toString())
   /** Replaces the module as a person would: select all in the editor, then type (insert) the new text. */
@@ -225,7 +245,7 @@ describe('template editor in headless Chromium (pglite, replay exchange, sandbox
     const jobId = new URL(page.url()).pathname.split('/').at(-1)!
     await page.waitForSelector('[data-testid=backtest-progress][data-status=done]', { timeout: 60_000 })
     await page.waitForSelector('[data-testid=metrics] [data-metric=total_trades]')
-    const job = await api<{ status: string; config: { template_id: string; template_version: number; params: unknown }; result: { metrics: { total_trades: number } } }>('GET', `/v1/backtest/jobs/${jobId}`)
+    const job = await apiJob(jobId)
     assert.equal(job.status, 'done')
     assert.deepEqual([job.config.template_id, job.config.template_version, job.config.params], [templateId, 2, { fast: 12, slow: 30, allow_short: false }])
     assert.equal(await page.getAttribute('[data-testid=metrics] [data-metric=total_trades]', 'data-value'), String(job.result.metrics.total_trades))

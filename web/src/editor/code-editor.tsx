@@ -45,6 +45,8 @@ const theme = EditorView.theme({
   '.cm-activeLineGutter': { backgroundColor: 'color-mix(in srgb, var(--accent) 14%, transparent)' },
   '&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection': { backgroundColor: 'color-mix(in srgb, var(--accent) 28%, transparent)' },
   '&.cm-focused .cm-matchingBracket': { backgroundColor: 'color-mix(in srgb, var(--gain) 25%, transparent)' },
+  // The wavy underline alone is easy to miss under one character such as a stray ';'.
+  '.cm-lintRange-error': { backgroundColor: 'color-mix(in srgb, var(--loss) 22%, transparent)' },
   '.cm-tooltip': { backgroundColor: 'var(--panel)', color: 'var(--text)', border: '1px solid var(--line)' },
 })
 

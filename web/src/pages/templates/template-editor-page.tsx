@@ -217,17 +217,17 @@ function Versions({ detail, viewing, onOpen }: { detail: CustomDetail; viewing: 
   return (
     <>
       <h2>Versions</h2>
-      <ol class="versions" reversed data-testid="versions">
+      <ul class="versions" data-testid="versions">
         {[...detail.versions].reverse().map((v) => (
           <li key={v.version} data-version={v.version} aria-current={v.version === viewing ? 'true' : undefined}>
             <button type="button" class="link" onClick={() => onOpen(v.version)} disabled={v.version === viewing}>
               Version {v.version}
             </button>{' '}
             {v.version === detail.version ? <span class="badge active">latest</span> : null} <span class="muted">{time(v.created_at)}</span>{' '}
-            <code class="muted" title="SHA-256 of the code the sandbox runs">{v.sha256.slice(0, 12)}</code>
+            <code class="muted sha" title="SHA-256 of the code the sandbox runs">{v.sha256.slice(0, 12)}</code>
           </li>
         ))}
-      </ol>
+      </ul>
       <p class="hint">Strategies and backtests keep the version they started with. Opening an older version puts its text in the editor; saving it makes it the latest.</p>
     </>
   )

@@ -55,9 +55,13 @@ function TemplateTable({ templates, testid }: { templates: TemplateInfo[]; testi
               <td>
                 {t.custom ? (
                   <>
-                    <Link href={`/templates/${t.id}`}>{t.name}</Link>
-                    <br />
-                    <code class="muted">{t.id}</code>
+                    <Link href={`/templates/${t.id}`}>{t.name}</Link> <code class="muted">{t.id}</code>
+                    {t.description ? (
+                      <>
+                        <br />
+                        <span class="muted">{t.description}</span>
+                      </>
+                    ) : null}
                   </>
                 ) : (
                   <>
@@ -67,9 +71,9 @@ function TemplateTable({ templates, testid }: { templates: TemplateInfo[]; testi
                   </>
                 )}
               </td>
-              <td class="num">{t.custom ? `v${t.version}` : '—'}</td>
-              <td>{t.multi_symbol ? `yes (${t.min_symbols}–${t.max_symbols ?? '∞'})` : 'no'}</td>
-              <td class="params-cell" data-testid="template-params">
+              <td class="num" data-label="Version">{t.custom ? `v${t.version}` : '—'}</td>
+              <td data-label="Multi-symbol">{t.multi_symbol ? `yes (${t.min_symbols}–${t.max_symbols ?? '∞'})` : 'no'}</td>
+              <td class="params-cell" data-label="Defaults" data-testid="template-params">
                 {Object.entries(t.defaults).map(([name, value]) => (
                   <code key={name} data-param={name} data-default={JSON.stringify(value)}>
                     {name}={JSON.stringify(value)}
