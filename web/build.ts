@@ -1,7 +1,7 @@
 /**
  * Builds the dashboard (web/src) into one folder: index.html plus content-hashed assets, everything it
  * loads included (no CDN, nothing fetched at run time). Code split: the template editor's CodeMirror
- * (430 kB minified, 150 kB gzipped: more than the rest of the app) is a chunk that only the editor
+ * (440 kB minified, 150 kB gzipped: more than the rest of the app) is a chunk that only the editor
  * page imports, so every other page loads what it did before. `npm run build` runs it into dist/web; the
  * browser tests run it into a temporary folder. esbuild, not Vite: it is already in the tree (tsx
  * uses it), bundles TSX and CSS in ~0.3 s on this machine, and the dashboard needs no dev server plugins.
