@@ -7,6 +7,8 @@ import { MarketPage } from './pages/market/market-page.js'
 import { SignIn } from './pages/sign-in.js'
 import { StrategiesPage } from './pages/strategies/strategies-page.js'
 import { StrategyPage } from './pages/strategies/strategy-page.js'
+import { TemplateEditorPage } from './pages/templates/template-editor-page.js'
+import { TemplatesPage } from './pages/templates/templates-page.js'
 import { WebhookPage } from './pages/webhooks/webhook-page.js'
 import { WebhooksPage } from './pages/webhooks/webhooks-page.js'
 import { Link, match, navigate, usePath } from './router.js'
@@ -14,6 +16,7 @@ import { Link, match, navigate, usePath } from './router.js'
 const SECTIONS = [
   { href: '/backtests', label: 'Backtests' },
   { href: '/strategies', label: 'Strategies' },
+  { href: '/templates', label: 'Templates' },
   { href: '/market', label: 'Market' },
   { href: '/webhooks', label: 'Webhooks' },
 ]
@@ -62,6 +65,9 @@ function Page({ path }: { path: string }) {
   if (match('/backtests', path)) return <BacktestsPage />
   if ((params = match('/strategies/:id', path))) return <StrategyPage id={params.id!} />
   if (match('/strategies', path)) return <StrategiesPage />
+  // Keyed by id: saving a new template moves from /templates/new to its id, and the editor starts over from what was stored.
+  if ((params = match('/templates/:id', path))) return <TemplateEditorPage key={params.id} id={params.id!} />
+  if (match('/templates', path)) return <TemplatesPage />
   if (match('/market', path)) return <MarketPage />
   if ((params = match('/webhooks/:id', path))) return <WebhookPage id={params.id!} />
   if (match('/webhooks', path)) return <WebhooksPage />

@@ -1,9 +1,17 @@
 /** Every API call the dashboard makes, one function each, through the signed-in typed client (src/client). */
 import { client, clientFor, type Credentials } from './session.js'
-import type { DeployBody, JobCreate, KlineInterval, StrategyCreate, WebhookCreate } from './types.js'
+import type { CustomTemplateCreate, CustomTemplateUpdate, DeployBody, JobCreate, KlineInterval, StrategyCreate, WebhookCreate } from './types.js'
 
 export const api = {
-  templates: () => client().get('/v1/templates'),
+  templates: () => client().templates.list(),
+  /** A built-in, or one of the user's own with its source and versions (`version`: an older one). */
+  template: (templateId: string, version?: number) => client().templates.get(templateId, version),
+  /** Uploads a module as a new template; the server's sandbox checks it first (400 on source with line:column). */
+  createTemplate: (body: CustomTemplateCreate) => client().templates.create(body),
+  /** Uploads a new version of one of the user's templates. */
+  updateTemplate: (templateId: string, body: CustomTemplateUpdate) => client().templates.update(templateId, body),
+  /** 409 while a deployed strategy uses it. */
+  deleteTemplate: (templateId: string) => client().templates.delete(templateId),
   /** Whether these credentials open the API: GET /v1/templates is signed and needs no scope. */
   check: async (credentials: Credentials) => {
     const candidate = clientFor(credentials)

@@ -7,6 +7,9 @@ import type { BacktestJob, components, Operation, QueryParams, SuccessBody } fro
 export type {
   BacktestRequest as JobCreate,
   CreatedWebhook,
+  CustomTemplate,
+  CustomTemplateCreate,
+  CustomTemplateUpdate,
   Page,
   DeployOptions as DeployBody,
   Strategy,
@@ -15,6 +18,7 @@ export type {
   StrategyTrade,
   StreamMessage,
   Template as TemplateInfo,
+  TemplateDetail,
   Webhook,
   WebhookCreate,
   WebhookDelivery as DeliveryAttempt,

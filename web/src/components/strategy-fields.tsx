@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { JobCreate, TemplateInfo } from '../api/types.js'
 import { ErrorBox, Loading } from './async.js'
 import { defaultsOf, ParamsEditor, type Params } from './params-editor.js'
-import { TIMEFRAMES, useTemplates } from './templates.js'
+import { templateLabel, TIMEFRAMES, useTemplates } from './templates.js'
 
 /** What a strategy and a backtest share: template and params, symbols, timeframe, capital, leverage. */
 export interface StrategyDraft {
@@ -29,8 +29,11 @@ export function draftBody(draft: StrategyDraft): { template_id: string; params: 
   }
 }
 
-/** A draft that starts on the first template with its defaults, and resets the params when the template changes. */
-export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'capital'>) {
+/**
+ * A draft that starts on the given template (default: the first) with its defaults, and resets the
+ * params when the template changes.
+ */
+export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'capital'> & { templateId?: string }) {
   const templates = useTemplates()
   const [draft, setDraft] = useState<StrategyDraft>({ templateId: '', params: {}, symbols: 'BTCUSDT', leverage: 1, ...initial })
   const template: TemplateInfo | undefined = templates.data?.find((t) => t.id === draft.templateId)
@@ -56,7 +59,7 @@ export function StrategyFields({ state }: { state: ReturnType<typeof useStrategy
         <select name="template_id" value={draft.templateId} onChange={(e) => set({ templateId: e.currentTarget.value })}>
           {templates.data.map((t) => (
             <option key={t.id} value={t.id}>
-              {t.id}
+              {templateLabel(t)}
             </option>
           ))}
         </select>

@@ -1,18 +1,37 @@
 import { api } from '../api/endpoints.js'
+import { client } from '../api/session.js'
 import type { TemplateInfo } from '../api/types.js'
 import { useAsync } from './async.js'
 
-let cached: Promise<TemplateInfo[]> | undefined
+/**
+ * The template catalogue, read once and shared by every form. It holds the user's own templates too,
+ * so it belongs to one signed-in client (another sign-in reads it anew) and is forgotten whenever the
+ * user uploads or deletes a template.
+ */
+let cached: { owner: object; list: Promise<TemplateInfo[]> } | undefined
 
-/** The template catalogue, read once per sign-in session (it is fixed while the server runs). */
 export function useTemplates() {
   return useAsync(() => {
-    cached ??= api.templates().then((r) => r.data, (error: unknown) => {
-      cached = undefined
-      throw error
-    })
-    return cached
+    const owner = client()
+    if (cached?.owner !== owner) {
+      const list = api.templates().catch((error: unknown) => {
+        if (cached?.list === list) cached = undefined
+        throw error
+      })
+      cached = { owner, list }
+    }
+    return cached.list
   }, [])
+}
+
+/** After an upload or a delete: the next form reads the catalogue again. */
+export function forgetTemplates(): void {
+  cached = undefined
+}
+
+/** How a form names a template: a built-in by its id, one of the user's by its name and id. */
+export function templateLabel(template: TemplateInfo): string {
+  return template.custom ? `${template.name} (${template.id})` : template.id
 }
 
 export { TIMEFRAMES, TIMEFRAME_MS } from '../../../src/strategies/timeframes.js'

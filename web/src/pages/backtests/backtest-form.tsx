@@ -15,9 +15,9 @@ function endOf(date: string): string {
   return (end.getTime() > Date.now() ? new Date(Math.floor(Date.now() / 60_000) * 60_000) : end).toISOString()
 }
 
-/** A new backtest: the template's params form (from its JSON schema) and the job's fields. */
-export function BacktestForm() {
-  const state = useStrategyDraft({ timeframe: '1h', capital: '10000' })
+/** A new backtest: the template's params form (from its JSON schema) and the job's fields; `templateId` picks the template it starts on. */
+export function BacktestForm({ templateId }: { templateId?: string } = {}) {
+  const state = useStrategyDraft({ timeframe: '1h', capital: '10000', ...(templateId ? { templateId } : {}) })
   const [start, setStart] = useState(dayOf(Date.now() - 180 * 86_400_000))
   const [end, setEnd] = useState(dayOf(Date.now()))
   const [feeModel, setFeeModel] = useState<string>('fixed_bps')

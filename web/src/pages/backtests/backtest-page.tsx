@@ -42,7 +42,8 @@ export function BacktestPage({ id }: { id: string }) {
         <StatusBadge job={job} />
       </div>
       <p class="muted">
-        {c.template_id} · {c.symbols.join(', ')} · {c.timeframe} · {c.start.slice(0, 10)} → {c.end.slice(0, 10)} · capital {c.capital} · ×{c.leverage} · {c.fee_model}
+        {c.template_id}
+        {c.template_version ? ` v${c.template_version}` : ''} · {c.symbols.join(', ')} · {c.timeframe} · {c.start.slice(0, 10)} → {c.end.slice(0, 10)} · capital {c.capital} · ×{c.leverage} · {c.fee_model}
         {c.fee_bps ? ` ${c.fee_bps} bps` : ''} · params <code>{JSON.stringify(c.params)}</code>
       </p>
       <div class="progress-box" data-testid="backtest-progress" data-status={job.status} data-progress={job.progress} data-seen={seen.join(',')}>
