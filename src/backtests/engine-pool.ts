@@ -40,7 +40,7 @@ export class EnginePool {
   ): { result: Promise<BacktestResult>; cancel: () => void } {
     const cancel = new SharedArrayBuffer(4)
     const result = new Promise<BacktestResult>((resolve, reject) => {
-      this.waiting.push({ request: { input, custom: custom?.job, cancel }, budgetMs: custom?.budgetMs, onProgress, resolve, reject })
+      this.waiting.push({ request: { input, custom: custom?.job, budgetMs: custom?.budgetMs, cancel }, budgetMs: custom?.budgetMs, onProgress, resolve, reject })
       this.dispatch()
     })
     return { result, cancel: () => Atomics.store(new Int32Array(cancel), 0, 1) }

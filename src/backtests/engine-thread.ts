@@ -10,7 +10,7 @@ import type { Template } from '../templates/types.js'
  * One engine thread: runs backtests one at a time off the event loop. Progress is posted at most every
  * 1 %; the parent cancels by setting the shared flag, which the engine sees at its next progress call.
  */
-export type EngineRequest = { input: Omit<BacktestInput, 'onProgress' | 'template'>; custom?: CustomJob; cancel: SharedArrayBuffer }
+export type EngineRequest = { input: Omit<BacktestInput, 'onProgress' | 'template'>; custom?: CustomJob; budgetMs?: number; cancel: SharedArrayBuffer }
 /** A job of a user's module: its code and seed; this thread is then its sandbox (EnginePool times it). */
 export interface CustomJob {
   source: CustomTemplateSource
@@ -27,7 +27,7 @@ export type EngineMessage =
 const port = parentPort
 if (!port) throw new Error('engine-thread must run in a worker thread')
 
-port.on('message', async ({ input, custom, cancel }: EngineRequest) => {
+port.on('message', async ({ input, custom, budgetMs, cancel }: EngineRequest) => {
   const flag = new Int32Array(cancel)
   let reported = 0
   const post = (message: EngineMessage) => port.postMessage(message)
@@ -35,7 +35,7 @@ port.on('message', async ({ input, custom, cancel }: EngineRequest) => {
   try {
     let template: Template | undefined
     if (custom) {
-      instance = await StrategyInstance.load(custom.code, custom.seed)
+      instance = await StrategyInstance.load(custom.code, custom.seed, { callMs: budgetMs })
       template = customTemplate(custom.source, instance)
     }
     const result = runBacktest({

@@ -18,7 +18,7 @@ export function compileModule(source: string, language: ModuleLanguage): Compile
       code = transform(source, { transforms: ['typescript'], disableESTransforms: true, keepUnusedImports: true }).code
     } catch (error) {
       const { message, loc } = error as { message: string; loc?: { line: number; column: number } }
-      const at = loc ? ` at ${loc.line}:${loc.column + 1}` : ''
+      const at = loc ? ` at ${loc.line}:${loc.column}` : ''
       throw invalidParameter('source', `TypeScript does not parse${at}: ${message.replace(/\s*\(\d+:\d+\)$/, '')}`)
     }
   }

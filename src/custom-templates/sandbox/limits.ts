@@ -17,6 +17,8 @@ export const SANDBOX_LIMITS = {
   maxWarmup: 5_000,
   /** Soft bound on one call into the guest (QuickJS's interrupt handler): a clean error for plain loops. */
   callMs: 2_000,
+  /** …plus this per bar of a batch (a 4,096-bar batch gets 2.4 s more: ~100× its measured cost). */
+  callPerBarMs: 0.6,
   /**
    * Hard bound on one call as the watchdog enforces it (terminates the thread): native builtins that
    * loop in C never poll the interrupt handler (research fact 3), so this is what bounds them.

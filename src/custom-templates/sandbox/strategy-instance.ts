@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import releaseSync from '@jitl/quickjs-wasmfile-release-sync'
 import {
   DefaultIntrinsics,
@@ -35,7 +37,29 @@ const PAGE = 64 * 1024
 // The package's types are CommonJS-shaped under NodeNext; at run time the ESM build's default is the variant.
 const variant = releaseSync as unknown as QuickJSSyncVariant
 /** Node has WebAssembly; the ES2023 lib this project compiles against does not declare it. */
-const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => object } }).WebAssembly
+const { Memory, compile } = (
+  globalThis as unknown as { WebAssembly: { Memory: new (descriptor: { initial: number; maximum: number }) => object; compile: (bytes: Uint8Array) => Promise<object> } }
+).WebAssembly
+
+/**
+ * QuickJS compiled once per thread and instantiated per module: compiling the 0.5 MB .wasm was most of a
+ * sandbox's start (11–16 ms of 15–36 ms, bench/custom.ts); a compiled module holds code only, never state
+ * (each instance still gets its own Memory), so sharing it within a thread shares nothing between users.
+ */
+let compiled: Promise<object> | undefined
+function compiledQuickJS(): Promise<object> {
+  compiled ??= readFile(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')).then((bytes) => compile(bytes))
+  return compiled
+}
+
+export interface InstanceOptions {
+  /**
+   * The soft bound of one call (QuickJS's interrupt handler), before a per-bar allowance for batches. An
+   * engine thread gives its job's whole budget here: wall time on a loaded host is not the module's fault,
+   * and the thread's watchdog holds the hard bound anyway.
+   */
+  callMs?: number
+}
 
 /**
  * One user module in its own QuickJS WebAssembly instance: its own linear memory capped at
@@ -46,6 +70,7 @@ const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (descr
  */
 export class StrategyInstance {
   private dead = false
+  private callMs: number = SANDBOX_LIMITS.callMs
   /** An out-of-memory or a WebAssembly trap: not even a read of the driver's state is safe afterwards. */
   private poisoned = false
   private readonly driver: Record<'info' | 'validate' | 'warmup' | 'create' | 'bars' | 'step' | 'at', QuickJSHandle>
@@ -63,9 +88,9 @@ export class StrategyInstance {
   }
 
   /** Loads `code` (an ES module) with Math.random seeded by `seed`; a module that fails to evaluate throws StrategyError. */
-  static async load(code: string, seed: number): Promise<StrategyInstance> {
+  static async load(code: string, seed: number, options: InstanceOptions = {}): Promise<StrategyInstance> {
     const memory = new Memory({ initial: 256, maximum: SANDBOX_LIMITS.memoryBytes / PAGE })
-    const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory as never }))
+    const module = await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory: memory as never, wasmModule: (await compiledQuickJS()) as never }))
     const runtime = module.newRuntime()
     runtime.setMaxStackSize(SANDBOX_LIMITS.stackBytes)
     // No loader: any import, static or dynamic, fails inside the guest with "could not load module".
@@ -83,7 +108,9 @@ export class StrategyInstance {
     const driver = StrategyInstance.unwrap(context, context.callFunction(make, context.undefined, namespace))
     make.dispose()
     namespace.dispose()
-    return new StrategyInstance(module, runtime, context, driver)
+    const instance = new StrategyInstance(module, runtime, context, driver)
+    instance.callMs = options.callMs ?? SANDBOX_LIMITS.callMs
+    return instance
   }
 
   info(): ModuleExports {
@@ -102,7 +129,7 @@ export class StrategyInstance {
   }
 
   create(params: Record<string, unknown>, context: GuestContext): void {
-    this.call('create', [this.context.newString(JSON.stringify(params)), this.context.newString(JSON.stringify(context))]).dispose()
+    this.call('create', 0, [this.context.newString(JSON.stringify(params)), this.context.newString(JSON.stringify(context))]).dispose()
   }
 
   /** onBar over `count` bars (6 columns each), funding triples delivered in between; the targets. */
@@ -143,7 +170,7 @@ export class StrategyInstance {
 
   private callBuffers(name: 'bars' | 'step', data: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
     const c = this.context
-    const result = this.call(name, [
+    const result = this.call(name, count * SANDBOX_LIMITS.callPerBarMs, [
       c.newArrayBuffer(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)),
       c.newNumber(count),
       c.newArrayBuffer(funding.buffer.slice(funding.byteOffset, funding.byteOffset + funding.byteLength)),
@@ -157,22 +184,22 @@ export class StrategyInstance {
   }
 
   private callString(name: keyof StrategyInstance['driver'], argument?: string): string {
-    const result = this.call(name, argument === undefined ? [] : [this.context.newString(argument)])
+    const result = this.call(name, 0, argument === undefined ? [] : [this.context.newString(argument)])
     const text = this.context.getString(result)
     result.dispose()
     return text
   }
 
   private callNumber(name: keyof StrategyInstance['driver'], argument?: string): number {
-    const result = this.call(name, argument === undefined ? [] : [this.context.newString(argument)])
+    const result = this.call(name, 0, argument === undefined ? [] : [this.context.newString(argument)])
     const value = this.context.getNumber(result)
     result.dispose()
     return value
   }
 
-  private call(name: keyof StrategyInstance['driver'], args: QuickJSHandle[]): QuickJSHandle {
+  private call(name: keyof StrategyInstance['driver'], allowanceMs: number, args: QuickJSHandle[]): QuickJSHandle {
     if (this.dead) throw new StrategyError('STRATEGY_ERROR', 'the strategy failed earlier and cannot be called again')
-    this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + SANDBOX_LIMITS.callMs))
+    this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + this.callMs + allowanceMs))
     try {
       return StrategyInstance.unwrap(this.context, this.context.callFunction(this.driver[name], this.context.undefined, ...args))
     } catch (error) {
@@ -213,7 +240,7 @@ function safeDump(context: QuickJSContext, handle: QuickJSHandle): Dumped {
 export function guestError(error: Dumped): StrategyError {
   const message = typeof error.message === 'string' ? error.message : 'the strategy failed'
   const name = typeof error.name === 'string' ? error.name : 'Error'
-  if (name === 'InternalError' && /interrupted/.test(message)) return new StrategyError('STRATEGY_TIMEOUT', `the strategy ran longer than ${SANDBOX_LIMITS.callMs} ms in one call`)
+  if (name === 'InternalError' && /interrupted/.test(message)) return new StrategyError('STRATEGY_TIMEOUT', 'the strategy ran longer than its time for one call')
   if (/out of memory/i.test(message)) return new StrategyError('STRATEGY_OOM', `the strategy used more than its ${SANDBOX_LIMITS.memoryBytes / 2 ** 20} MiB of memory`)
   const at = locationIn(error.stack)
   const where = at ? ` (strategy.js ${at})` : ''
