@@ -23,7 +23,7 @@ export const JobCreateSchema = Type.Object(
     fee_model: Type.Optional(Type.Enum(FEE_MODELS, { description: 'Default fixed_bps' })),
     fee_bps: Type.Optional(Type.String({ maxLength: 40, description: 'Per-fill fee in basis points for fixed_bps; default 5' })),
     strategy_id: Type.Optional(Type.String({ maxLength: 64, description: 'A stored strategy whose fields are the base; request fields override them' })),
-    template_version: Type.Optional(Type.Integer({ minimum: 1, description: "A custom template's version; default its latest (or the strategy's pinned one)" })),
+    template_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "A custom template's version; default its latest (or the strategy's pinned one)" })),
   },
   { additionalProperties: false },
 )

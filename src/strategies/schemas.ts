@@ -44,7 +44,7 @@ export const StrategyPatchSchema = Type.Object(
     timeframe: Type.Optional(fields.timeframe),
     capital: Type.Optional(fields.capital),
     leverage: Type.Optional(fields.leverage),
-    template_version: Type.Optional(Type.Integer({ minimum: 1, description: 'A custom template: move to this version (default: the latest when template_id changes)' })),
+    template_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A custom template: move to this version (default: the latest when template_id changes)' })),
   },
   { additionalProperties: false, minProperties: 1, description: 'Any subset of the creatable fields; refused while deployed.' },
 )
