@@ -8,6 +8,7 @@ import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queri
 import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
+import { RunFailure } from '../exchange/run-failure.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
 import { UserDataStreams } from '../exchange/user-data-streams.js'
 import { RunCommits } from './run-commits.js'
@@ -151,7 +152,12 @@ export class RunnerPool {
         ...(this.userStreams ? { userStreams: this.userStreams } : {}),
         ...(this.options.observe ? { observe: this.options.observe } : {}),
         sandboxes: this.sandboxes,
-        onError: (error, failed) => this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed'),
+        onError: (error, failed) => {
+          // A user's module failing is the user's to fix (the strategy shows it in error), not a fault of ours.
+          if (error instanceof RunFailure && error.code.startsWith('STRATEGY_')) {
+            this.options.log.warn({ strategy_id: failed.strategy_id, code: error.code }, 'a custom strategy module failed; its run moved to error')
+          } else this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed')
+        },
       })
       this.runners.set(run.strategy_id, runner)
       runner.start().catch((error) => {
