@@ -1,8 +1,8 @@
 /**
  * The strategy module contract (issue 22) as TypeScript types for authors: `import type { … } from
  * 'perpetua/strategy'`. Types only: nothing here runs, in the service or in a module. A module imports
- * them with `import type`, which is removed when its types are stripped at upload; a plain `import`
- * would stay in the code, and imports fail inside the sandbox. docs/strategy-authors-guide.md explains
+ * them with `import type` (or an import only types use), which is removed when its types are stripped at
+ * upload; an import of a value would stay, and imports fail inside the sandbox. docs/strategy-authors-guide.md explains
  * every rule these types cannot state.
  */
 

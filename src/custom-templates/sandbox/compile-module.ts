@@ -15,7 +15,7 @@ export function compileModule(source: string, language: ModuleLanguage): Compile
   let code = source
   if (language === 'typescript') {
     try {
-      code = transform(source, { transforms: ['typescript'], disableESTransforms: true, keepUnusedImports: true }).code
+      code = transform(source, { transforms: ['typescript'], disableESTransforms: true }).code
     } catch (error) {
       const { message, loc } = error as { message: string; loc?: { line: number; column: number } }
       const at = loc ? ` at ${loc.line}:${loc.column}` : ''
