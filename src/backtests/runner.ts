@@ -182,7 +182,8 @@ async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job:
 async function customJob(db: Db, job: JobRow, bars: number): Promise<{ job: CustomJob; budgetMs: number } | undefined> {
   const config = job.config as JobConfig
   if (config.template_version === undefined) return undefined
-  const found = await findCustomVersion(db, job.user_id, config.template_id, config.template_version)
+  // Pinned: a job queued before its template was deleted still runs the code it recorded.
+  const found = await findCustomVersion(db, job.user_id, config.template_id, config.template_version, true)
   if (!found || found.compiled.sha256 !== config.template_sha256) {
     throw new AppError('NOT_FOUND', `template ${config.template_id} version ${config.template_version} no longer exists`, { field: 'template_id' })
   }

@@ -24,25 +24,29 @@ export interface CustomTemplateVersion {
 /** A version's number is an int4 column: a larger one is not there (and would make PostgreSQL fail). */
 const isVersionNumber = (version: number): boolean => Number.isInteger(version) && version >= 1 && version <= 2_147_483_647
 
-/** A live template of this user joined with one version (default: the latest); undefined for ids not of our form. */
-function liveVersion(db: Db, userId: number, id: string, version: number | undefined) {
+/**
+ * A live template of this user joined with one version (default: the latest); undefined for ids not of our
+ * form. `pinned`: a deleted template's version too (a queued job or a run recorded which code it runs).
+ */
+function liveVersion(db: Db, userId: number, id: string, version: number | undefined, pinned = false) {
   if (!isCustomTemplateId(id) || (version !== undefined && !isVersionNumber(version))) return undefined
-  return db
+  const query = db
     .selectFrom('custom_templates as t')
     .innerJoin('custom_template_versions as v', (join) =>
       join.onRef('v.template_id', '=', 't.id').on((eb) => eb('v.version', '=', version ?? eb.ref('t.latest_version'))),
     )
     .where('t.id', '=', id)
     .where('t.user_id', '=', userId)
-    .where('t.deleted_at', 'is', null)
+  return pinned && version !== undefined ? query : query.where('t.deleted_at', 'is', null)
 }
 
 /**
  * The version (default: the latest) of a live custom template of this user with its template's name;
- * undefined when the template is missing, deleted or another user's, or has no such version.
+ * undefined when the template is missing, deleted or another user's, or has no such version. `pinned`
+ * (with a version): a deleted template's version too, for the job or run that pinned it.
  */
-export async function findCustomVersion(db: Db, userId: number, id: string, version?: number): Promise<CustomTemplateVersion | undefined> {
-  const row = await liveVersion(db, userId, id, version)
+export async function findCustomVersion(db: Db, userId: number, id: string, version?: number, pinned = false): Promise<CustomTemplateVersion | undefined> {
+  const row = await liveVersion(db, userId, id, version, pinned)
     ?.select(['t.id', 't.name', 'v.version', 'v.code', 'v.sha256', 'v.params_schema', 'v.defaults', 'v.multi_symbol', 'v.warmup', 'v.has_validate'])
     .executeTakeFirst()
   if (!row) return undefined

@@ -11,7 +11,7 @@ import { getTemplate } from '../templates/validate.js'
  */
 export async function runTemplate(db: Db, run: { user_id: number; template_id: string; template_version: number | null }): Promise<SingleSymbolTemplate> {
   if (!isCustomTemplateId(run.template_id)) return getTemplate(run.template_id) as SingleSymbolTemplate
-  const found = await findCustomVersion(db, run.user_id, run.template_id, run.template_version ?? undefined)
+  const found = await findCustomVersion(db, run.user_id, run.template_id, run.template_version ?? undefined, true)
   if (!found) throw new Error(`template ${run.template_id} version ${run.template_version} is gone`)
   return detachedTemplate(found)
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { findCustomVersion } from '../../src/custom-templates/queries.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import type { KeyPair } from '../support/signing.js'
 
@@ -70,6 +71,21 @@ describe('backtests of custom templates', () => {
     const bad = await t.signed(key, 'POST', '/v1/backtest/jobs', { ...RANGE, template_id: id, params: { fast: 50, slow: 40 } })
     assert.equal(bad.statusCode, 400, bad.body)
     assert.equal(bad.json().error.field, 'params.fast')
+  })
+
+  it('runs a queued job at its pinned version after its template is deleted, and refuses new jobs for it', async () => {
+    const id = await upload(t, key, 'to delete', SMA_PORT)
+    const job = await submit(t, key, { ...RANGE, template_id: id })
+    const deleted = await t.signed(key, 'DELETE', `/v1/templates/${id}`)
+    assert.equal(deleted.statusCode, 204, deleted.body)
+    const userId = (await t.database.handle.db.selectFrom('custom_templates').select('user_id').where('id', '=', id).executeTakeFirstOrThrow()).user_id
+    assert.equal(await findCustomVersion(t.database.handle.db, userId, id, 1), undefined)
+    assert.equal((await findCustomVersion(t.database.handle.db, userId, id, 1, true))?.version, 1)
+    const done = await finished(t, key, job.id)
+    assert.equal(done.status, 'done', JSON.stringify(done.error))
+    const refused = await t.signed(key, 'POST', '/v1/backtest/jobs', { ...RANGE, template_id: id })
+    assert.equal(refused.statusCode, 400, refused.body)
+    assert.equal(refused.json().error.field, 'template_id')
   })
 
   it('fails a job whose module throws with STRATEGY_ERROR, line:column and the bar, and the next job runs', async () => {

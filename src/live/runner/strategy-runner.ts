@@ -186,7 +186,7 @@ export class StrategyRunner {
   /** The run's module in a sandbox thread of this node, at the version and with the seed the run pinned. */
   private async startSandbox(rules: SymbolRules): Promise<RunSandbox> {
     const { run, deps } = this
-    const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined)
+    const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined, true)
     if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
     return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbol: run.symbol, timeframe: run.timeframe, intervalMs: this.interval, rules })
   }
