@@ -65,7 +65,7 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
     ...(feeModel === 'fixed_bps' ? { fee_bps: feeBps } : {}),
     ...(input.strategy_id !== undefined ? { strategy_id: input.strategy_id } : {}),
     // A custom module's version and code are pinned, and its Math.random seeded, so a job run twice is byte-identical.
-    ...(template.version ? { template_version: template.version.number, template_sha256: template.version.sha256, seed: crypto.randomInt(2 ** 31) } : {}),
+    ...(template.custom ? { template_version: template.custom.version, template_sha256: template.custom.compiled.sha256, seed: crypto.randomInt(2 ** 31) } : {}),
   }
 }
 

@@ -2,7 +2,7 @@ import type { Db } from '../db/connect.js'
 import { AppError, invalidParameter } from '../http/errors.js'
 import { getTemplate, validateParams, validateSymbols } from '../templates/index.js'
 import { isCustomTemplateId } from './ids.js'
-import { findCustomVersion } from './queries.js'
+import { type CustomTemplateVersion, findCustomVersion } from './queries.js'
 import type { StrategySandbox } from './sandbox/contract.js'
 import { customTemplateBounds } from './sandbox/custom-template.js'
 
@@ -11,8 +11,8 @@ export interface ResolvedTemplate {
   params: Record<string, unknown>
   multiSymbol: boolean
   minCapital: number
-  /** A custom template: the version pinned and its code's hash. */
-  version?: { number: number; sha256: string }
+  /** A custom template: the version pinned (its code, hash and contract). */
+  custom?: CustomTemplateVersion
 }
 
 export interface TemplateCatalog {
@@ -50,7 +50,7 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
         params: resolved.params,
         multiSymbol: found.description.multiSymbol,
         minCapital: bounds.minCapital,
-        version: { number: found.version, sha256: found.compiled.sha256 },
+        custom: found,
       }
     },
   }

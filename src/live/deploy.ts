@@ -11,7 +11,7 @@ import { getTemplate, validateParams, validateParamsOf } from '../templates/vali
 import type { SingleSymbolTemplate } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
-import { type CustomTemplateVersion, deployedCustomStrategies, findCustomVersion, findTemplate } from '../custom-templates/queries.js'
+import { type CustomTemplateVersion, deployedCustomStrategies, findTemplate } from '../custom-templates/queries.js'
 import { SANDBOX_LIMITS } from '../custom-templates/sandbox/limits.js'
 import { detachedTemplate } from '../custom-templates/sandbox/run-sandbox.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
@@ -245,8 +245,7 @@ async function customRunnable(context: DeployContext, row: StrategyRow): Promise
   }
   const version = row.template_version ?? undefined
   const resolved = await context.templates.resolve(userId, row.template_id, row.params, { version, symbols: row.symbols })
-  const found = await findCustomVersion(db, userId, row.template_id, resolved.version!.number)
-  if (!found) throw invalidParameter('template_id', `template ${row.template_id} was deleted`)
+  const found = resolved.custom!
   if (found.description.multiSymbol) throw invalidParameter('template_id', `runs of many-symbol templates (${row.template_id}) are not supported yet; backtest it instead`)
   intervalMs(row.timeframe)
   return { template: detachedTemplate(found), params: resolved.params, version: found }

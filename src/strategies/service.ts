@@ -47,7 +47,7 @@ export async function createStrategy({ db, userId, now, cache, templates }: Stra
         user_id: userId,
         name: input.name,
         template_id: input.template_id,
-        template_version: template.version?.number ?? null,
+        template_version: template.custom?.version ?? null,
         params,
         symbols: input.symbols,
         timeframe: input.timeframe,
@@ -177,7 +177,7 @@ async function templateChanges(
   const template = await templates.resolve(userId, templateId, patch.params ?? current.params, { version, symbols: patch.symbols ?? current.symbols })
   // Resolution applies defaults: a params left alone are stored as they were unless the template or its version moved.
   const moved = patch.template_id !== undefined || patch.template_version !== undefined || patch.params !== undefined
-  return { ...(moved ? { params: template.params } : {}), template_version: template.version?.number ?? null }
+  return { ...(moved ? { params: template.params } : {}), template_version: template.custom?.version ?? null }
 }
 
 function assertNotDeployed(row: StrategyRow, verb: string): void {

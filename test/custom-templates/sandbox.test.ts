@@ -44,15 +44,15 @@ describe('the strategy sandbox', () => {
     const worker = new SandboxWorker()
     const code = 'export function create() { return { onBar() { return NaN } } }\nexport const params = { x: { type: "integer", default: Array.prototype.indexOf.call({ length: 2 ** 31 }, 1), minimum: -1, maximum: 1 } }'
     // A first request, so the thread has started (seconds under tsx on a loaded host) before the clock below runs.
-    await worker.request({ type: 'inspect', code: 'export function create() { return { onBar() { return NaN } } }' }, 30_000)
+    await worker.request({ type: 'inspect', source: 'export function create() { return { onBar() { return NaN } } }', language: 'javascript' }, 30_000)
     const started = Date.now()
-    await assert.rejects(worker.request({ type: 'inspect', code }, 500), (error: StrategyError) => error.code === 'STRATEGY_TIMEOUT')
+    await assert.rejects(worker.request({ type: 'inspect', source: code, language: 'javascript' }, 500), (error: StrategyError) => error.code === 'STRATEGY_TIMEOUT')
     // Unstopped, the loop runs for more than 30 s (research fact 3).
     assert.ok(Date.now() - started < 10_000, 'the watchdog ended it, not the loop')
     assert.equal(worker.alive, false)
     const fresh = new SandboxWorker()
-    const description = await fresh.request<{ warmup: number }>({ type: 'inspect', code: 'export function create() { return { onBar() { return 0.5 } } }' }, 10_000)
-    assert.equal(description.warmup, 0)
+    const inspected = await fresh.request<{ description: { warmup: number } }>({ type: 'inspect', source: 'export function create() { return { onBar() { return 0.5 } } }', language: 'javascript' }, 10_000)
+    assert.equal(inspected.description.warmup, 0)
     await fresh.close()
   })
 

@@ -1,5 +1,4 @@
 import { AppError } from '../../http/errors.js'
-import { compileModule } from './compile-module.js'
 import type { CompiledModule, ModuleDescription, ModuleLanguage, StrategySandbox } from './contract.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { SandboxWorker } from './sandbox-worker.js'
@@ -31,10 +30,8 @@ export function createStrategySandbox(threads = 1): StrategySandbox {
 
   return {
     async inspect(source: string, language: ModuleLanguage) {
-      const compiled = compileModule(source, language)
       try {
-        const description = await run<ModuleDescription>({ type: 'inspect', code: compiled.code }, INSPECT_MS)
-        return { compiled, description }
+        return await run<{ compiled: CompiledModule; description: ModuleDescription }>({ type: 'inspect', source, language }, INSPECT_MS)
       } catch (error) {
         throw asRefusal(error, 'source')
       }

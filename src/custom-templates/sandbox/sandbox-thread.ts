@@ -4,7 +4,8 @@ import { AppError } from '../../http/errors.js'
 import type { ClosedBar, FundingEvent } from '../../live/brokers/broker.js'
 import { validateParamsOf } from '../../templates/validate.js'
 import type { SingleSymbolSignal } from '../../templates/types.js'
-import type { ModuleDescription } from './contract.js'
+import { compileModule } from './compile-module.js'
+import type { ModuleDescription, ModuleLanguage } from './contract.js'
 import { type CustomTemplateSource, customTemplate } from './custom-template.js'
 import { inspectModule } from './inspect-module.js'
 import { GrowingSeries } from '../../engine/growing-series.js'
@@ -18,7 +19,7 @@ import { StrategyInstance } from './strategy-instance.js'
  * wall-clock watchdog and terminates this thread on overrun: nothing here needs to be interruptible.
  */
 export type SandboxRequest =
-  | { type: 'inspect'; code: string }
+  | { type: 'inspect'; source: string; language: ModuleLanguage }
   | { type: 'resolve'; code: string; description: ModuleDescription; params: unknown }
   | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbol: string; intervalMs: number; rules: SymbolRules }
   | { type: 'feed'; bars: ClosedBar[]; funding: FundingEvent[] }
@@ -47,9 +48,12 @@ port.postMessage('ready')
 
 async function handle(request: SandboxRequest): Promise<unknown> {
   switch (request.type) {
-    case 'inspect':
+    case 'inspect': {
+      // Types are stripped here, not in the main thread: parsing a hostile 256 KiB source is bounded by the watchdog.
+      const compiled = compileModule(request.source, request.language)
       smoke ??= loadSmokeData()
-      return inspectModule(request.code, smoke)
+      return { compiled, description: await inspectModule(compiled.code, smoke) }
+    }
     case 'resolve':
       return resolve(request.code, request.description, request.params)
     case 'open':
