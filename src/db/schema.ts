@@ -246,7 +246,10 @@ export interface StrategyRunsTable {
   template_version: number | null
   seed: number | null
   params: Json<Record<string, unknown>>
+  /** The first of `symbols`. */
   symbol: string
+  /** Every symbol the run trades, in the strategy's order (0015_multi_symbol_runs): one for one-symbol templates. */
+  symbols: string[]
   timeframe: string
   capital: string
   leverage: number

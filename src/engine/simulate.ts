@@ -2,7 +2,8 @@ import type { MultiSymbolSignal, SingleSymbolSignal } from '../templates/types.j
 import { DailyCurve } from './daily-curve.js'
 import { Ledger } from './ledger.js'
 import { findGaps, trailingGap } from './range.js'
-import { clampFraction, corruptBar, SingleSymbolStepper } from './single-stepper.js'
+import { MultiSymbolStepper } from './multi-stepper.js'
+import { SingleSymbolStepper } from './single-stepper.js'
 import type { BarGap, BarSeries, FeeRates, FundingSeries, SymbolRules } from './types.js'
 
 /** Thrown out of a run when onProgress answers false. */
@@ -75,10 +76,11 @@ export function simulateSingle(setup: SimulationSetup, signal: SingleSymbolSigna
 }
 
 /**
- * The bar loop for several symbols, over the union of their open times. Each symbol follows the same
- * order as in simulateSingle at its own bars; orders for a symbol without a bar at a step wait for its
- * next bar. Sizing uses the account's equity: cash + every position marked at this step's opens (last
- * closes for symbols without a bar now).
+ * The bar loop for several symbols: MultiSymbolStepper over the union of their open times (a run's paper
+ * broker steps the same code as steps close). Each symbol follows the same order as in simulateSingle at
+ * its own bars; orders for a symbol without a bar at a step wait for its next bar. Sizing uses the
+ * account's equity: cash + every position marked at this step's opens (last closes for symbols without a
+ * bar now).
  */
 export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal): Simulation {
   const symbols = setup.bars.map((b) => b.symbol)
@@ -86,79 +88,28 @@ export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal)
   const gaps = setup.bars.flatMap((series) => findGaps(series, setup.start, setup.end))
   const ledger = new Ledger(symbols, setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
   const curve = new DailyCurve(setup.start, setup.capital)
+  const stepper = new MultiSymbolStepper(ledger, curve, setup.bars, setup.funding, signal)
   const timeline = mergeOpenTimes(setup.bars)
   const interval = setup.bars[0]?.intervalMs ?? 0
   const cursor = new Int32Array(count)
-  const fundingCursor = new Int32Array(count)
   const at = new Int32Array(count)
-  const targets = new Float64Array(count)
-  const pending = new Float64Array(count).fill(Number.NaN)
-  const mark = new Float64Array(count).fill(Number.NaN)
-  const lastClose = new Float64Array(count).fill(Number.NaN)
-  const qty = ledger.qty
-  const liq = ledger.liq
-  const equityAt = (prices: Float64Array) => {
-    let equity = ledger.cash
-    for (let s = 0; s < count; s++) if (qty[s] !== 0) equity += ledger.unrealized(s, prices[s]!)
-    return equity
-  }
 
   for (let step = 0; step < timeline.length; step++) {
     const t = timeline[step]!
-    if (t >= curve.nextDay) curve.reach(t, equityAt(lastClose))
-    let anyPending = false
     for (let s = 0; s < count; s++) {
-      const series = setup.bars[s]!
       const i = cursor[s]!
-      const has = i < series.openTime.length && series.openTime[i] === t
+      const has = i < setup.bars[s]!.openTime.length && setup.bars[s]!.openTime[i] === t
       at[s] = has ? i : -1
-      mark[s] = has ? series.open[i]! : lastClose[s]!
-      if (!has) continue
-      cursor[s] = i + 1
-      const price = series.open[i]!
-      if (!(price > 0 && series.close[i]! > 0)) throw corruptBar(series, i)
-      const funding = setup.funding[s]!
-      let f = fundingCursor[s]!
-      while (f < funding.time.length && funding.time[f]! < t + interval) {
-        const recorded = funding.markPrice[f]!
-        ledger.settleFunding(s, funding.rate[f]!, recorded > 0 ? recorded : price)
-        f++
-      }
-      fundingCursor[s] = f
-      const q = qty[s]!
-      if (q !== 0 && (q > 0 ? price <= liq[s]! : price >= liq[s]!)) ledger.liquidate(s, t)
-      if (pending[s] === pending[s]) anyPending = true
+      if (has) cursor[s] = i + 1
     }
-    if (anyPending) {
-      const equity = equityAt(mark)
-      for (let s = 0; s < count; s++) {
-        if (at[s]! < 0 || pending[s] !== pending[s]) continue
-        const price = mark[s]!
-        ledger.moveTo(s, ledger.targetQty(s, pending[s]!, equity, price), price, t)
-        pending[s] = Number.NaN
-      }
-    }
-    for (let s = 0; s < count; s++) {
-      const i = at[s]!
-      if (i < 0) continue
-      const series = setup.bars[s]!
-      const q = qty[s]!
-      if (q !== 0 && (q > 0 ? series.low[i]! <= liq[s]! : series.high[i]! >= liq[s]!)) ledger.liquidate(s, t + interval - 1)
-      lastClose[s] = series.close[i]!
-    }
-    targets.fill(Number.NaN)
-    if (signal.onStep(at, targets)) {
-      let gross = 0
-      for (let s = 0; s < count; s++) if (targets[s] === targets[s]) gross += Math.abs(clampFraction(targets[s]!))
-      const scale = gross > 1 ? 1 / gross : 1
-      for (let s = 0; s < count; s++) if (targets[s] === targets[s]) pending[s] = clampFraction(targets[s]!) * scale
-    }
+    stepper.step(t, at)
     if ((step & PROGRESS_MASK) === PROGRESS_MASK && setup.onProgress && setup.onProgress((step + 1) / timeline.length) === false) {
       throw new BacktestCancelledError((step + 1) / timeline.length)
     }
   }
 
-  if (timeline.length > 0) curve.finish(timeline[timeline.length - 1]! + interval, equityAt(lastClose))
+  const lastClose = stepper.lastClose
+  if (timeline.length > 0) curve.finish(timeline[timeline.length - 1]! + interval, stepper.equityAt(lastClose))
   return { ledger, curve, lastClose, gaps }
 }
 

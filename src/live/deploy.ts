@@ -8,7 +8,7 @@ import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
 import { getTemplate, validateParams, validateParamsOf } from '../templates/validate.js'
-import type { SingleSymbolTemplate } from '../templates/types.js'
+import type { SingleSymbolTemplate, Template } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { type CustomTemplateVersion, deployedCustomStrategies, findTemplate } from '../custom-templates/queries.js'
@@ -27,7 +27,7 @@ import {
   nextIntent,
   paperBalance,
   type RunRow,
-  runOnSymbol,
+  liveRunOnSymbols,
   saveRunState,
 } from './queries.js'
 import { closeLivePosition } from './exchange/close-live-position.js'
@@ -36,6 +36,7 @@ import { publishStatus } from './stream/status-messages.js'
 import type { StrategyFeed } from './stream/strategy-feed.js'
 import { intervalMs } from './timeframes.js'
 import { runTemplate } from './run-template.js'
+import { carryMultiState, closeMultiPaperRun, multiPaperSetup } from './multi-run.js'
 
 export interface DeployContext {
   db: Db
@@ -86,6 +87,8 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const peek = await ownStrategy(db, userId, id, false)
   assertDeployable(peek)
   const dryRun = body.dry_run ?? false
+  // A value error of the request comes before the account's (a many-symbol strategy holds two symbols or more).
+  if (!dryRun && peek.symbols.length > 1) throw liveMultiRefused(peek.template_id)
   // Network reads happen before the transaction, so no row stays locked while the exchange answers.
   let exchangeKeyId: string | null = null
   let exchangeAvailable = Number.NaN
@@ -94,8 +97,8 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     exchangeAvailable = await availableUsdt(db, context.secrets, context.upstream, userId, exchangeKeyId, now.getTime())
   }
   const previousRun = await latestRun(db, peek.id)
-  const rules = previousRun?.state ? await context.rules(previousRun.symbol) : undefined
-  const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek) : undefined
+  const rules = previousRun?.state ? await Promise.all(previousRun.symbols.map((symbol) => context.rules(symbol))) : undefined
+  const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek, dryRun) : undefined
 
   await db.transaction().execute(async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
@@ -105,7 +108,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       if (!(await findTemplate(trx, userId, row.template_id, true))) throw invalidParameter('template_id', `template ${row.template_id} was deleted`)
       if (row.updated_at.getTime() !== peek.updated_at.getTime()) throw new AppError('INVALID_STATE', `strategy ${id} changed while it was being deployed; deploy it again`)
     }
-    const { template, params } = custom ?? runnable(row)
+    const { template, params } = custom ?? runnable(row, dryRun)
     const capitalText = body.capital ?? row.capital
     if (!isPositiveDecimal(capitalText)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0')
     const capital = Number(capitalText)
@@ -113,8 +116,9 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     const leverage = body.leverage ?? row.leverage
     if (!(Number.isInteger(leverage) && leverage >= 1 && leverage <= 20)) throw invalidParameter('leverage', 'leverage must be an integer from 1 to 20')
     const symbol = row.symbols[0]!
-    const clash = await runOnSymbol(trx, userId, symbol, dryRun, exchangeKeyId, row.id)
-    if (clash) throw new AppError('INVALID_STATE', `strategy ${clash} already trades ${symbol} on this account; positions would net (one-way mode)`)
+    // Dry runs never clash: each trades its own paper ledger, so any number of them may trade one symbol (DESIGN §6).
+    const clash = dryRun ? undefined : await liveRunOnSymbols(trx, userId, row.symbols, exchangeKeyId!, row.id)
+    if (clash) throw new AppError('INVALID_STATE', `strategy ${clash.strategyId} already trades ${clash.symbol} on this account; positions would net (one-way mode)`)
     const committed = await committedCapital(trx, userId, dryRun, exchangeKeyId, row.id)
     const available = (dryRun ? await paperBalance(trx, userId) : exchangeAvailable) - committed
     if (available < capital) {
@@ -130,6 +134,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       seed: custom ? crypto.randomInt(2 ** 31) : null,
       params,
       symbol,
+      symbols: row.symbols,
       timeframe: row.timeframe,
       capital: capitalText,
       leverage,
@@ -139,8 +144,11 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     })
     // A live resume on the same key carries the run's ledger too: the exchange still holds its position,
     // and reconciliation requires our fills to explain it.
-    if (previous?.state && rules && previous.symbol === symbol && previous.dry_run === dryRun && previous.exchange_key_id === exchangeKeyId) {
-      const carried = carryState(previous, { template, params, capital, leverage, rules })
+    const sameSymbols = previous !== undefined && previous.symbols.join() === row.symbols.join()
+    if (previous?.state && rules && sameSymbols && previous.dry_run === dryRun && previous.exchange_key_id === exchangeKeyId) {
+      const carried = template.multiSymbol
+        ? carryMultiState(previous, multiPaperSetup(previous, template, rules, PAPER_FEES), capital)
+        : carryState(previous, { template, params, capital, leverage, rules: rules[0]! })
       await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
     }
     await trx.updateTable('strategies').set({ status: 'deployed', deployed_at: now, updated_at: now }).where('id', '=', row.id).execute()
@@ -164,7 +172,7 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   const { db, userId, now } = context
   const peek = await ownStrategy(db, userId, id, false)
   if (peek.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${peek.status}; only a deployed strategy can be paused`)
-  const rules = closePositions ? await context.rules(peek.symbols[0]!) : undefined
+  const rules = closePositions ? await Promise.all(peek.symbols.map((symbol) => context.rules(symbol))) : undefined
   // A deployed strategy cannot be edited, so its run pinned the strategy's template version.
   const template = closePositions ? await runTemplate(db, peek) : undefined
   // The stream's position_closed messages must reach clients before this answer (issue 11): the status
@@ -181,15 +189,15 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   }
   await wait?.seen
   context.onRunsChanged?.()
-  if (liveClose && rules) await closeLivePosition({ db, secrets: context.secrets, upstream: context.upstream, rules, now }, liveClose.run, liveClose.closeId)
+  if (liveClose && rules) await closeLivePosition({ db, secrets: context.secrets, upstream: context.upstream, rules: rules[0]!, now }, liveClose.run, liveClose.closeId)
 }
 
 async function pauseInTransaction(
   context: DeployContext,
   id: string,
   closePositions: boolean,
-  rules: import('../engine/types.js').SymbolRules | undefined,
-  template: SingleSymbolTemplate | undefined,
+  rules: import('../engine/types.js').SymbolRules[] | undefined,
+  template: Template | undefined,
   token: string,
 ): Promise<{ run: RunRow; closeId: string } | undefined> {
   const { db, userId, now } = context
@@ -211,8 +219,10 @@ async function pauseInTransaction(
     } else if (run) {
       await cancelOpenOrders(trx, row.id, run.run)
       const state = run.state as unknown as RunState | null
-      if (closePositions && state && rules && template) {
-        const broker = new PaperBroker(paperSetup(run, template, rules), state.broker)
+      if (closePositions && run.state && rules && template?.multiSymbol) {
+        await closeMultiPaperRun(trx, run, multiPaperSetup(run, template, rules, PAPER_FEES), now)
+      } else if (closePositions && state && rules && template && !template.multiSymbol) {
+        const broker = new PaperBroker(paperSetup(run, template, rules[0]!), state.broker)
         const price = broker.lastClose
         const outcome = broker.closeAll(price, now.getTime())
         const totals = broker.totals(price)
@@ -238,7 +248,7 @@ function assertDeployable(row: StrategyRow): void {
  * A custom strategy's template and params at deploy: its pinned version, params resolved in the module's
  * sandbox (a module that fails them is a 400 now, not an error later), within the user's limit of runs.
  */
-async function customRunnable(context: DeployContext, row: StrategyRow): Promise<{ template: SingleSymbolTemplate; params: Record<string, unknown>; version: CustomTemplateVersion }> {
+async function customRunnable(context: DeployContext, row: StrategyRow, dryRun: boolean): Promise<{ template: Template; params: Record<string, unknown>; version: CustomTemplateVersion }> {
   const { db, userId } = context
   if ((await deployedCustomStrategies(db, userId)) >= SANDBOX_LIMITS.runsPerUser) {
     throw new AppError('LIMIT_REACHED', `at most ${SANDBOX_LIMITS.runsPerUser} strategies of custom templates run at once; pause one first`)
@@ -246,19 +256,24 @@ async function customRunnable(context: DeployContext, row: StrategyRow): Promise
   const version = row.template_version ?? undefined
   const resolved = await context.templates.resolve(userId, row.template_id, row.params, { version, symbols: row.symbols })
   const found = resolved.custom!
-  if (found.description.multiSymbol) throw invalidParameter('template_id', `runs of many-symbol templates (${row.template_id}) are not supported yet; backtest it instead`)
+  if (found.description.multiSymbol && !dryRun) throw liveMultiRefused(row.template_id)
   intervalMs(row.timeframe)
   return { template: detachedTemplate(found), params: resolved.params, version: found }
 }
 
 /** The template and params a run uses; params that no longer validate (a template changed) are a 400. */
-function runnable(row: StrategyRow): { template: SingleSymbolTemplate; params: Record<string, unknown> } {
+function runnable(row: StrategyRow, dryRun: boolean): { template: Template; params: Record<string, unknown> } {
   const template = getTemplate(row.template_id)
   const params = validateParams(row.template_id, row.params)
-  if (template.multiSymbol) throw invalidParameter('template_id', `runs of many-symbol templates (${row.template_id}) are not supported yet; backtest it instead`)
-  if (row.symbols.length !== 1) throw invalidParameter('symbols', 'a run trades exactly one symbol')
+  if (template.multiSymbol && !dryRun) throw liveMultiRefused(row.template_id)
+  if (!template.multiSymbol && row.symbols.length !== 1) throw invalidParameter('symbols', 'a run of a one-symbol template trades exactly one symbol')
   intervalMs(row.timeframe)
   return { template, params }
+}
+
+/** Live runs hold one symbol for now: a many-symbol template runs as a dry run (docs/decisions.md, "Multi-symbol runs"). */
+function liveMultiRefused(templateId: string): AppError {
+  return invalidParameter('dry_run', `live runs of many-symbol templates (${templateId}) are not supported yet; deploy it with dry_run: true`)
 }
 
 export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: import('../engine/types.js').SymbolRules) {

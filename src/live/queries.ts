@@ -45,18 +45,24 @@ export async function committedCapital(db: Db, userId: number, dryRun: boolean, 
   return Number((await query.executeTakeFirstOrThrow()).total)
 }
 
-/** Another active run of the user on this symbol and account (dry runs share the paper account). */
-export async function runOnSymbol(db: Db, userId: number, symbol: string, dryRun: boolean, exchangeKeyId: string | null, exceptStrategy: string): Promise<string | undefined> {
-  let query = db
+/**
+ * Another active live run of the user on the exchange key that trades any of `symbols` (positions net on
+ * the account in one-way mode). Dry runs never clash: each trades its own paper ledger (DESIGN §6).
+ */
+export async function liveRunOnSymbols(db: Db, userId: number, symbols: readonly string[], exchangeKeyId: string, exceptStrategy: string): Promise<{ strategyId: string; symbol: string } | undefined> {
+  const row = await db
     .selectFrom('strategy_runs')
-    .select('strategy_id')
+    .select(['strategy_id', 'symbols'])
     .where('user_id', '=', userId)
     .where('ended_at', 'is', null)
-    .where('symbol', '=', symbol)
-    .where('dry_run', '=', dryRun)
+    .where('dry_run', '=', false)
+    .where('exchange_key_id', '=', exchangeKeyId)
     .where('strategy_id', '!=', exceptStrategy)
-  if (!dryRun) query = query.where('exchange_key_id', '=', exchangeKeyId)
-  return (await query.executeTakeFirst())?.strategy_id
+    .where(sql<boolean>`symbols && ${sql.val([...symbols])}::text[]`)
+    .orderBy('strategy_id')
+    .executeTakeFirst()
+  if (!row) return undefined
+  return { strategyId: row.strategy_id, symbol: row.symbols.find((s) => symbols.includes(s))! }
 }
 
 export async function paperBalance(db: Db, userId: number): Promise<number> {

@@ -70,18 +70,34 @@ for (const backend of backends()) {
       assert.equal((await t.signed(key, 'POST', '/v1/strategies/strat_00000000/deploy', { dry_run: true })).statusCode, 404)
     })
 
-    it('402 counts the capital of the other deployed dry runs; 409 for a second run on the same symbol', async () => {
+    it('402 counts the capital of the other deployed dry runs; a second dry run on the same symbol trades its own ledger', async () => {
       const user = await t.createKey(['strategies:read', 'strategies:write'])
       const a = await create(user, { capital: '6000' })
       assert.equal((await t.signed(user, 'POST', `/v1/strategies/${a}/deploy`, { dry_run: true })).statusCode, 200)
       const b = await create(user, { capital: '5000', symbols: ['ETHUSDT'] })
       const poor = await t.signed(user, 'POST', `/v1/strategies/${b}/deploy`, { dry_run: true })
       assert.equal(poor.statusCode, 402, poor.body)
-      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${b}/deploy`, { dry_run: true, capital: '4000' })).statusCode, 200)
-      const c = await create(user, { capital: '200' })
-      const clash = await t.signed(user, 'POST', `/v1/strategies/${c}/deploy`, { dry_run: true })
-      assert.equal(clash.statusCode, 409, clash.body)
-      assert.match(clash.json().error.message, /already trades BTCUSDT/)
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${b}/deploy`, { dry_run: true, capital: '3000' })).statusCode, 200)
+      const c = await create(user, { capital: '200', template_id: 'ema_cross', params: {} })
+      const second = await t.signed(user, 'POST', `/v1/strategies/${c}/deploy`, { dry_run: true })
+      assert.equal(second.statusCode, 200, second.body)
+      const runs = await t.database.handle.db.selectFrom('strategy_runs').select(['strategy_id', 'symbol', 'symbols']).where('strategy_id', 'in', [a, c]).orderBy('strategy_id').execute()
+      assert.deepEqual(runs.map((r) => [r.symbol, r.symbols]), [['BTCUSDT', ['BTCUSDT']], ['BTCUSDT', ['BTCUSDT']]])
+    })
+
+    it('deploys a many-symbol template as a dry run holding every symbol; live is refused (400 on dry_run) and changes nothing', async () => {
+      const user = await t.createKey(['strategies:read', 'strategies:write'])
+      const fields = { template_id: 'cross_sectional_momentum', params: { lookback: 5 }, symbols: ['ETHUSDT', 'BTCUSDT'], capital: '1000' }
+      const live = await create(user, fields)
+      const refused = await t.signed(user, 'POST', `/v1/strategies/${live}/deploy`, { dry_run: false })
+      assert.equal(refused.statusCode, 400, refused.body)
+      assert.equal(refused.json().error.code, 'INVALID_PARAMETER')
+      assert.match(refused.json().error.message, /dry_run: true/)
+      assert.equal((await t.signed(user, 'GET', `/v1/strategies/${live}`)).json().status, 'draft')
+      const dry = await t.signed(user, 'POST', `/v1/strategies/${live}/deploy`, { dry_run: true })
+      assert.equal(dry.statusCode, 200, dry.body)
+      const run = await t.database.handle.db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', live).executeTakeFirstOrThrow()
+      assert.deepEqual([run.symbol, run.symbols], ['ETHUSDT', ['ETHUSDT', 'BTCUSDT']])
     })
 
     it('refuses deploy unless draft or paused, pause unless deployed (pausing twice is an error), PATCH while deployed', async () => {

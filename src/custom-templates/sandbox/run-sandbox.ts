@@ -1,6 +1,7 @@
 import type { SymbolRules } from '../../engine/types.js'
 import type { ClosedBar, FundingEvent } from '../../live/brokers/broker.js'
-import type { SingleSymbolSignal, SingleSymbolTemplate } from '../../templates/types.js'
+import type { Step } from '../../live/runner/step-assembly.js'
+import type { MultiSymbolSignal, MultiSymbolTemplate, SingleSymbolSignal, SingleSymbolTemplate, Template } from '../../templates/types.js'
 import type { CustomTemplateVersion } from '../queries.js'
 import { customTemplateBounds } from './custom-template.js'
 import { jobBudgetMs, SANDBOX_LIMITS } from './limits.js'
@@ -12,10 +13,11 @@ export interface RunModule {
   version: CustomTemplateVersion
   seed: number
   params: Record<string, unknown>
-  symbol: string
+  /** One symbol, or a many-symbol module's symbols in the run's order. */
+  symbols: string[]
   timeframe: string
   intervalMs: number
-  rules: SymbolRules
+  rules: SymbolRules[]
 }
 
 /**
@@ -33,7 +35,7 @@ export class RunSandboxes {
     const worker = new SandboxWorker()
     try {
       const source = { id: module.version.id, version: module.version.version, description: module.version.description, timeframe: module.timeframe }
-      const request = { type: 'open', code: module.version.compiled.code, seed: module.seed, source, params: module.params, symbol: module.symbol, intervalMs: module.intervalMs, rules: module.rules } as const
+      const request = { type: 'open', code: module.version.compiled.code, seed: module.seed, source, params: module.params, symbols: module.symbols, intervalMs: module.intervalMs, rules: module.rules } as const
       const { warmup } = await worker.request<{ warmup: number }>(request, SANDBOX_LIMITS.hardCallMs)
       return new RunSandbox(worker, module.version, warmup, () => this.open--)
     } catch (error) {
@@ -50,9 +52,12 @@ export class RunSandboxes {
  * code path is the backtest's (CustomSignal over a growing series, in sandbox-thread.ts).
  */
 export class RunSandbox {
-  readonly template: SingleSymbolTemplate
+  readonly template: Template
   private targets = new Float64Array(1024)
   private fed = 0
+  /** A many-symbol module's answers per step not yet asked for by the run's broker, oldest first. */
+  private readonly stepAnswers: number[][] = []
+  private stepsAsked = 0
   private closed = false
 
   constructor(
@@ -61,12 +66,38 @@ export class RunSandbox {
     readonly warmup: number,
     private readonly release: () => void,
   ) {
-    this.template = fedTemplate(version, warmup, {
-      onBar: (i) => {
-        if (!(i < this.fed)) throw new RangeError(`the run asked for the target of bar ${i} before its module was fed it`)
-        return this.targets[i]!
-      },
+    this.template = version.description.multiSymbol
+      ? fedMultiTemplate(version, warmup, { onStep: (_at, targets) => this.answerStep(targets) })
+      : fedTemplate(version, warmup, {
+          onBar: (i) => {
+            if (!(i < this.fed)) throw new RangeError(`the run asked for the target of bar ${i} before its module was fed it`)
+            return this.targets[i]!
+          },
+        })
+  }
+
+  /** Feeds a many-symbol module `steps` (and each symbol's funding events); StrategyError when it fails or overruns its time. */
+  async feedSteps(steps: readonly Step[], funding: readonly (readonly FundingEvent[])[]): Promise<void> {
+    if (steps.length === 0) return
+    const limit = steps.length === 1 ? SANDBOX_LIMITS.hardCallMs : jobBudgetMs(steps.length * steps[0]!.bars.length)
+    const fed = steps.map((step) => ({ openTime: step.openTime, bars: step.bars.map((bar) => bar ?? null) }))
+    const answered = await this.worker.request<number[][]>({ type: 'steps', steps: fed, funding: funding.map((events) => [...events]) }, limit)
+    this.stepAnswers.push(...answered)
+  }
+
+  /** The run's broker steps the template: the module's answer at that step, in order. */
+  private answerStep(targets: Float64Array): boolean {
+    const answer = this.stepAnswers.shift()
+    if (!answer) throw new RangeError(`the run asked for the targets of step ${this.stepsAsked} before its module was fed it`)
+    this.stepsAsked++
+    let any = false
+    answer.forEach((target, s) => {
+      if (target === target) {
+        targets[s] = target
+        any = true
+      }
     })
+    return any
   }
 
   /** Feeds the module `bars` (and their funding); StrategyError when it fails or overruns its time. */
@@ -97,7 +128,7 @@ export class RunSandbox {
  * them again here without running the module.
  */
 export function fedTemplate(version: CustomTemplateVersion, warmup: number, signal: SingleSymbolSignal): SingleSymbolTemplate {
-  if (version.description.multiSymbol) throw new StrategyError('STRATEGY_ERROR', `runs of many-symbol modules (${version.id}) are not supported yet; backtest it instead`)
+  if (version.description.multiSymbol) throw new StrategyError('STRATEGY_ERROR', `${version.id} is a many-symbol module; its runs step it (fedMultiTemplate)`)
   return {
     id: version.id,
     description: `custom template ${version.id} version ${version.version}`,
@@ -109,10 +140,27 @@ export function fedTemplate(version: CustomTemplateVersion, warmup: number, sign
   }
 }
 
+/** fedTemplate for a many-symbol module: the run's broker steps `signal`, which answers what the module answered at that step. */
+export function fedMultiTemplate(version: CustomTemplateVersion, warmup: number, signal: MultiSymbolSignal): MultiSymbolTemplate {
+  const bounds = customTemplateBounds(true)
+  return {
+    id: version.id,
+    description: `custom template ${version.id} version ${version.version}`,
+    schema: version.description.paramsSchema as never,
+    minCapital: bounds.minCapital,
+    minSymbols: bounds.minSymbols,
+    multiSymbol: true,
+    warmupBars: () => warmup,
+    create: () => signal,
+  }
+}
+
 /** A run's template where no module runs (a pause's close, a resume's carried state): asking it for a target is a bug. */
-export function detachedTemplate(version: CustomTemplateVersion): SingleSymbolTemplate {
-  const refuse = (): number => {
+export function detachedTemplate(version: CustomTemplateVersion): Template {
+  const refuse = (): never => {
     throw new RangeError(`template ${version.id} is not running here`)
   }
-  return fedTemplate(version, version.description.warmup, { onBar: refuse })
+  return version.description.multiSymbol
+    ? fedMultiTemplate(version, version.description.warmup, { onStep: refuse })
+    : fedTemplate(version, version.description.warmup, { onBar: refuse })
 }

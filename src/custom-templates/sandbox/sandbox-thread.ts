@@ -3,7 +3,7 @@ import type { SymbolRules } from '../../engine/types.js'
 import { AppError } from '../../http/errors.js'
 import type { ClosedBar, FundingEvent } from '../../live/brokers/broker.js'
 import { validateParamsOf } from '../../templates/validate.js'
-import type { SingleSymbolSignal } from '../../templates/types.js'
+import type { MultiSymbolSignal, SingleSymbolSignal } from '../../templates/types.js'
 import { compileModule } from './compile-module.js'
 import type { ModuleDescription, ModuleLanguage } from './contract.js'
 import { type CustomTemplateSource, customTemplate } from './custom-template.js'
@@ -21,8 +21,15 @@ import { StrategyInstance } from './strategy-instance.js'
 export type SandboxRequest =
   | { type: 'inspect'; source: string; language: ModuleLanguage }
   | { type: 'resolve'; code: string; description: ModuleDescription; params: unknown }
-  | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbol: string; intervalMs: number; rules: SymbolRules }
+  | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbols: string[]; intervalMs: number; rules: SymbolRules[] }
   | { type: 'feed'; bars: ClosedBar[]; funding: FundingEvent[] }
+  | { type: 'steps'; steps: FedStep[]; funding: FundingEvent[][] }
+
+/** A many-symbol run's step as its sandbox is fed it: each symbol's bar at the step, or null. */
+export interface FedStep {
+  openTime: number
+  bars: (ClosedBar | null)[]
+}
 
 export type SandboxFailure = { kind: 'invalid'; field?: string; message: string } | { kind: 'strategy'; code: StrategyError['code']; message: string }
 export type SandboxReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SandboxFailure }
@@ -32,7 +39,9 @@ if (!port) throw new Error('sandbox-thread must run in a worker thread')
 
 let smoke: SmokeData | undefined
 /** The run this thread serves ('open'), fed by 'feed'. */
-let session: { series: GrowingSeries; signal: SingleSymbolSignal; targets: Float64Array } | undefined
+let session: { series: GrowingSeries; signal: SingleSymbolSignal } | undefined
+/** A many-symbol run this thread serves ('open'), stepped by 'steps'. */
+let multiSession: { series: GrowingSeries[]; signal: MultiSymbolSignal } | undefined
 
 port.on('message', async ({ id, request }: { id: number; request: SandboxRequest }) => {
   try {
@@ -40,7 +49,7 @@ port.on('message', async ({ id, request }: { id: number; request: SandboxRequest
   } catch (error) {
     port.postMessage({ id, ok: false, error: failure(error) } satisfies SandboxReply)
     // A module that failed may have left its instance poisoned (research fact 2): a session thread ends.
-    if (session) process.exit(0)
+    if (session || multiSession) process.exit(0)
   }
 })
 
@@ -60,6 +69,8 @@ async function handle(request: SandboxRequest): Promise<unknown> {
       return open(request)
     case 'feed':
       return feed(request.bars, request.funding)
+    case 'steps':
+      return steps(request.steps, request.funding)
   }
 }
 
@@ -77,10 +88,10 @@ async function resolve(code: string, description: ModuleDescription, params: unk
 async function open(request: Extract<SandboxRequest, { type: 'open' }>): Promise<{ warmup: number }> {
   const instance = await StrategyInstance.load(request.code, request.seed)
   const template = customTemplate(request.source, instance)
-  if (template.multiSymbol) throw new AppError('INVALID_PARAMETER', 'runs of many-symbol modules are not supported yet', { field: 'template_id' })
-  const series = new GrowingSeries(request.symbol, request.intervalMs)
-  const signal = template.create({ bars: [series.bars], funding: [series.funding], rules: [request.rules] }, request.params as never)
-  session = { series, signal, targets: new Float64Array(0) }
+  const series = request.symbols.map((symbol) => new GrowingSeries(symbol, request.intervalMs))
+  const context = { bars: series.map((g) => g.bars), funding: series.map((g) => g.funding), rules: request.rules }
+  if (template.multiSymbol) multiSession = { series, signal: template.create(context, request.params as never) }
+  else session = { series: series[0]!, signal: template.create(context, request.params as never) }
   return { warmup: template.warmupBars(request.params as never, request.intervalMs) }
 }
 
@@ -94,6 +105,24 @@ function feed(bars: ClosedBar[], funding: FundingEvent[]): number[] {
   const targets = new Float64Array(bars.length)
   if (bars.length > 0) signal.onBars ? signal.onBars(from, series.length, targets) : targets.forEach((_, k) => (targets[k] = signal.onBar(from + k)))
   return Array.from(targets)
+}
+
+/**
+ * Appends each step's bars (and the funding events) and answers, per step, the module's targets by symbol
+ * index (NaN: keep), exactly as the engine's MultiSymbolStepper asks a backtest's module.
+ */
+function steps(fed: FedStep[], funding: FundingEvent[][]): number[][] {
+  if (!multiSession) throw new Error('steps before open')
+  const { series, signal } = multiSession
+  series.forEach((g, s) => g.addFunding(funding[s] ?? []))
+  const at = new Int32Array(series.length)
+  const targets = new Float64Array(series.length)
+  return fed.map((step) => {
+    step.bars.forEach((bar, s) => (at[s] = bar ? series[s]!.append(bar) : -1))
+    targets.fill(Number.NaN)
+    signal.onStep(at, targets)
+    return Array.from(targets)
+  })
 }
 
 function failure(error: unknown): SandboxFailure {

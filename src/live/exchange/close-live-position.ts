@@ -28,7 +28,9 @@ export interface CloseContext {
 export async function closeLivePosition(context: CloseContext, run: RunRow, closeId: string): Promise<void> {
   const state = run.state as unknown as (RunState & { pendingSentAt?: number }) | null
   if (!state) return
-  const setup = paperSetup(run, await runTemplate(context.db, run), context.rules)
+  const template = await runTemplate(context.db, run)
+  if (template.multiSymbol) throw new Error(`live run ${run.strategy_id} of a many-symbol template: live runs hold one symbol`)
+  const setup = paperSetup(run, template, context.rules)
   const paper = new PaperBroker(setup, state.broker)
   const broker = new ExchangeBroker(paper, await tradingClientOf(context.db, context.secrets, context.upstream, run, () => context.now.getTime()), setup)
   const book = (outcome: BrokerOutcome, settles: string) =>

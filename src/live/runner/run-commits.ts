@@ -3,11 +3,11 @@ import { Coalescer } from '../../db/coalescer.js'
 import { lockOwnedRuns, saveRunStates } from '../queries.js'
 import { type OutcomeRows, writeOutcomes } from '../record-outcome.js'
 
-/** One run's writes for one bar (or one booked fill): its outcome's rows and the runner's state after it. */
+/** One run's writes for one bar or step (or one booked fill): its outcome's rows (one per symbol of a many-symbol step) and the runner's state after it. */
 export interface RunWrites {
   strategyId: string
   run: number
-  rows: OutcomeRows
+  rows: OutcomeRows | readonly OutcomeRows[]
   state: Record<string, unknown>
 }
 
@@ -77,7 +77,7 @@ export class RunCommits {
       owned = await this.db.transaction().execute(async (trx) => {
         const held = await lockOwnedRuns(trx, this.owner, batch)
         const mine = batch.filter((w) => held.has(runKey(w)))
-        await writeOutcomes(trx, mine.map((w) => w.rows))
+        await writeOutcomes(trx, mine.flatMap((w) => rowsOf(w)))
         await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state })))
         return held
       })
@@ -89,6 +89,10 @@ export class RunCommits {
     }
     return batch.map((w) => ({ owned: owned.has(runKey(w)) }))
   }
+}
+
+function rowsOf(writes: RunWrites): readonly OutcomeRows[] {
+  return 'closeIntent' in writes.rows ? [writes.rows] : writes.rows
 }
 
 function runKey(run: { strategyId: string; run: number }): string {

@@ -14,7 +14,16 @@ import { UserDataStreams } from '../exchange/user-data-streams.js'
 import { RunCommits } from './run-commits.js'
 import { SharedHistory, sharedClock } from './shared-history.js'
 import { RunSandboxes } from '../../custom-templates/sandbox/run-sandbox.js'
-import { type BarTiming, StrategyRunner } from './strategy-runner.js'
+import { type BarTiming, type RunnerDeps, StrategyRunner } from './strategy-runner.js'
+import { MultiSymbolRunner } from './multi-symbol-runner.js'
+import { isMultiRun } from '../multi-run.js'
+
+/** A run this process holds: one symbol (StrategyRunner) or many (MultiSymbolRunner). */
+export interface Runner {
+  start(): Promise<void>
+  stop(): void
+  idle(): Promise<void>
+}
 
 /** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
 export const LEASE_RENEW_MS = 5_000
@@ -48,7 +57,7 @@ export interface RunnerPoolOptions {
  */
 export class RunnerPool {
   readonly owner = `${process.pid}-${crypto.randomBytes(4).toString('hex')}`
-  readonly runners = new Map<string, StrategyRunner>()
+  readonly runners = new Map<string, Runner>()
   private readonly streams: KlineStreams
   private timer: NodeJS.Timeout | undefined
   private vacuumTimer: NodeJS.Timeout | undefined
@@ -139,7 +148,7 @@ export class RunnerPool {
     const claimed = await claimRuns(db, this.owner, new Date(), until, CLAIM_BATCH)
     for (const run of claimed) {
       this.runners.get(run.strategy_id)?.stop()
-      const runner = new StrategyRunner(run, {
+      const deps: RunnerDeps = {
         db,
         commits: this.commits,
         history: this.history,
@@ -158,7 +167,8 @@ export class RunnerPool {
             this.options.log.warn({ strategy_id: failed.strategy_id, code: error.code }, 'a custom strategy module failed; its run moved to error')
           } else this.options.log.error({ err: error, strategy_id: failed.strategy_id }, 'strategy runner step failed')
         },
-      })
+      }
+      const runner: Runner = isMultiRun(run) ? new MultiSymbolRunner(run, deps) : new StrategyRunner(run, deps)
       this.runners.set(run.strategy_id, runner)
       runner.start().catch((error) => {
         // Its lease is no longer renewed: it expires and a later round (here or elsewhere) starts the run afresh.

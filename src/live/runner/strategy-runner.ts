@@ -19,6 +19,8 @@ import { nextIntent, nextTradeId, orderStatus, type RunRow } from '../queries.js
 import { clientOrderIdPrefix, type OutcomeCounters, outcomeRows, type RunState } from '../record-outcome.js'
 import type { RunCommits } from './run-commits.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
+import { RunFunding } from './run-funding.js'
+import { warmupBars, warmupFunding } from './warm-up.js'
 import { intervalMs } from '../timeframes.js'
 
 export interface RunnerDeps {
@@ -55,12 +57,6 @@ export interface BarTiming {
   order: boolean
 }
 
-const HOUR = 3_600_000
-/** Bars a warm-up reads: the smallest that holds the template's warm-up, each the largest page of one klines weight (1, 2, 5, 10). */
-const WARMUP_WINDOWS = [99, 499, 1_000, 1_500]
-/** 1,000 funding rows (a page) at the most frequent schedule, hourly, less a day of margin. */
-const FUNDING_PAGE_SPAN_MS = 40 * 24 * HOUR
-
 /** Warm-up and backfill state saved beside the broker's: the first bar the run may act on. */
 interface RunnerState extends RunState, LiveState {
   warmupFrom?: number
@@ -82,7 +78,7 @@ export class StrategyRunner {
   private chain: Promise<void> = Promise.resolve()
   private stopped = false
   private readonly interval: number
-  private fundingFetchedThrough = 0
+  private readonly funding: RunFunding
   private extra: { warmupFrom?: number; firstActive?: number } = {}
   /** The run's next intent and trade numbers: read at start, then kept here (this runner alone writes them while it holds the lease). */
   private counters: OutcomeCounters = { intent: 1, trade: 1 }
@@ -96,6 +92,7 @@ export class StrategyRunner {
     private readonly deps: RunnerDeps,
   ) {
     this.interval = intervalMs(run.timeframe)
+    this.funding = new RunFunding(deps.history, run.symbol, this.interval)
   }
 
   async start(): Promise<void> {
@@ -112,7 +109,7 @@ export class StrategyRunner {
         await failRun(deps.db, run, deps.owner, new RunFailure(error.code, error.message), new Date(deps.now()))
         return
       }
-      template = this.sandbox.template
+      template = this.sandbox.template as SingleSymbolTemplate
     } else {
       template = getTemplate(run.template_id) as SingleSymbolTemplate
     }
@@ -188,7 +185,7 @@ export class StrategyRunner {
     const { run, deps } = this
     const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined, true)
     if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
-    return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbol: run.symbol, timeframe: run.timeframe, intervalMs: this.interval, rules })
+    return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbols: [run.symbol], timeframe: run.timeframe, intervalMs: this.interval, rules: [rules] })
   }
 
   /** Feeds a custom module the bars the broker is about to act on; its failure ends the run in error. */
@@ -236,20 +233,13 @@ export class StrategyRunner {
     const last = this.broker.lastOpenTime
     const resumed = last === last
     // A fresh run: the newest `bars` closed bars. A resumed one: the `bars` up to its last bar, then the gap.
-    // A fresh run reads up to the start of the bar open now: every runner of a symbol started within one bar
-    // asks for the same window, one of a few sizes (the largest page of each of Binance's weights), so
-    // SharedHistory sends it once per size. Closed bars after the window are backfilled before acting.
+    // A fresh run reads up to the start of the bar open now (warmupBars: runners started within one bar share
+    // the read). Closed bars after the window are backfilled before acting.
     const end = resumed ? last + this.interval : Math.floor((await this.deps.exchangeNow()) / this.interval) * this.interval
-    const window = WARMUP_WINDOWS.find((w) => w >= bars + 2) ?? WARMUP_WINDOWS[WARMUP_WINDOWS.length - 1]!
-    const windowStart = end - window * this.interval
-    const rows = await this.deps.history.klines(this.run.symbol, this.run.timeframe, windowStart, end - 1, window)
-    let closed = rows.filter((r) => r.openTime + this.interval <= end)
-    if (!resumed && closed.length > 0) closed = closed.slice(0, -1) // the newest row may still be open
-    const history = closed.slice(-bars)
+    const { start, closed } = await warmupBars(this.deps.history, this.run.symbol, this.run.timeframe, this.interval, bars, end)
+    const history = (!resumed && closed.length > 0 ? closed.slice(0, -1) : closed).slice(-bars) // the newest row may still be open
     const from = history[0]?.openTime ?? end
-    // Funding over the shared window too where one page surely holds it (funding is at most hourly), kept from `from` on.
-    const fundingStart = Math.max(windowStart, end - FUNDING_PAGE_SPAN_MS)
-    const funding = from >= fundingStart ? (await this.fetchFunding(fundingStart, end)).filter((f) => f.time >= from) : await this.fetchFunding(from, end)
+    const funding = await warmupFunding(this.funding, start, end, from)
     await this.feed(history, funding)
     this.broker.warm(history, funding)
     if (!resumed) {
@@ -296,7 +286,7 @@ export class StrategyRunner {
 
   private async act(bar: ClosedBar): Promise<void> {
     if (this.stopped) return
-    const funding = await this.fundingFor(bar)
+    const funding = await this.funding.forBar(bar.openTime)
     await this.feed([bar], funding)
     if (this.live) return this.live.act(bar, funding, this.interval)
     await this.commit(this.broker.onClosedBar(bar, funding), undefined)
@@ -331,21 +321,5 @@ export class StrategyRunner {
       deps.observe?.({ strategyId: run.strategy_id, symbol: run.symbol, openTime, receivedAt, committedAt: performance.now(), order: created !== null })
     }
     return created
-  }
-
-  /** Funding events up to this bar's close, fetched when the bar holds an hour boundary (settlements are on the hour). */
-  private async fundingFor(bar: ClosedBar): Promise<FundingEvent[]> {
-    const end = bar.openTime + this.interval
-    const crossesHour = Math.floor((end - 1) / HOUR) !== Math.floor((bar.openTime - 1) / HOUR)
-    if (!crossesHour || end <= this.fundingFetchedThrough) return []
-    // The last hour for every runner (one shared request per symbol), kept from where this run's last read ended.
-    const through = this.fundingFetchedThrough
-    return (await this.fetchFunding(bar.openTime - HOUR, end)).filter((f) => f.time >= through)
-  }
-
-  private async fetchFunding(from: number, to: number): Promise<FundingEvent[]> {
-    const rows = await this.deps.history.fundingRates(this.run.symbol, from, to - 1, 1000)
-    this.fundingFetchedThrough = Math.max(this.fundingFetchedThrough, to)
-    return rows.map((r) => ({ time: r.fundingTime, rate: r.fundingRate, markPrice: r.markPrice ?? Number.NaN }))
   }
 }

@@ -1,0 +1,219 @@
+import { DailyCurve } from '../../engine/daily-curve.js'
+import { GrowingSeries } from '../../engine/growing-series.js'
+import { Ledger, type LedgerState } from '../../engine/ledger.js'
+import { MultiSymbolStepper } from '../../engine/multi-stepper.js'
+import type { FeeRates, SymbolRules } from '../../engine/types.js'
+import type { MultiSymbolSignal, MultiSymbolTemplate } from '../../templates/types.js'
+import type { Step } from '../runner/step-assembly.js'
+import type { BrokerOutcome, Fill, FundingEvent } from './broker.js'
+
+export interface MultiPaperSetup {
+  template: MultiSymbolTemplate
+  params: Record<string, unknown>
+  /** In the strategy's order: the ledger's symbol index. */
+  symbols: readonly string[]
+  intervalMs: number
+  rules: readonly SymbolRules[]
+  capital: number
+  leverage: number
+  fees: FeeRates
+}
+
+/** One symbol's part of a step: its order's fill, its liquidations and round trips, its position, its new target. */
+export interface SymbolOutcome extends BrokerOutcome {
+  symbol: string
+  /** Its previous target was still waiting for the symbol's next bar when this step stated a new one: that intent is cancelled. */
+  replaced: boolean
+}
+
+/** What one step (or a close of every position) did, symbol by symbol, in the run's symbol order. */
+export interface StepOutcome {
+  symbols: SymbolOutcome[]
+  /** Funding settled at this step over every symbol. */
+  fundingPaid: number
+}
+
+interface MultiPaperState {
+  ledger: LedgerState
+  pending: (number | null)[]
+  lastOpenTime: number | null
+  lastClose: (number | null)[]
+  /** Per symbol, the time of the last funding event settled: a resumed runner skips those. */
+  fundingSettledThrough: (number | null)[]
+  startedAt: number
+}
+
+/**
+ * A many-symbol dry run's broker: the engine's MultiSymbolStepper over series that grow one closed step at
+ * a time, so fills (each symbol's next bar's open, taker fee, sized on the whole account's equity), funding
+ * and liquidation are simulateMulti's own code (DESIGN §6).
+ */
+export class MultiPaperBroker {
+  readonly kind = 'paper'
+  readonly ledger: Ledger
+  private readonly growing: GrowingSeries[]
+  private readonly stepper: MultiSymbolStepper
+  private readonly signal: MultiSymbolSignal
+  private readonly at: Int32Array
+  /** Symbols whose target the signal stated at the last step (the stepper keeps only the targets). */
+  private readonly stated: Uint8Array
+  private fills: { s: number; fill: Fill }[] = []
+  private readonly fundingSettledThrough: Float64Array
+  lastOpenTime = Number.NaN
+
+  constructor(
+    private readonly setup: MultiPaperSetup,
+    saved?: Record<string, unknown>,
+  ) {
+    const count = setup.symbols.length
+    this.growing = setup.symbols.map((symbol) => new GrowingSeries(symbol, setup.intervalMs))
+    const bars = this.growing.map((g) => g.bars)
+    const funding = this.growing.map((g) => g.funding)
+    this.ledger = new Ledger(setup.symbols, setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
+    this.ledger.onFill = (s, side, qty, price, fee) => this.fills.push({ s, fill: { side, qty, price, fee, time: Number.NaN } })
+    const inner = setup.template.create({ bars, funding, rules: setup.rules }, setup.params as never)
+    this.stated = new Uint8Array(count)
+    this.signal = {
+      onStep: (at, targets) => {
+        const any = inner.onStep(at, targets)
+        for (let s = 0; s < count; s++) this.stated[s] = any && targets[s] === targets[s] ? 1 : 0
+        return any
+      },
+    }
+    const state = saved as MultiPaperState | undefined
+    this.stepper = new MultiSymbolStepper(this.ledger, new DailyCurve(state?.startedAt ?? 0, setup.capital), bars, funding, this.signal)
+    this.at = new Int32Array(count)
+    this.fundingSettledThrough = new Float64Array(count).fill(-Infinity)
+    if (state) {
+      this.ledger.restore(state.ledger)
+      for (let s = 0; s < count; s++) {
+        this.stepper.pending[s] = state.pending[s] ?? Number.NaN
+        this.stepper.lastClose[s] = state.lastClose[s] ?? Number.NaN
+        this.fundingSettledThrough[s] = state.fundingSettledThrough[s] ?? -Infinity
+      }
+      this.lastOpenTime = state.lastOpenTime ?? Number.NaN
+    }
+  }
+
+  get symbols(): readonly string[] {
+    return this.setup.symbols
+  }
+
+  /** The last close per symbol: open positions are marked there. */
+  get lastClose(): Float64Array {
+    return this.stepper.lastClose
+  }
+
+  /** Feeds warm-up steps to the template only (no fills: its targets there are dropped by the warm-up contract). */
+  warm(steps: readonly Step[], funding: readonly (readonly FundingEvent[])[]): void {
+    this.addFunding(funding)
+    for (const step of steps) this.stepper.warmStep(this.append(step))
+    // Funding of warm-up steps is history: the run settles only events from its first step on.
+    if (steps.length > 0) {
+      const end = steps[steps.length - 1]!.openTime + this.setup.intervalMs
+      this.growing.forEach((g, s) => {
+        let k = 0
+        while (k < g.fundingLength && g.funding.time[k]! < end) k++
+        this.stepper.fundingIndex[s] = k
+      })
+    }
+  }
+
+  onStep(step: Step, funding: readonly (readonly FundingEvent[])[]): StepOutcome {
+    this.addFunding(funding)
+    const at = this.append(step)
+    const before = this.begin()
+    const pendingBefore = Float64Array.from(this.stepper.pending)
+    this.stepper.step(step.openTime, at)
+    this.lastOpenTime = step.openTime
+    const outcome = this.finish(before, step.openTime, (s) => pendingBefore[s] === pendingBefore[s] && at[s]! >= 0)
+    outcome.symbols.forEach((o, s) => {
+      o.newTarget = this.stated[s] ? this.stepper.pending[s]! : Number.NaN
+      o.replaced = this.stated[s] === 1 && pendingBefore[s] === pendingBefore[s] && at[s]! < 0
+    })
+    this.growing.forEach((g, s) => {
+      const k = this.stepper.fundingIndex[s]!
+      if (k > 0) this.fundingSettledThrough[s] = g.funding.time[k - 1]!
+    })
+    return outcome
+  }
+
+  /** Reduce-only market closes of every open position at its symbol's last close (pause with close_positions). */
+  closeAll(time: number): StepOutcome {
+    const before = this.begin()
+    const held = Array.from(this.ledger.qty, (q) => q !== 0)
+    this.stepper.pending.fill(Number.NaN)
+    for (let s = 0; s < this.setup.symbols.length; s++) if (held[s]) this.ledger.moveTo(s, 0, this.stepper.lastClose[s]!, time)
+    return this.finish(before, time, (s) => held[s]!)
+  }
+
+  snapshot(): Record<string, unknown> {
+    const nullable = (x: number) => (Number.isFinite(x) ? x : null)
+    const state: MultiPaperState = {
+      ledger: this.ledger.snapshot(),
+      pending: Array.from(this.stepper.pending, nullable),
+      lastOpenTime: nullable(this.lastOpenTime),
+      lastClose: Array.from(this.stepper.lastClose, nullable),
+      fundingSettledThrough: Array.from(this.fundingSettledThrough, nullable),
+      startedAt: this.stepper.curve.times[0]!,
+    }
+    return state as unknown as Record<string, unknown>
+  }
+
+  /** Realized net PnL, every position's unrealized PnL at its last close, and how many positions are open. */
+  totals(): { realized: number; unrealized: number; open: number } {
+    const { ledger } = this
+    let unrealized = 0
+    let open = 0
+    for (let s = 0; s < this.setup.symbols.length; s++) {
+      if (ledger.qty[s] === 0) continue
+      unrealized += ledger.unrealized(s, this.stepper.lastClose[s]!)
+      open++
+    }
+    return { realized: ledger.cash - this.setup.capital, unrealized, open }
+  }
+
+  private append(step: Step): Int32Array {
+    const at = this.at
+    step.bars.forEach((bar, s) => (at[s] = bar ? this.growing[s]!.append(bar) : -1))
+    return at
+  }
+
+  private addFunding(funding: readonly (readonly FundingEvent[])[]): void {
+    this.growing.forEach((g, s) => g.addFunding(funding[s] ?? [], this.fundingSettledThrough[s]!))
+  }
+
+  private begin() {
+    this.fills = []
+    return { qty: Float64Array.from(this.ledger.qty), trades: this.ledger.trades.length, funding: this.ledger.fundingPaid }
+  }
+
+  /** Each symbol's fills split into its order's and its liquidations' (a liquidation is a trade closed at its price and size). */
+  private finish(before: { qty: Float64Array; trades: number; funding: number }, time: number, filledIntent: (s: number) => boolean): StepOutcome {
+    const trades = this.ledger.trades.slice(before.trades)
+    const symbols = this.setup.symbols.map((symbol, s): SymbolOutcome => {
+      const mine = trades.filter((t) => t.symbol === symbol)
+      const liquidations: Fill[] = []
+      const intentFills: Fill[] = []
+      for (const { s: at, fill } of this.fills) {
+        if (at !== s) continue
+        const liquidation = mine.find((t) => t.exitReason === 'liquidation' && t.exitPrice === fill.price && t.qty === fill.qty)
+        if (liquidation) liquidations.push({ ...fill, time: liquidation.exitTime })
+        else intentFills.push({ ...fill, time })
+      }
+      return {
+        symbol,
+        filledIntent: filledIntent(s) ? { fills: intentFills } : undefined,
+        liquidations,
+        trades: mine,
+        qtyBefore: before.qty[s]!,
+        qtyAfter: this.ledger.qty[s]!,
+        entryPrice: this.ledger.entryPrice[s]!,
+        newTarget: Number.NaN,
+        fundingPaid: 0,
+        replaced: false,
+      }
+    })
+    return { symbols, fundingPaid: this.ledger.fundingPaid - before.funding }
+  }
+}

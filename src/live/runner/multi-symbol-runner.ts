@@ -1,0 +1,289 @@
+import { isCustomTemplateId } from '../../custom-templates/ids.js'
+import { findCustomVersion } from '../../custom-templates/queries.js'
+import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
+import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
+import type { KlineRow } from '../../backtests/history-store.js'
+import type { SymbolRules } from '../../engine/types.js'
+import type { MultiSymbolTemplate } from '../../templates/types.js'
+import { getTemplate } from '../../templates/validate.js'
+import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
+import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broker.js'
+import { PAPER_FEES } from '../deploy.js'
+import { failRun, RunFailure } from '../exchange/run-failure.js'
+import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
+import { nextIntent, nextTradeId, type RunRow } from '../queries.js'
+import type { OutcomeCounters } from '../record-outcome.js'
+import { type PendingOrders, stepRows } from '../record-step.js'
+import { intervalMs } from '../timeframes.js'
+import { RunFunding } from './run-funding.js'
+import { type Step, StepAssembly } from './step-assembly.js'
+import type { RunnerDeps } from './strategy-runner.js'
+import { warmupBars, warmupFunding } from './warm-up.js'
+
+/**
+ * How long (wall time) a step waits, after its first bar arrived, for the bars of its other symbols before
+ * REST is asked for them and the step goes with what there is (docs/decisions.md, "Multi-symbol runs").
+ */
+export const STEP_WAIT_MS = 5_000
+
+/** The largest klines page. */
+const PAGE = 1_500
+
+/** Warm-up and backfill state saved beside the broker's: the first step the run may act on. */
+interface MultiRunnerState extends MultiRunState {
+  warmupFrom?: number
+  firstActive?: number
+}
+
+/**
+ * One deployed many-symbol strategy in this process (dry runs): warms its template up on every symbol's
+ * recent closed klines, follows each symbol's kline stream, assembles the bars into time steps
+ * (StepAssembly) and steps the engine's MultiSymbolStepper (the paper broker) once per step, in order,
+ * exactly as simulateMulti steps a backtest over the same bars.
+ */
+export class MultiSymbolRunner {
+  private broker!: MultiPaperBroker
+  private pendingOrders: PendingOrders = {}
+  private readonly unsubscribes: (() => void)[] = []
+  private chain: Promise<void> = Promise.resolve()
+  private stopped = false
+  private readonly interval: number
+  private readonly funding: RunFunding[]
+  private readonly assembly: StepAssembly
+  private extra: { warmupFrom?: number; firstActive?: number } = {}
+  private counters: OutcomeCounters = { intent: 1, trade: 1 }
+  private sandbox: RunSandbox | undefined
+  /** The bounded wait for the next step's missing bars: its step's open time and timer. */
+  private wait: { openTime: number; timer: NodeJS.Timeout } | undefined
+
+  constructor(
+    readonly run: RunRow,
+    private readonly deps: RunnerDeps,
+    private readonly stepWaitMs = STEP_WAIT_MS,
+  ) {
+    this.interval = intervalMs(run.timeframe)
+    this.funding = run.symbols.map((symbol) => new RunFunding(deps.history, symbol, this.interval))
+    this.assembly = new StepAssembly(run.symbols.length, this.interval)
+  }
+
+  async start(): Promise<void> {
+    const { run, deps } = this
+    if (!run.dry_run) throw new Error(`run ${run.strategy_id}/${run.run} is live: many-symbol runs are dry runs for now`)
+    const rules = await Promise.all(run.symbols.map((symbol) => deps.rules(symbol)))
+    let template: MultiSymbolTemplate
+    if (isCustomTemplateId(run.template_id)) {
+      try {
+        this.sandbox = await this.startSandbox(rules)
+      } catch (error) {
+        if (!(error instanceof StrategyError)) throw error
+        this.stop()
+        await failRun(deps.db, run, deps.owner, new RunFailure(error.code, error.message), new Date(deps.now()))
+        return
+      }
+      template = this.sandbox.template as MultiSymbolTemplate
+    } else {
+      template = getTemplate(run.template_id) as MultiSymbolTemplate
+    }
+    const setup = multiPaperSetup(run, template, rules, PAPER_FEES)
+    const state = run.state as unknown as MultiRunnerState | null
+    this.broker = new MultiPaperBroker(setup, state?.broker)
+    this.pendingOrders = state?.pendingOrders ?? {}
+    this.extra = { warmupFrom: state?.warmupFrom, firstActive: state?.firstActive }
+    const warmup = this.sandbox ? this.sandbox.warmup : template.warmupBars(setup.params as never, this.interval)
+
+    // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
+    run.symbols.forEach((symbol, s) => {
+      this.unsubscribes.push(
+        deps.streams.subscribe(symbol, run.timeframe, (event) => {
+          if (event.type === 'closed') void this.enqueue(() => this.onBar(s, event.bar))
+          else void this.enqueue(() => this.backfill())
+        }),
+      )
+    })
+    let failed: unknown
+    await this.enqueue(async () => {
+      try {
+        this.counters = { intent: await nextIntent(deps.db, run.strategy_id, run.run), trade: await nextTradeId(deps.db, run.strategy_id) }
+        await this.warmUp(warmup)
+      } catch (error) {
+        failed = error
+        throw error
+      }
+    })
+    if (failed !== undefined && !(failed instanceof RunFailure)) {
+      this.stop()
+      throw failed
+    }
+  }
+
+  stop(): void {
+    this.stopped = true
+    for (const unsubscribe of this.unsubscribes) unsubscribe()
+    this.unsubscribes.length = 0
+    if (this.wait) clearTimeout(this.wait.timer)
+    this.wait = undefined
+    void this.sandbox?.close()
+  }
+
+  /** Resolves once every queued step is done (tests and shutdown). */
+  idle(): Promise<void> {
+    return this.chain
+  }
+
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      if (this.stopped) return
+      try {
+        await step()
+      } catch (error) {
+        if (error instanceof RunFailure) {
+          this.stop()
+          await failRun(this.deps.db, this.run, this.deps.owner, error, new Date(this.deps.now()))
+        }
+        this.deps.onError(error, this.run)
+      }
+    })
+    return this.chain
+  }
+
+  private async startSandbox(rules: SymbolRules[]): Promise<RunSandbox> {
+    const { run, deps } = this
+    const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined, true)
+    if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
+    return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbols: run.symbols, timeframe: run.timeframe, intervalMs: this.interval, rules })
+  }
+
+  /**
+   * The newest `steps` closed steps over every symbol (a resumed run: the steps up to its last one), fed to
+   * the template only; a backtest starting at the first of them makes the same decisions from then on.
+   */
+  private async warmUp(steps: number): Promise<void> {
+    const { run, deps } = this
+    const last = this.broker.lastOpenTime
+    const resumed = last === last
+    const end = resumed ? last + this.interval : Math.floor((await deps.exchangeNow()) / this.interval) * this.interval
+    const windows = await Promise.all(run.symbols.map((symbol) => warmupBars(deps.history, symbol, run.timeframe, this.interval, steps, end)))
+    const times = [...new Set(windows.flatMap((w) => w.closed.map((r) => r.openTime)))].sort((a, b) => a - b)
+    if (!resumed) times.pop() // the newest step may still be open
+    const kept = times.slice(-steps)
+    const from = kept[0] ?? end
+    const byTime = windows.map((w) => new Map(w.closed.map((r) => [r.openTime, r])))
+    const history: Step[] = kept.map((t) => ({ openTime: t, bars: byTime.map((m) => m.get(t)) }))
+    const funding = await Promise.all(this.funding.map((f, s) => warmupFunding(f, windows[s]!.start, end, from)))
+    await this.feed(history, funding)
+    this.broker.warm(history, funding)
+    if (!resumed) this.extra = { warmupFrom: from, firstActive: (kept[kept.length - 1] ?? from - this.interval) + this.interval }
+    this.assembly.startAt(resumed ? last + this.interval : this.extra.firstActive!)
+    if (resumed) await this.backfill()
+  }
+
+  /**
+   * After a reconnect (or at a resume): every step closed by the exchange's clock is read over REST; all
+   * but the newest are final (REST may not have the newest bar of every symbol yet: it waits for the stream).
+   */
+  private async backfill(): Promise<void> {
+    const lastClosed = Math.floor((await this.deps.exchangeNow()) / this.interval) * this.interval - this.interval
+    const next = this.assembly.next
+    if (next === next && next <= lastClosed) {
+      await this.read(next, lastClosed, this.run.symbols.map((_, s) => s))
+      this.assembly.settle(lastClosed - this.interval)
+    }
+    await this.pump()
+  }
+
+  private async onBar(s: number, bar: ClosedBar): Promise<void> {
+    // A bar whose step was already acted on without it (it came after the wait) is not acted on.
+    if (!this.assembly.add(s, bar)) return
+    await this.pump()
+  }
+
+  /** Acts on every step that is ready, reads what the stream lost, and arms the wait for a step still missing bars. */
+  private async pump(): Promise<void> {
+    for (;;) {
+      if (this.stopped) return
+      const status = this.assembly.status()
+      if (status === 'complete' || status === 'final') {
+        const step = this.assembly.take()
+        if (this.wait && this.wait.openTime <= step.openTime) this.clearWait()
+        if (step.bars.some((bar) => bar !== undefined)) await this.act(step)
+        continue
+      }
+      if (status === 'overtaken') {
+        const through = this.assembly.frontier()
+        await this.read(this.assembly.next, through, this.assembly.missing(through))
+        this.assembly.settle(through)
+        continue
+      }
+      if (status === 'waiting' && !this.wait) {
+        const openTime = this.assembly.next
+        this.wait = { openTime, timer: setTimeout(() => void this.enqueue(() => this.waited(openTime)), this.stepWaitMs) }
+      }
+      return
+    }
+  }
+
+  /** The wait for step `openTime` ran out: REST is asked for the missing bars of every step heard so far; they go with what there is. */
+  private async waited(openTime: number): Promise<void> {
+    if (this.wait?.openTime !== openTime) return
+    this.wait = undefined
+    const through = this.assembly.newest()
+    if (through >= this.assembly.next) {
+      await this.read(this.assembly.next, through, this.assembly.missing(through))
+      this.assembly.settle(through)
+    }
+    await this.pump()
+  }
+
+  private clearWait(): void {
+    clearTimeout(this.wait!.timer)
+    this.wait = undefined
+  }
+
+  /** Reads symbols' closed bars with from ≤ open time ≤ through over REST into the assembly. */
+  private async read(from: number, through: number, symbols: readonly number[]): Promise<void> {
+    await Promise.all(
+      symbols.map(async (s) => {
+        for (let cursor = from; cursor <= through; ) {
+          const limit = Math.min(PAGE, Math.floor((through - cursor) / this.interval) + 1)
+          const page: KlineRow[] = await this.deps.history.klines(this.run.symbols[s]!, this.run.timeframe, cursor, Math.min(through + this.interval, cursor + PAGE * this.interval) - 1, limit)
+          for (const row of page) if (row.openTime >= cursor && row.openTime <= through) this.assembly.add(s, row)
+          if (page.length < limit) break
+          cursor = page[page.length - 1]!.openTime + this.interval
+        }
+      }),
+    )
+  }
+
+  private async act(step: Step): Promise<void> {
+    const funding = await Promise.all(this.funding.map((f) => f.forBar(step.openTime)))
+    await this.feed([step], funding)
+    await this.commit(this.broker.onStep(step, funding))
+  }
+
+  /** Feeds a custom module the steps the broker is about to take; its failure ends the run in error. */
+  private async feed(steps: readonly Step[], funding: readonly (readonly FundingEvent[])[]): Promise<void> {
+    if (!this.sandbox) return
+    try {
+      await this.sandbox.feedSteps(steps, funding)
+    } catch (error) {
+      if (error instanceof StrategyError) throw new RunFailure(error.code, error.message)
+      throw error
+    }
+  }
+
+  /** Writes one step's rows and the runner's state through the pool's group commit, fenced by the lease. */
+  private async commit(outcome: StepOutcome): Promise<void> {
+    const { run, deps } = this
+    const now = new Date(deps.now())
+    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals() }, outcome, this.pendingOrders, this.counters)
+    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra }
+    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown> })
+    if (!ok) {
+      // Paused or taken over: the saved state is the truth; this runner stops without acting again.
+      this.stop()
+      return
+    }
+    this.counters = counters
+    this.pendingOrders = pendingOrders
+  }
+}
