@@ -8,6 +8,9 @@ import type { KeyPair } from '../support/signing.js'
 import { loadFunding, loadKlines } from '../engine/helpers.js'
 
 const MINUTE = 60_000
+/** The recorded minutes and funding the replay exchange serves. */
+const MINUTE_FILES: Record<string, string> = { BTCUSDT: 'BTCUSDT-1m-20250504-20250624.csv.gz', ETHUSDT: 'ETHUSDT-1m-20250504-20250624.csv.gz' }
+const FUNDING_FILES: Record<string, string> = { BTCUSDT: 'BTCUSDT-fundingRate-20190910-20260517.csv', ETHUSDT: 'ETHUSDT-fundingRate-20191127-20260517.csv' }
 
 export interface RunState {
   warmupFrom: number
@@ -22,32 +25,47 @@ export async function runState(t: TestApp, id: string): Promise<RunState | null>
 }
 
 /**
- * Asserts that a BTCUSDT 1m dry run's stored trades, fees, funding and position are exactly those of a
- * backtest of the same params over the recorded bars from its warm-up boundary to its last bar.
+ * Asserts that a 1m dry run's stored trades, fees, funding and positions are exactly those of a backtest of
+ * the same params over the recorded bars (BTCUSDT unless `symbols`) from its warm-up boundary to its last bar.
  */
 export async function assertBacktestParity(
   t: TestApp,
   id: string,
-  run: { params: Record<string, unknown>; capital: number; leverage: number; template?: Template },
+  run: { params: Record<string, unknown>; capital: number; leverage: number; template?: Template; templateId?: string; symbols?: string[]; closedAtPause?: boolean },
 ): Promise<RunState> {
   const final = (await runState(t, id))!
-  const rules = await symbolRules(t.services.market, 'BTCUSDT')
+  const symbols = run.symbols ?? ['BTCUSDT']
+  const rules = await Promise.all(symbols.map((symbol) => symbolRules(t.services.market, symbol)))
   const expected = runBacktest({
-    templateId: run.template?.id ?? 'sma_cross',
+    templateId: run.template?.id ?? run.templateId ?? 'sma_cross',
     template: run.template,
     params: run.params,
-    bars: [loadKlines('BTCUSDT', 'BTCUSDT-1m-20250504-20250624.csv.gz', MINUTE)],
-    funding: [loadFunding('BTCUSDT-fundingRate-20190910-20260517.csv')],
-    rules: [{ ...rules, brackets: BINANCE_BTCUSDT_BRACKETS }],
+    bars: symbols.map((symbol) => loadKlines(symbol, MINUTE_FILES[symbol]!, MINUTE)),
+    funding: symbols.map((symbol) => loadFunding(FUNDING_FILES[symbol]!)),
+    rules: rules.map((r) => ({ ...r, brackets: BINANCE_BTCUSDT_BRACKETS })),
     capital: run.capital,
     leverage: run.leverage,
     fees: PAPER_FEES,
     start: final.warmupFrom,
     end: final.broker.lastOpenTime!,
   })
-  const stored = await t.database.handle.db.selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
+  const all = await t.database.handle.db.selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
+  const last = final.broker.lastOpenTime!
+  // A pause with close_positions closes what the run held at the last close it saw: the backtest's open positions, marked there.
+  const stored = run.closedAtPause ? all.filter((r) => r.exit_time.getTime() <= last) : all
+  if (run.closedAtPause) {
+    const closes = all.filter((r) => r.exit_time.getTime() > last)
+    assert.deepEqual(
+      closes.map((r) => ({ symbol: r.symbol, side: r.side, qty: Number(r.qty), entryPrice: Number(r.entry_price), exitPrice: Number(r.exit_price), reason: r.exit_reason })).sort((a, b) => a.symbol.localeCompare(b.symbol)),
+      expected.openPositions.map((p) => ({ symbol: p.symbol, side: p.side, qty: p.qty, entryPrice: p.entryPrice, exitPrice: p.markPrice, reason: 'signal' })).sort((a, b) => a.symbol.localeCompare(b.symbol)),
+    )
+    assert.ok(final.broker.ledger.arrays.qty.every((q) => q === 0), 'flat on every symbol after the pause')
+  }
+  // A step of a many-symbol run books its symbols' trades in symbol order; the engine's list is in fill order.
+  const order = <T extends { exitTime: number; symbol: string }>(trades: T[]) => trades.sort((a, b) => a.exitTime - b.exitTime || symbols.indexOf(a.symbol) - symbols.indexOf(b.symbol))
   assert.deepEqual(
-    stored.map((r) => ({
+    order(stored.map((r) => ({
+      symbol: r.symbol,
       entryTime: r.entry_time.getTime(),
       exitTime: r.exit_time.getTime(),
       side: r.side,
@@ -57,12 +75,16 @@ export async function assertBacktestParity(
       fee: Number(r.fee),
       funding: Number(r.funding),
       pnl: Number(r.pnl),
-    })),
-    expected.trades.map((tr) => ({ entryTime: tr.entryTime, exitTime: tr.exitTime, side: tr.side, entryPrice: tr.entryPrice, exitPrice: tr.exitPrice, qty: tr.qty, fee: tr.fee, funding: tr.funding, pnl: tr.pnl })),
+    }))),
+    order(expected.trades.map((tr) => ({ symbol: tr.symbol, entryTime: tr.entryTime, exitTime: tr.exitTime, side: tr.side, entryPrice: tr.entryPrice, exitPrice: tr.exitPrice, qty: tr.qty, fee: tr.fee, funding: tr.funding, pnl: tr.pnl }))),
   )
+  if (run.closedAtPause) return final
   assert.equal(final.broker.ledger.feesPaid, expected.feesPaid)
   assert.equal(final.broker.ledger.fundingPaid, expected.fundingPaid)
-  assert.equal(final.broker.ledger.arrays.qty[0], (expected.openPositions[0]?.qty ?? 0) * (expected.openPositions[0]?.side === 'sell' ? -1 : 1))
+  symbols.forEach((symbol, s) => {
+    const open = expected.openPositions.find((p) => p.symbol === symbol)
+    assert.equal(final.broker.ledger.arrays.qty[s], (open?.qty ?? 0) * (open?.side === 'sell' ? -1 : 1), `${symbol}'s position`)
+  })
   return final
 }
 
