@@ -17,7 +17,7 @@ const REPLAY = { speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) }
 describe('a runner whose process dies', () => {
   after(killChildren)
 
-  it('resumes in another process within 30 s with the same position and no order twice', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+  it('resumes one- and many-symbol dry runs in another process within 30 s with the same positions and no order twice', { skip: !process.env.TEST_DATABASE_URL }, async () => {
     const t = await startTestApp('postgres', {}, { replay: REPLAY })
     let pool: RunnerPool | undefined
     try {
@@ -25,18 +25,26 @@ describe('a runner whose process dies', () => {
       await poll('the worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running') ? true : undefined))
       const key = await t.createKey(['strategies:read', 'strategies:write'])
       const id = await deployFastDryRun(t, key)
+      const momentum = { lookback: 5, rebalance_every: 3, long_count: 1, short_count: 1 }
+      const created = await t.signed(key, 'POST', '/v1/strategies', { name: 'm', template_id: 'cross_sectional_momentum', params: momentum, symbols: ['BTCUSDT', 'ETHUSDT'], timeframe: '1m', capital: '3000', leverage: 1 })
+      const multi = created.json().id as string
+      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${multi}/deploy`, { dry_run: true })).statusCode, 200)
       const db = t.database.handle.db
       const run = () => db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      const multiRun = () => db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', multi).executeTakeFirstOrThrow()
       const workerOwner = (await poll('the worker to claim the run', 30_000, async () => (await run()).lease_owner ?? undefined))
-      await poll('the worker to hold a position', 60_000, async () => {
+      await poll('the worker to claim the many-symbol run', 30_000, async () => ((await multiRun()).lease_owner === workerOwner ? true : undefined))
+      await poll('the worker to hold a position in both runs', 60_000, async () => {
         const s = await runState(t, id)
-        return s && s.broker.ledger.arrays.qty[0] !== 0 ? true : undefined
+        const m = await runState(t, multi)
+        return s && s.broker.ledger.arrays.qty[0] !== 0 && m && m.broker.ledger.arrays.qty.some((q) => q !== 0) ? true : undefined
       })
 
       worker.child.kill('SIGKILL')
       await new Promise((resolve) => worker.child.once('exit', resolve))
       const killedAt = Date.now()
       const atKill = (await runState(t, id))!
+      const multiAtKill = (await runState(t, multi))!
 
       pool = new RunnerPool({ db, market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }) })
       pool.start()
@@ -48,6 +56,12 @@ describe('a runner whose process dies', () => {
       })
       const elapsed = Date.now() - killedAt
       assert.ok(elapsed < 30_000, `resumed after ${elapsed} ms`)
+      const multiResumed = await poll('the resumed many-symbol runner to act on a new step', 30_000 - (Date.now() - killedAt), async () => {
+        const s = await runState(t, multi)
+        return (await multiRun()).lease_owner === owner && s && s.broker.lastOpenTime! > multiAtKill.broker.lastOpenTime! ? s : undefined
+      })
+      const multiElapsed = Date.now() - killedAt
+      assert.equal(multiResumed.warmupFrom, multiAtKill.warmupFrom, 'the same many-symbol run, not a new warm-up')
       assert.notEqual(owner, workerOwner)
       assert.ok(resumed.warmupFrom === atKill.warmupFrom, 'the same run, not a new warm-up')
 
@@ -55,14 +69,18 @@ describe('a runner whose process dies', () => {
       // every bar acted on once (a duplicate or lost order would change the trades or the position).
       await poll('ten more bars', 30_000, async () => {
         const s = await runState(t, id)
-        return s && s.broker.lastOpenTime! >= atKill.broker.lastOpenTime! + 10 * MINUTE ? true : undefined
+        const m = await runState(t, multi)
+        return s && s.broker.lastOpenTime! >= atKill.broker.lastOpenTime! + 10 * MINUTE && m && m.broker.lastOpenTime! >= multiAtKill.broker.lastOpenTime! + 10 * MINUTE ? true : undefined
       })
       await pool.stop()
       pool = undefined
       await assertBacktestParity(t, id, { params: FAST_PARAMS, capital: 1000, leverage: 1 })
-      const filled = await db.selectFrom('strategy_orders').select('filled_at').where('strategy_id', '=', id).where('status', '=', 'filled').execute()
-      assert.equal(new Set(filled.map((o) => o.filled_at!.getTime())).size, filled.length, 'no bar filled two orders')
-      process.stdout.write(`# takeover: resumed ${elapsed} ms after the kill\n`)
+      await assertBacktestParity(t, multi, { templateId: 'cross_sectional_momentum', params: momentum, capital: 3000, leverage: 1, symbols: ['BTCUSDT', 'ETHUSDT'] })
+      for (const strategy of [id, multi]) {
+        const filled = await db.selectFrom('strategy_orders').select(['symbol', 'filled_at']).where('strategy_id', '=', strategy).where('status', '=', 'filled').execute()
+        assert.equal(new Set(filled.map((o) => `${o.symbol} ${o.filled_at!.getTime()}`)).size, filled.length, 'no bar of a symbol filled two orders')
+      }
+      process.stdout.write(`# takeover: resumed ${elapsed} ms (one symbol) and ${multiElapsed} ms (two symbols) after the kill\n`)
     } finally {
       await pool?.stop()
       await t.close()

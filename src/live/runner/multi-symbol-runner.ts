@@ -29,6 +29,9 @@ export const STEP_WAIT_MS = 5_000
 /** The largest klines page. */
 const PAGE = 1_500
 
+/** At most this many steps are replayed when a run is taken over (a week of 1m steps: 7 pages of klines per symbol). */
+const REPLAY_STEPS = 10_080
+
 /** Warm-up and backfill state saved beside the broker's: the first step the run may act on. */
 interface MultiRunnerState extends MultiRunState {
   warmupFrom?: number
@@ -154,18 +157,25 @@ export class MultiSymbolRunner {
   }
 
   /**
-   * The newest `steps` closed steps over every symbol (a resumed run: the steps up to its last one), fed to
-   * the template only; a backtest starting at the first of them makes the same decisions from then on.
+   * A fresh run: the newest `steps` closed steps over every symbol, fed to the template only; a backtest
+   * starting at the first of them makes the same decisions from then on. A resumed run (a takeover): every
+   * step from its warm-up boundary to its last one (up to REPLAY_STEPS), so a template whose state depends on
+   * its whole path (a rebalance phase, a module's counters) is where it was, not only its indicators.
    */
   private async warmUp(steps: number): Promise<void> {
     const { run, deps } = this
     const last = this.broker.lastOpenTime
     const resumed = last === last
     const end = resumed ? last + this.interval : Math.floor((await deps.exchangeNow()) / this.interval) * this.interval
-    const windows = await Promise.all(run.symbols.map((symbol) => warmupBars(deps.history, symbol, run.timeframe, this.interval, steps, end)))
+    const replayFrom = resumed && this.extra.warmupFrom !== undefined ? Math.max(this.extra.warmupFrom, end - REPLAY_STEPS * this.interval) : undefined
+    const windows = await Promise.all(
+      run.symbols.map((symbol) =>
+        replayFrom === undefined ? warmupBars(deps.history, symbol, run.timeframe, this.interval, steps, end) : this.closedBetween(symbol, replayFrom, end),
+      ),
+    )
     const times = [...new Set(windows.flatMap((w) => w.closed.map((r) => r.openTime)))].sort((a, b) => a - b)
     if (!resumed) times.pop() // the newest step may still be open
-    const kept = times.slice(-steps)
+    const kept = replayFrom === undefined ? times.slice(-steps) : times
     const from = kept[0] ?? end
     const byTime = windows.map((w) => new Map(w.closed.map((r) => [r.openTime, r])))
     const history: Step[] = kept.map((t) => ({ openTime: t, bars: byTime.map((m) => m.get(t)) }))
@@ -175,6 +185,19 @@ export class MultiSymbolRunner {
     if (!resumed) this.extra = { warmupFrom: from, firstActive: (kept[kept.length - 1] ?? from - this.interval) + this.interval }
     this.assembly.startAt(resumed ? last + this.interval : this.extra.firstActive!)
     if (resumed) await this.backfill()
+  }
+
+  /** A symbol's bars with from ≤ open time < end, page by page (a resumed run's replay). */
+  private async closedBetween(symbol: string, from: number, end: number): Promise<{ start: number; closed: KlineRow[] }> {
+    const closed: KlineRow[] = []
+    for (let cursor = from; cursor < end; ) {
+      const limit = Math.min(PAGE, Math.ceil((end - cursor) / this.interval))
+      const page = await this.deps.history.klines(symbol, this.run.timeframe, cursor, Math.min(end, cursor + PAGE * this.interval) - 1, limit)
+      closed.push(...page.filter((r) => r.openTime >= cursor && r.openTime < end))
+      if (page.length < limit) break
+      cursor = page[page.length - 1]!.openTime + this.interval
+    }
+    return { start: from, closed }
   }
 
   /**
