@@ -69,6 +69,18 @@ for (const backend of backends()) {
       assert.equal((await call('GET', `/v1/strategies/${id}`)).json().status, 'draft')
     })
 
+    it('409 for a second live run on the account and symbol (one-way mode nets them); the same strategy deploys as a dry run beside it', async () => {
+      const id = await create('second on BTCUSDT')
+      const res = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: keyIds.parity })
+      assert.equal(res.statusCode, 409, res.body)
+      assert.equal(res.json().error.code, 'INVALID_STATE')
+      assert.match(res.json().error.message, new RegExp(`strategy ${strategies.parity} already trades BTCUSDT on this account`))
+      assert.equal((await call('GET', `/v1/strategies/${id}`)).json().status, 'draft')
+      const dry = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+      assert.equal(dry.statusCode, 200, dry.body)
+      assert.equal((await call('POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
+    })
+
     it('makes the trades of a backtest over the same bars, at prices within a few basis points', async () => {
       const id = strategies.parity!
       const done = await poll('the live run to act on 60 closed bars with 3 closed trades', 90_000, async () => {
