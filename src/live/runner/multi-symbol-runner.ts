@@ -1,9 +1,7 @@
 import { isCustomTemplateId } from '../../custom-templates/ids.js'
-import { findCustomVersion } from '../../custom-templates/queries.js'
 import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
 import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { KlineRow } from '../../backtests/history-store.js'
-import type { SymbolRules } from '../../engine/types.js'
 import type { MultiSymbolTemplate } from '../../templates/types.js'
 import { getTemplate } from '../../templates/validate.js'
 import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
@@ -19,6 +17,7 @@ import { RunFunding } from './run-funding.js'
 import { type Step, StepAssembly } from './step-assembly.js'
 import type { RunnerDeps } from './strategy-runner.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
+import { feedModule, startRunSandbox, stepFailed } from './run-steps.js'
 
 /**
  * How long (wall time) a step waits, after its first bar arrived, for the bars of its other symbols before
@@ -76,7 +75,7 @@ export class MultiSymbolRunner {
     let template: MultiSymbolTemplate
     if (isCustomTemplateId(run.template_id)) {
       try {
-        this.sandbox = await this.startSandbox(rules)
+        this.sandbox = await startRunSandbox(deps, run, this.interval, rules)
       } catch (error) {
         if (!(error instanceof StrategyError)) throw error
         this.stop()
@@ -139,21 +138,10 @@ export class MultiSymbolRunner {
       try {
         await step()
       } catch (error) {
-        if (error instanceof RunFailure) {
-          this.stop()
-          await failRun(this.deps.db, this.run, this.deps.owner, error, new Date(this.deps.now()))
-        }
-        this.deps.onError(error, this.run)
+        await stepFailed(error, this, this.deps)
       }
     })
     return this.chain
-  }
-
-  private async startSandbox(rules: SymbolRules[]): Promise<RunSandbox> {
-    const { run, deps } = this
-    const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined, true)
-    if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
-    return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbols: run.symbols, timeframe: run.timeframe, intervalMs: this.interval, rules })
   }
 
   /**
@@ -285,13 +273,8 @@ export class MultiSymbolRunner {
 
   /** Feeds a custom module the steps the broker is about to take; its failure ends the run in error. */
   private async feed(steps: readonly Step[], funding: readonly (readonly FundingEvent[])[]): Promise<void> {
-    if (!this.sandbox) return
-    try {
-      await this.sandbox.feedSteps(steps, funding)
-    } catch (error) {
-      if (error instanceof StrategyError) throw new RunFailure(error.code, error.message)
-      throw error
-    }
+    const sandbox = this.sandbox
+    if (sandbox) await feedModule(() => sandbox.feedSteps(steps, funding))
   }
 
   /** Writes one step's rows and the runner's state through the pool's group commit, fenced by the lease. */

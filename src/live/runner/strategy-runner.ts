@@ -3,7 +3,6 @@ import type { SymbolRules } from '../../engine/types.js'
 import type { HistorySource } from '../../backtests/history-store.js'
 import { getTemplate } from '../../templates/validate.js'
 import { isCustomTemplateId } from '../../custom-templates/ids.js'
-import { findCustomVersion } from '../../custom-templates/queries.js'
 import type { RunSandbox, RunSandboxes } from '../../custom-templates/sandbox/run-sandbox.js'
 import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
@@ -21,6 +20,7 @@ import type { RunCommits } from './run-commits.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { RunFunding } from './run-funding.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
+import { feedModule, startRunSandbox, stepFailed } from './run-steps.js'
 import { intervalMs } from '../timeframes.js'
 
 export interface RunnerDeps {
@@ -101,7 +101,7 @@ export class StrategyRunner {
     let template: SingleSymbolTemplate
     if (isCustomTemplateId(run.template_id)) {
       try {
-        this.sandbox = await this.startSandbox(rules)
+        this.sandbox = await startRunSandbox(deps, run, this.interval, [rules])
       } catch (error) {
         if (!(error instanceof StrategyError)) throw error
         // The module cannot start (its pinned version fails where it passed before): the run moves to error.
@@ -180,23 +180,10 @@ export class StrategyRunner {
     void this.sandbox?.close()
   }
 
-  /** The run's module in a sandbox thread of this node, at the version and with the seed the run pinned. */
-  private async startSandbox(rules: SymbolRules): Promise<RunSandbox> {
-    const { run, deps } = this
-    const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined, true)
-    if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
-    return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbols: [run.symbol], timeframe: run.timeframe, intervalMs: this.interval, rules: [rules] })
-  }
-
   /** Feeds a custom module the bars the broker is about to act on; its failure ends the run in error. */
   private async feed(bars: readonly ClosedBar[], funding: readonly FundingEvent[]): Promise<void> {
-    if (!this.sandbox) return
-    try {
-      await this.sandbox.feed(bars, funding)
-    } catch (error) {
-      if (error instanceof StrategyError) throw new RunFailure(error.code, error.message)
-      throw error
-    }
+    const sandbox = this.sandbox
+    if (sandbox) await feedModule(() => sandbox.feed(bars, funding))
   }
 
   /** Resolves once every queued step is done (tests and shutdown). */
@@ -210,11 +197,7 @@ export class StrategyRunner {
       try {
         await step()
       } catch (error) {
-        if (error instanceof RunFailure) {
-          this.stop()
-          await failRun(this.deps.db, this.run, this.deps.owner, error, new Date(this.deps.now()))
-        }
-        this.deps.onError(error, this.run)
+        await stepFailed(error, this, this.deps)
       }
     })
     return this.chain

@@ -1,0 +1,35 @@
+import { findCustomVersion } from '../../custom-templates/queries.js'
+import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
+import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
+import type { SymbolRules } from '../../engine/types.js'
+import { failRun, RunFailure } from '../exchange/run-failure.js'
+import type { RunRow } from '../queries.js'
+import type { RunnerDeps } from './strategy-runner.js'
+
+/** What every runner (one symbol or many) shares of its steps: its module's sandbox and what a failed step does. */
+
+/** The run's module in a sandbox thread of this node, at the version and with the seed the run pinned. */
+export async function startRunSandbox(deps: Pick<RunnerDeps, 'db' | 'sandboxes'>, run: RunRow, intervalMs: number, rules: SymbolRules[]): Promise<RunSandbox> {
+  const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined, true)
+  if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
+  return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbols: run.symbols, timeframe: run.timeframe, intervalMs, rules })
+}
+
+/** Feeds a custom module (`call`); its failure is the run's: it ends the run in error. */
+export async function feedModule(call: () => Promise<void>): Promise<void> {
+  try {
+    await call()
+  } catch (error) {
+    if (error instanceof StrategyError) throw new RunFailure(error.code, error.message)
+    throw error
+  }
+}
+
+/** A step that threw: a RunFailure stops the runner and ends the run in error; every failure is reported. */
+export async function stepFailed(error: unknown, runner: { stop(): void; readonly run: RunRow }, deps: Pick<RunnerDeps, 'db' | 'owner' | 'now' | 'onError'>): Promise<void> {
+  if (error instanceof RunFailure) {
+    runner.stop()
+    await failRun(deps.db, runner.run, deps.owner, error, new Date(deps.now()))
+  }
+  deps.onError(error, runner.run)
+}
