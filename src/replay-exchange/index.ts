@@ -69,7 +69,7 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   const clock = new ReplayClock(wallNow, options.replayStart ?? defaultReplayStart(premium?.time, span), speed, span.end)
   const faults = new Faults()
   const stats = new RequestStats()
-  const hub = new StreamHub(market, clock)
+  const hub = new StreamHub(market, clock, faults)
 
   const app: FastifyInstance = Fastify({ logger: false, forceCloseConnections: true })
   await app.register(websocket)

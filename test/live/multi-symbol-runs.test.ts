@@ -82,6 +82,31 @@ for (const backend of backends()) {
       assert.equal(record.stats.open_positions, final.broker.ledger.arrays.qty.filter((q) => q !== 0).length)
     })
 
+    it('a symbol whose kline stream goes silent holds a step up only for the bounded wait: REST brings its bars, and the run still equals its backtest', async () => {
+      const key = await t.createKey(['strategies:read', 'strategies:write'])
+      const momentum = { lookback: 4, rebalance_every: 2, long_count: 1, short_count: 0 }
+      const id = await deploy(t, key, { name: 'silent', template_id: 'cross_sectional_momentum', params: momentum, symbols: ['BTCUSDT', 'ETHUSDT'], capital: '2000' })
+      await acted(t, id, 10, 0)
+      // ETHUSDT's closed klines stop coming while its socket stays open: without the wait, the run would stall here.
+      const remove = t.replay!.faults.add({ marketEvents: 'drop', path: 'ethusdt@kline_1m' })
+      try {
+        const silentFrom = (await runState(t, id))!.broker.lastOpenTime!
+        await poll('the run to act on 20 more steps while ETHUSDT is silent', 60_000, async () => {
+          const s = await runState(t, id)
+          return s && s.broker.lastOpenTime! >= silentFrom + 20 * MINUTE ? true : undefined
+        })
+        assert.equal(t.replay!.faults.active().length, 1, 'ETHUSDT stayed silent throughout')
+      } finally {
+        remove()
+      }
+      await acted(t, id, 60, 4)
+      const paused = await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})
+      assert.equal(paused.statusCode, 200, paused.body)
+      await assertBacktestParity(t, id, { templateId: 'cross_sectional_momentum', params: momentum, capital: 2000, leverage: 2, symbols: ['BTCUSDT', 'ETHUSDT'] })
+      const filled = await t.database.handle.db.selectFrom('strategy_orders').select('symbol').where('strategy_id', '=', id).where('status', '=', 'filled').execute()
+      assert.ok(filled.some((o) => o.symbol === 'ETHUSDT'), 'ETHUSDT was traded')
+    })
+
     it('a user’s many-symbol module runs in a dry run exactly as in its backtest; pause with close_positions closes every symbol', async () => {
       const key = await t.createKey(['strategies:read', 'strategies:write'])
       const uploaded = await t.signed(key, 'POST', '/v1/templates', { name: 'rotation', source: ROTATION })

@@ -24,6 +24,11 @@ export interface FaultSpec {
   executeLate?: true
   /** Trading: GET and DELETE /fapi/v1/order answer -2013 / -2011 for an order that exists ("forgotten"). */
   forget?: true
+  /**
+   * Market streams: drop the closed-kline messages of the streams whose name matches `path` (e.g.
+   * "ethusdt@kline_1m", a prefix or a RegExp): a symbol's stream goes silent while the socket stays open.
+   */
+  marketEvents?: 'drop'
   /** Trading: drop user-stream events, or delay them by `latencyMs`; `event` limits it to one event type. */
   userEvents?: 'drop' | 'delay'
   event?: string
@@ -34,7 +39,7 @@ export interface FaultSpec {
   account?: string
 }
 
-export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents'
+export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents' | 'marketEvents'
 
 /** Which hook applies a fault: the request hook, the order route (after or before it executes), the order lookup or the user stream. */
 export function faultKind(fault: FaultSpec): FaultKind {
@@ -42,6 +47,7 @@ export function faultKind(fault: FaultSpec): FaultKind {
   if (fault.executeLate) return 'late'
   if (fault.forget) return 'forget'
   if (fault.userEvents !== undefined) return 'userEvents'
+  if (fault.marketEvents !== undefined) return 'marketEvents'
   return 'request'
 }
 
@@ -65,7 +71,7 @@ const STATUSES = new Set([429, 418, 500, 502, 503])
 export function parseFault(body: unknown): FaultSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('fault must be a JSON object')
   const raw = body as Record<string, unknown>
-  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account']
+  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account', 'marketEvents']
   const unknown = Object.keys(raw).filter((key) => !known.includes(key))
   if (unknown.length > 0) throw new Error(`unknown fault fields: ${unknown.join(', ')}`)
   const fault: FaultSpec = {}
@@ -114,6 +120,10 @@ export function parseFault(body: unknown): FaultSpec {
     if (raw.userEvents !== 'drop' && raw.userEvents !== 'delay') throw new Error('userEvents must be "drop" or "delay"')
     fault.userEvents = raw.userEvents
   }
+  if (raw.marketEvents !== undefined) {
+    if (raw.marketEvents !== 'drop') throw new Error('marketEvents must be "drop"')
+    fault.marketEvents = 'drop'
+  }
   if (raw.event !== undefined) {
     if (typeof raw.event !== 'string') throw new Error('event must be a string such as "ORDER_TRADE_UPDATE"')
     fault.event = raw.event
@@ -127,8 +137,8 @@ export function parseFault(body: unknown): FaultSpec {
 
 export function checkFault(fault: FaultSpec): FaultSpec {
   const kind = faultKind(fault)
-  const trading = [fault.executeThen !== undefined, fault.executeLate === true, fault.forget === true, fault.userEvents !== undefined].filter(Boolean).length
-  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget or userEvents')
+  const trading = [fault.executeThen !== undefined, fault.executeLate === true, fault.forget === true, fault.userEvents !== undefined, fault.marketEvents !== undefined].filter(Boolean).length
+  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget, userEvents or marketEvents')
   if (kind !== 'request' && (fault.status !== undefined || fault.drop)) throw new Error('status and drop are request faults, not trading ones')
   if (fault.userEvents === 'delay' && fault.latencyMs === undefined) throw new Error('userEvents "delay" needs latencyMs')
   if (fault.executeLate && fault.latencyMs === undefined) throw new Error('executeLate needs latencyMs')

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { WebSocket } from 'ws'
 import type { ReplayClock } from '../common/clock.js'
+import type { Faults } from '../common/faults.js'
 import { bucketStart, type Interval, isInterval, nextBucket } from '../common/intervals.js'
 import { bookTickerEvent, depthEvent, type DiffState, parseBookStream } from './book-streams.js'
 import { type KlineRow, klines } from './klines.js'
@@ -43,6 +44,8 @@ export class StreamHub {
   constructor(
     private readonly market: Market,
     private readonly clock: ReplayClock,
+    /** `marketEvents: 'drop'` faults silence a stream's closed klines. */
+    private readonly faults?: Pick<Faults, 'take'>,
   ) {}
 
   /**
@@ -184,7 +187,10 @@ export class StreamHub {
     const openStart = bucketStart(interval, now)
     if (stream.lastOpen !== undefined && stream.lastOpen < openStart) {
       const closed = klines(symbol, { interval, startTime: stream.lastOpen, endTime: openStart - 1, limit: MAX_CLOSED_PER_TICK }, now)
-      for (const row of closed) this.publish(connection, stream.name, klineEvent(symbol, interval, row, now, true))
+      for (const row of closed) {
+        if (this.faults?.take(stream.name, 'marketEvents')) continue
+        this.publish(connection, stream.name, klineEvent(symbol, interval, row, now, true))
+      }
     }
     stream.lastOpen = openStart
     const [open] = klines(symbol, { interval, startTime: openStart, endTime: openStart, limit: 1 }, now)
