@@ -82,6 +82,30 @@ for (const backend of backends()) {
       assert.equal(record.stats.open_positions, final.broker.ledger.arrays.qty.filter((q) => q !== 0).length)
     })
 
+    it('a paused many-symbol dry run resumes as a new run carrying its positions and cash on every symbol', async () => {
+      const key = await t.createKey(['strategies:read', 'strategies:write'])
+      const momentum = { lookback: 3, rebalance_every: 2, long_count: 1, short_count: 1 }
+      const id = await deploy(t, key, { name: 'resume', template_id: 'cross_sectional_momentum', params: momentum, symbols: ['ETHUSDT', 'BTCUSDT'], capital: '2000' })
+      await poll('positions on both symbols', 60_000, async () => ((await runState(t, id))?.broker.ledger.arrays.qty.every((q) => q !== 0) ? true : undefined))
+      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
+      const first = (await runState(t, id))!
+      const resumed = await t.signed(key, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true, capital: '2500' })
+      assert.equal(resumed.statusCode, 200, resumed.body)
+      const db = t.database.handle.db
+      const runs = await db.selectFrom('strategy_runs').select(['run', 'state']).where('strategy_id', '=', id).orderBy('run').execute()
+      assert.equal(runs.length, 2)
+      const carried = runs[1]!.state as unknown as { broker: { ledger: { cash: number; arrays: { qty: number[] } } } }
+      assert.deepEqual(carried.broker.ledger.arrays.qty, first.broker.ledger.arrays.qty, 'the same position on each symbol')
+      assert.equal(carried.broker.ledger.cash, first.broker.ledger.cash + 500, 'the cash moved by the change of capital')
+      await acted(t, id, 5, 0)
+      assert.equal((await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, { close_positions: true })).statusCode, 200)
+      assert.ok((await runState(t, id))!.broker.ledger.arrays.qty.every((q) => q === 0), 'flat on every symbol')
+      const run2 = await db.selectFrom('strategy_orders').select(['client_order_id', 'status', 'reduce_only']).where('strategy_id', '=', id).where('run', '=', 2).execute()
+      assert.ok(run2.every((o) => o.client_order_id.startsWith(`pp-${id.slice(6)}-2-`) && o.status !== 'new'))
+      assert.ok(run2.filter((o) => o.reduce_only && o.status === 'filled').length >= 1, 'the pause closed with reduce-only intents')
+      assert.equal((await t.signed(key, 'GET', `/v1/strategies/${id}`)).json().stats.open_positions, 0)
+    })
+
     it('a symbol whose kline stream goes silent holds a step up only for the bounded wait: REST brings its bars, and the run still equals its backtest', async () => {
       const key = await t.createKey(['strategies:read', 'strategies:write'])
       const momentum = { lookback: 4, rebalance_every: 2, long_count: 1, short_count: 0 }
