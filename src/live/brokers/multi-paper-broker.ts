@@ -197,7 +197,8 @@ export class MultiPaperBroker {
       const intentFills: Fill[] = []
       for (const { s: at, fill } of this.fills) {
         if (at !== s) continue
-        const liquidation = mine.find((t) => t.exitReason === 'liquidation' && t.exitPrice === fill.price && t.qty === fill.qty)
+        // A liquidation closes what is held, which after a rebalance's reduce is less than the trade's entered qty.
+        const liquidation = mine.find((t) => t.exitReason === 'liquidation' && t.exitPrice === fill.price && fill.side !== t.side)
         if (liquidation) liquidations.push({ ...fill, time: liquidation.exitTime })
         else intentFills.push({ ...fill, time })
       }

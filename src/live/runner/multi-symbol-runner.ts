@@ -163,7 +163,7 @@ export class MultiSymbolRunner {
     )
     const times = [...new Set(windows.flatMap((w) => w.closed.map((r) => r.openTime)))].sort((a, b) => a - b)
     if (!resumed) times.pop() // the newest step may still be open
-    const kept = replayFrom === undefined ? times.slice(-steps) : times
+    const kept = replayFrom === undefined ? times.slice(Math.max(0, times.length - steps)) : times
     const from = kept[0] ?? end
     const byTime = windows.map((w) => new Map(w.closed.map((r) => [r.openTime, r])))
     const history: Step[] = kept.map((t) => ({ openTime: t, bars: byTime.map((m) => m.get(t)) }))
