@@ -108,8 +108,9 @@ export class MultiPaperBroker {
   warm(steps: readonly Step[], funding: readonly (readonly FundingEvent[])[]): void {
     this.addFunding(funding)
     for (const step of steps) this.stepper.warmStep(this.append(step))
-    // Funding of warm-up steps is history: the run settles only events from its first step on.
-    if (steps.length > 0) {
+    // Funding of warm-up steps is history: a fresh run settles only events from its first step on. A resumed
+    // run's series hold only events after the last it settled: a symbol without a bar since still owes them.
+    if (steps.length > 0 && this.lastOpenTime !== this.lastOpenTime) {
       const end = steps[steps.length - 1]!.openTime + this.setup.intervalMs
       this.growing.forEach((g, s) => {
         let k = 0
