@@ -104,6 +104,24 @@ describe('replay exchange: WebSocket streams', () => {
     assert.ok(client.messages.indexOf(closed) < client.messages.indexOf(next))
   })
 
+  it('a marketEvents "drop" fault silences the matching streams’ closed klines, N times, and leaves the others', async () => {
+    const eth = connect('/ws/ethusdt@kline_1m')
+    const btc = connect('/ws/btcusdt@kline_1m')
+    await eth.next('an open ETHUSDT kline', (m: KlineEvent) => m.e === 'kline')
+    const open = (await btc.next<KlineEvent>('an open BTCUSDT kline', (m) => m.e === 'kline')).k.t
+    const remove = t.exchange.faults.add({ marketEvents: 'drop', path: 'ethusdt@kline_1m', times: 2 })
+    const closedOf = (client: Client) => (client.messages as KlineEvent[]).filter((m) => m.e === 'kline' && m.k.x && m.k.t >= open).map((m) => m.k.t)
+    for (let k = 1; k <= 3; k++) {
+      t.clock.advance(MINUTE)
+      await btc.next(`BTCUSDT's closed kline ${k}`, (m: KlineEvent) => m.e === 'kline' && m.k.x && m.k.t === open + (k - 1) * MINUTE)
+    }
+    await eth.next('the first ETHUSDT kline after the fault', (m: KlineEvent) => m.e === 'kline' && m.k.x && m.k.t === open + 2 * MINUTE)
+    assert.deepEqual(closedOf(btc), [open, open + MINUTE, open + 2 * MINUTE])
+    assert.deepEqual(closedOf(eth), [open + 2 * MINUTE], 'the first two closed ETHUSDT klines were dropped')
+    assert.equal(t.exchange.faults.active().length, 0, 'the fault was used up')
+    remove()
+  })
+
   it('streams mark prices, raw and combined, every second for @1s', async () => {
     const raw = connect('/ws/ethusdt@markPrice@1s')
     const first = await raw.next<MarkEvent>('a mark price', (m) => m.e === 'markPriceUpdate')
