@@ -154,6 +154,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(backtestRoutes, {
     db: services.database.db,
     now: services.now,
+    market: services.market,
     shared: services.shared,
     templates,
     semantics: ENGINE_SEMANTICS,
