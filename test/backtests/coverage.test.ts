@@ -102,7 +102,7 @@ for (const backend of backends()) {
       const end = Date.parse(body.end)
       // The replay clock started at REPLAY_START and runs at wall speed: the last closed hour is on the
       // hour, at most an hour before its now, and nowhere near our own clock (2026 and later).
-      const replayNow: number = (await (await fetch(`${t.replay!.url}/fapi/v1/time`)).json()).serverTime
+      const replayNow = ((await (await fetch(`${t.replay!.url}/fapi/v1/time`)).json()) as { serverTime: number }).serverTime
       assert.ok(replayNow >= REPLAY_START && replayNow < REPLAY_START + 2 * HOUR)
       assert.equal(end % HOUR, 0)
       assert.ok(end <= replayNow && end > replayNow - HOUR, `${body.end} is the last closed hour before ${new Date(replayNow).toISOString()}`)
@@ -125,7 +125,7 @@ for (const backend of backends()) {
       assert.equal(timeframe.statusCode, 400)
       assert.equal(timeframe.json().error.code, 'INVALID_PARAMETER')
       assert.equal(timeframe.json().error.field, 'timeframe')
-      assert.match(timeframe.json().error.message, /timeframe: must be one of 1m, 5m, 15m, 1h, 4h, 1d \(got "2h"\)/)
+      assert.match(timeframe.json().error.message, /timeframe: Input should be '1m', '5m', '15m', '1h', '4h' or '1d' \(got "2h"\)/)
       const missing = await t.signed(key, 'GET', '/v1/backtest/coverage?symbol=BTCUSDT')
       assert.equal(missing.statusCode, 400)
       assert.equal(missing.json().error.field, 'timeframe')
