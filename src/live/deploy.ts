@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
+import { retryingTransaction } from '../db/retry.js'
 import { feeRates } from '../engine/fees.js'
 import { recordEvent } from '../events/outbox.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
@@ -97,7 +98,8 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const rules = previousRun?.state ? await context.rules(previousRun.symbol) : undefined
   const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek) : undefined
 
-  await db.transaction().execute(async (trx) => {
+  // Lock order (docs/decisions.md): the strategy, then its runs.
+  await retryingTransaction(db, async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     assertDeployable(row)
     if (custom) {
@@ -194,7 +196,9 @@ async function pauseInTransaction(
 ): Promise<{ run: RunRow; closeId: string } | undefined> {
   const { db, userId, now } = context
   let liveClose: { run: RunRow; closeId: string } | undefined
-  await db.transaction().execute(async (trx) => {
+  // Lock order (docs/decisions.md): the strategy, then its run; the runner's batch commit takes them in the same order.
+  await retryingTransaction(db, async (trx) => {
+    liveClose = undefined
     const row = await ownStrategy(trx, userId, id, true)
     if (row.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${row.status}; only a deployed strategy can be paused`)
     const run = await activeRun(trx, row.id, true)
