@@ -5,6 +5,7 @@ import { retryingTransaction } from '../db/retry.js'
 import { feeRates } from '../engine/fees.js'
 import { recordEvent } from '../events/outbox.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
+import { money } from '../http/decimals.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
@@ -120,7 +121,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     const committed = await committedCapital(trx, userId, dryRun, exchangeKeyId, row.id)
     const available = (dryRun ? await paperBalance(trx, userId) : exchangeAvailable) - committed
     if (available < capital) {
-      throw new AppError('INSUFFICIENT_FUNDS', `capital ${capitalText} exceeds the ${dryRun ? 'paper wallet' : 'exchange account'}'s available ${available} USDT (after other deployed runs)`)
+      throw new AppError('INSUFFICIENT_FUNDS', `capital ${capitalText} exceeds the ${dryRun ? 'paper wallet' : 'exchange account'}'s available ${money(available)} USDT (after other deployed runs)`)
     }
     const previous = await latestRun(trx, row.id)
     await insertRun(trx, {
@@ -220,7 +221,7 @@ async function pauseInTransaction(
         const price = broker.lastClose
         const outcome = broker.closeAll(price, now.getTime())
         const totals = broker.totals(price)
-        await recordOutcome(trx, { run, now, pendingOrder: null, totals }, outcome, true)
+        await recordOutcome(trx, { run, now, pendingOrder: null, totals, rules }, outcome, true)
         await saveRunState(trx, row.id, run.run, null, { broker: broker.snapshot(), pendingOrder: null })
       }
       await endRun(trx, row.id, run.run, now)

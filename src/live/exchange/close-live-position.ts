@@ -37,7 +37,7 @@ export async function closeLivePosition(context: CloseContext, run: RunRow, clos
     // Only the booking is retried: the order was sent once, before it.
     retryingTransaction(context.db, async (trx) => {
       await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
-      await recordOutcome(trx, { run, now: context.now, pendingOrder: settles, totals: paper.totals(paper.lastClose) }, outcome)
+      await recordOutcome(trx, { run, now: context.now, pendingOrder: settles, totals: paper.totals(paper.lastClose), rules: context.rules }, outcome)
       await saveRunState(trx, run.strategy_id, run.run, null, { ...state, broker: paper.snapshot(), pendingOrder: null })
     })
   if (state.pendingOrder) {
