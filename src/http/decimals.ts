@@ -51,7 +51,7 @@ export function price(value: number, rules: DecimalRules): string {
   return onStep(value, rules.tickSize)
 }
 
-/** A quantity (or a target position) at the symbol's step size. */
+/** A quantity at the symbol's step size. */
 export function quantity(value: number, rules: DecimalRules): string {
   return onStep(value, rules.stepSize)
 }

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { StrategyTradesTable } from '../db/schema.js'
 import { type EventInsert, recordEvents } from '../events/outbox.js'
-import { type DecimalRules, money, price, quantity } from '../http/decimals.js'
+import { type DecimalRules, decimal, money, price, quantity } from '../http/decimals.js'
 import type { BrokerOutcome, Fill } from './brokers/broker.js'
 import { publishMessages, type StreamMessage } from './stream/status-messages.js'
 import { insertOrders, insertTrades, nextIntent, nextTradeId, type OrderInsert, type OrderSettle, type RunRow, settleOrders, type StatsChange, updateStatsOf } from './queries.js'
@@ -141,7 +141,7 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
 
   if (!reduceOnlyClose && outcome.newTarget === outcome.newTarget) {
     rows.next = clientOrderId(run.strategy_id, run.run, intent)
-    rows.order = { client_order_id: rows.next, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: qty(outcome.newTarget), reduce_only: false, status: 'new', created_at: now }
+    rows.order = { client_order_id: rows.next, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: decimal(outcome.newTarget), reduce_only: false, status: 'new', created_at: now }
   }
   rows.counters = { intent, trade }
   return rows

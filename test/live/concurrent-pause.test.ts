@@ -62,12 +62,15 @@ describe('concurrent pauses of running strategies (PostgreSQL server)', { skip: 
     let pauses = 0
     let tradedPauses = 0
     let next = 0
+    const latencies: number[] = []
     const cycle = async () => {
       for (let n = next++; n < PAUSES; n = next++) {
         const { key, id } = strategies[n % STRATEGIES]!
         // Every other pause closes the paper position too (trades, orders and stats in the pause's transaction).
         const close = n % 2 === 0
+        const sent = performance.now()
         const paused = await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, { close_positions: close })
+        latencies.push(performance.now() - sent)
         pauses++
         if (paused.statusCode !== 200) failures.push(`pause ${n}: ${paused.statusCode} ${paused.body}`)
         const state = await runState(t, id)
@@ -80,7 +83,9 @@ describe('concurrent pauses of running strategies (PostgreSQL server)', { skip: 
     await Promise.all(Array.from({ length: AT_ONCE }, cycle))
     const seconds = (Date.now() - started) / 1000
     const failedPauses = failures.filter((f) => f.startsWith('pause')).length
-    process.stdout.write(`# ${pauses} pauses and deploys in ${seconds.toFixed(1)} s; ${tradedPauses} paused a run that had acted on bars; ${failedPauses} pauses failed\n`)
+    latencies.sort((a, b) => a - b)
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(0)
+    process.stdout.write(`# ${pauses} pauses and deploys in ${seconds.toFixed(1)} s (pause p50 ${at(0.5)} ms, p99 ${at(0.99)} ms); ${tradedPauses} paused a run that had acted on bars; ${failedPauses} pauses failed\n`)
     assert.equal(pauses, PAUSES)
     assert.deepEqual(failures.slice(0, 10), [], `${failures.length} of ${PAUSES} pause/deploy cycles failed`)
     // The pauses met runners that were writing: most paused runs had acted on bars (else the test proves nothing).

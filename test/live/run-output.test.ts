@@ -17,8 +17,9 @@ const EVENTS = ['strategy.deployed', 'strategy.position_opened', 'strategy.posit
 
 /** Names of fields that carry a price, a quantity, or money; every other decimal-looking string is checked for its form only. */
 const PRICES = new Set(['price', 'entry_price', 'exit_price', 'mark_price', 'liquidation_price'])
-const QUANTITIES = new Set(['qty', 'target'])
-const MONEY = new Set(['fee', 'funding', 'pnl', 'total_pnl', 'unrealized_pnl', 'capital', 'equity', 'available', 'win_rate'])
+const QUANTITIES = new Set(['qty'])
+/** Money, and ratios (an order's target is a signed fraction of equity): at most 8 places. */
+const MONEY = new Set(['fee', 'funding', 'pnl', 'total_pnl', 'unrealized_pnl', 'capital', 'equity', 'available', 'win_rate', 'target'])
 /** A plain decimal of at most 8 places: no exponent, no float noise (which needs 10 to 17 places). */
 const DECIMAL = /^-?(0|[1-9][0-9]*)(\.[0-9]{1,8})?$/
 
