@@ -122,8 +122,9 @@ export async function saveRunState(db: Db, strategyId: string, run: number, owne
  * Locks the active runs among `runs` that `owner` holds, after their strategies: the strategy rows first (FOR
  * NO KEY UPDATE, id order), then the run rows (FOR UPDATE, key order), the one order every writer follows
  * (docs/decisions.md, "Lock order"). The batch then writes stats, orders and trades of strategies it already
- * holds, so it never waits for a strategy while holding a run a pause waits for. One statement: the CTE's
- * locks are all taken while the sort below the runs' lock reads its input, before any run row is locked.
+ * holds, so it never waits for a strategy while holding a run a pause waits for. One statement (one round
+ * trip): the CTE locks strategies in id order, and a run row reaches the outer lock only joined to its
+ * strategy's row, so each strategy is locked before its run; runs are locked in ORDER BY order.
  */
 export async function lockOwnedRuns(trx: Db, owner: string, runs: readonly { strategyId: string; run: number }[]): Promise<Set<string>> {
   const result = await sql<{ strategy_id: string; run: number }>`
