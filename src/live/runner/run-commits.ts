@@ -39,6 +39,8 @@ export class RunCommits {
   constructor(
     private readonly db: Db,
     private readonly owner: string,
+    /** False only where the database runs one transaction at a time (embedded): no lock order is needed there. */
+    private readonly strategiesFirst = true,
   ) {
     this.batches = new Coalescer((writes) => this.writeRounds(writes))
   }
@@ -78,7 +80,7 @@ export class RunCommits {
     let owned: Set<string>
     try {
       owned = await retryingTransaction(this.db, async (trx) => {
-        const held = await lockOwnedRuns(trx, this.owner, batch)
+        const held = await lockOwnedRuns(trx, this.owner, batch, this.strategiesFirst)
         const mine = batch.filter((w) => held.has(runKey(w)))
         await writeOutcomes(trx, mine.map((w) => w.rows))
         await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state })))
