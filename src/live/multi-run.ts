@@ -41,7 +41,7 @@ export async function closeMultiPaperRun(trx: Db, run: RunRow, setup: MultiPaper
   const broker = new MultiPaperBroker(setup, state.broker)
   const outcome = broker.closeAll(now.getTime())
   const counters = { intent: await nextIntent(trx, run.strategy_id, run.run), trade: await nextTradeId(trx, run.strategy_id) }
-  const { rows } = stepRows({ run, now, totals: broker.totals() }, outcome, {}, counters, true)
+  const { rows } = stepRows({ run, now, totals: broker.totals(), rules: setup.rules }, outcome, {}, counters, true)
   await writeOutcomes(trx, rows)
   await saveRunState(trx, run.strategy_id, run.run, null, { ...state, broker: broker.snapshot(), pendingOrders: {} })
 }

@@ -1,3 +1,4 @@
+import { type DecimalRules, money } from '../http/decimals.js'
 import type { StepOutcome } from './brokers/multi-paper-broker.js'
 import type { RunRow } from './queries.js'
 import { type OutcomeCounters, type OutcomeRows, outcomeRows } from './record-outcome.js'
@@ -22,7 +23,7 @@ export interface StepRows {
  * cancelled (it never reached a fill).
  */
 export function stepRows(
-  context: { run: RunRow; now: Date; totals: { realized: number; unrealized: number; open: number } },
+  context: { run: RunRow; now: Date; totals: { realized: number; unrealized: number; open: number }; rules: readonly DecimalRules[] },
   step: StepOutcome,
   pending: PendingOrders,
   counters: OutcomeCounters,
@@ -34,10 +35,10 @@ export function stepRows(
   let winningTrades = 0
   let touched = step.fundingPaid !== 0 || context.totals.open > 0
   let intents = false
-  for (const outcome of step.symbols) {
+  step.symbols.forEach((outcome, s) => {
     const symbol = outcome.symbol
     const before = next[symbol] ?? null
-    const part = outcomeRows({ run: { ...context.run, symbol }, now: context.now, pendingOrder: before, totals: context.totals }, outcome, counters, reduceOnlyClose)
+    const part = outcomeRows({ run: { ...context.run, symbol }, now: context.now, pendingOrder: before, totals: context.totals, rules: context.rules[s]! }, outcome, counters, reduceOnlyClose)
     counters = part.counters
     if (outcome.replaced && before !== null) {
       part.settle = { client_order_id: before, status: 'cancelled', side: null, qty: null, price: null, fee: null, filled_at: null }
@@ -51,14 +52,14 @@ export function stepRows(
     closedTrades += outcome.trades.length
     winningTrades += outcome.trades.filter((t) => t.pnl > 0).length
     if (part.settle || part.closeIntent || part.order || part.trades.length > 0 || part.events.length > 0 || part.messages.length > 0) rows.push(part)
-  }
+  })
   if (touched) {
     const last = rows[rows.length - 1] ?? emptyRows(counters)
     if (rows.length === 0) rows.push(last)
     last.stats = {
       strategyId: context.run.strategy_id,
       openPositions: context.totals.open,
-      totalPnl: String(context.totals.realized + context.totals.unrealized),
+      totalPnl: money(context.totals.realized + context.totals.unrealized),
       closedTrades,
       winningTrades,
     }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { symbolRules } from '../../src/backtests/upstream-history.js'
 import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
+import { money, price, quantity } from '../../src/http/decimals.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
 import type { Template } from '../../src/templates/types.js'
 import type { TestApp } from '../support/app.js'
@@ -56,8 +57,13 @@ export async function assertBacktestParity(
   if (run.closedAtPause) {
     const closes = all.filter((r) => r.exit_time.getTime() > last)
     assert.deepEqual(
-      closes.map((r) => ({ symbol: r.symbol, side: r.side, qty: Number(r.qty), entryPrice: Number(r.entry_price), exitPrice: Number(r.exit_price), reason: r.exit_reason })).sort((a, b) => a.symbol.localeCompare(b.symbol)),
-      expected.openPositions.map((p) => ({ symbol: p.symbol, side: p.side, qty: p.qty, entryPrice: p.entryPrice, exitPrice: p.markPrice, reason: 'signal' })).sort((a, b) => a.symbol.localeCompare(b.symbol)),
+      closes.map((r) => ({ symbol: r.symbol, side: r.side, qty: r.qty, entryPrice: r.entry_price, exitPrice: r.exit_price, reason: r.exit_reason })).sort((a, b) => a.symbol.localeCompare(b.symbol)),
+      expected.openPositions
+        .map((p) => {
+          const r = rules[symbols.indexOf(p.symbol)]!
+          return { symbol: p.symbol, side: p.side, qty: quantity(p.qty, r), entryPrice: price(p.entryPrice, r), exitPrice: price(p.markPrice, r), reason: 'signal' }
+        })
+        .sort((a, b) => a.symbol.localeCompare(b.symbol)),
     )
     assert.ok(final.broker.ledger.arrays.qty.every((q) => q === 0), 'flat on every symbol after the pause')
   }
@@ -69,14 +75,31 @@ export async function assertBacktestParity(
       entryTime: r.entry_time.getTime(),
       exitTime: r.exit_time.getTime(),
       side: r.side,
-      entryPrice: Number(r.entry_price),
-      exitPrice: Number(r.exit_price),
-      qty: Number(r.qty),
-      fee: Number(r.fee),
-      funding: Number(r.funding),
-      pnl: Number(r.pnl),
+      entryPrice: r.entry_price,
+      exitPrice: r.exit_price,
+      qty: r.qty,
+      fee: r.fee,
+      funding: r.funding,
+      pnl: r.pnl,
     }))),
-    order(expected.trades.map((tr) => ({ symbol: tr.symbol, entryTime: tr.entryTime, exitTime: tr.exitTime, side: tr.side, entryPrice: tr.entryPrice, exitPrice: tr.exitPrice, qty: tr.qty, fee: tr.fee, funding: tr.funding, pnl: tr.pnl }))),
+    // The backtest's trades written as the run writes its own (prices at the tick, quantities at the step, money at 8 places).
+    order(
+      expected.trades.map((tr) => {
+        const r = rules[symbols.indexOf(tr.symbol)]!
+        return {
+          symbol: tr.symbol,
+          entryTime: tr.entryTime,
+          exitTime: tr.exitTime,
+          side: tr.side,
+          entryPrice: price(tr.entryPrice, r),
+          exitPrice: price(tr.exitPrice, r),
+          qty: quantity(tr.qty, r),
+          fee: money(tr.fee),
+          funding: money(tr.funding),
+          pnl: money(tr.pnl),
+        }
+      }),
+    ),
   )
   if (run.closedAtPause) return final
   assert.equal(final.broker.ledger.feesPaid, expected.feesPaid)

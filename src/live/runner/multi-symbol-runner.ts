@@ -2,6 +2,7 @@ import { isCustomTemplateId } from '../../custom-templates/ids.js'
 import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
 import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { KlineRow } from '../../backtests/history-store.js'
+import type { SymbolRules } from '../../engine/types.js'
 import type { MultiSymbolTemplate } from '../../templates/types.js'
 import { getTemplate } from '../../templates/validate.js'
 import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
@@ -55,6 +56,8 @@ export class MultiSymbolRunner {
   private extra: { warmupFrom?: number; firstActive?: number } = {}
   private counters: OutcomeCounters = { intent: 1, trade: 1 }
   private sandbox: RunSandbox | undefined
+  /** Each symbol's filters: prices and quantities are written at its tick and step. */
+  private rules: SymbolRules[] = []
   /** The bounded wait for the next step's missing bars: its step's open time and timer. */
   private wait: { openTime: number; timer: NodeJS.Timeout } | undefined
 
@@ -72,6 +75,7 @@ export class MultiSymbolRunner {
     const { run, deps } = this
     if (!run.dry_run) throw new Error(`run ${run.strategy_id}/${run.run} is live: many-symbol runs are dry runs for now`)
     const rules = await Promise.all(run.symbols.map((symbol) => deps.rules(symbol)))
+    this.rules = rules
     let template: MultiSymbolTemplate
     if (isCustomTemplateId(run.template_id)) {
       try {
@@ -281,7 +285,7 @@ export class MultiSymbolRunner {
   private async commit(outcome: StepOutcome): Promise<void> {
     const { run, deps } = this
     const now = new Date(deps.now())
-    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals() }, outcome, this.pendingOrders, this.counters)
+    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, this.pendingOrders, this.counters)
     const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra }
     const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown> })
     if (!ok) {

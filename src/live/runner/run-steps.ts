@@ -29,7 +29,10 @@ export async function feedModule(call: () => Promise<void>): Promise<void> {
 export async function stepFailed(error: unknown, runner: { stop(): void; readonly run: RunRow }, deps: Pick<RunnerDeps, 'db' | 'owner' | 'now' | 'onError'>): Promise<void> {
   if (error instanceof RunFailure) {
     runner.stop()
-    await failRun(deps.db, runner.run, deps.owner, error, new Date(deps.now()))
+    // A failure seen after the run ended elsewhere is not the run's: a pause with close_positions ends the
+    // run, then closes its position, and this runner may hear that close on the user stream (a position
+    // its ledger does not explain) before it learns the run ended; a takeover's new owner checks for itself.
+    if (!(await failRun(deps.db, runner.run, deps.owner, error, new Date(deps.now())))) return
   }
   deps.onError(error, runner.run)
 }

@@ -86,6 +86,8 @@ export class StrategyRunner {
   private arrival: { openTime: number; receivedAt: number } | undefined
   /** A custom template's module, in its own sandbox thread: fed every bar before the broker acts on it. */
   private sandbox: RunSandbox | undefined
+  /** The symbol's filters, read at start: prices and quantities are written at its tick and step. */
+  private rules!: SymbolRules
 
   constructor(
     readonly run: RunRow,
@@ -98,6 +100,7 @@ export class StrategyRunner {
   async start(): Promise<void> {
     const { run, deps } = this
     const rules = await deps.rules(run.symbol)
+    this.rules = rules
     let template: SingleSymbolTemplate
     if (isCustomTemplateId(run.template_id)) {
       try {
@@ -286,7 +289,7 @@ export class StrategyRunner {
     const now = new Date(deps.now())
     const pendingBefore = settles === undefined ? this.pendingOrder : settles
     const totals = this.broker.totals(this.broker.lastClose)
-    const rows = outcomeRows({ run, now, pendingOrder: pendingBefore, totals }, outcome, this.counters)
+    const rows = outcomeRows({ run, now, pendingOrder: pendingBefore, totals, rules: this.rules }, outcome, this.counters)
     const created = rows.next
     const pendingOrder = outcome.newTarget === outcome.newTarget ? created : outcome.filledIntent ? null : pendingBefore
     const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
