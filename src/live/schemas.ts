@@ -65,3 +65,17 @@ export const StreamMessageSchema = Type.Object({
   time: IsoTimestamp,
   data: Type.Record(Type.String(), Type.Unknown()),
 })
+
+export const StrategyPositionSchema = Type.Object({
+  symbol: Type.String(),
+  side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: 'buy: a long position; sell: a short one' }),
+  qty: Type.String({ description: 'Absolute quantity, at the symbol\'s step size' }),
+  entry_price: DecimalString,
+  mark_price: Nullable(Type.String({ description: 'The last close the run saw, at the tick; null before it saw one' })),
+  unrealized_pnl: Nullable(Type.String({ description: 'qty × (mark − entry), signed, at most 8 decimals' })),
+  liquidation_price: Nullable(Type.String({ description: 'Isolated margin at the symbol\'s tiers, at the tick; null when unreachable' })),
+  opened_at: Nullable(IsoTimestamp),
+  mode: Type.Union([Type.Literal('live'), Type.Literal('dry_run')]),
+})
+export type StrategyPosition = Static<typeof StrategyPositionSchema>
+export const PositionListSchema = Type.Array(StrategyPositionSchema)
