@@ -90,7 +90,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const { db, userId, now } = context
   const peek = await ownStrategy(db, userId, id, false)
   assertDeployable(peek)
-  await context.tradable(peek.symbols)
+  await context.tradable(peek.symbols, 'refuse')
   const dryRun = body.dry_run ?? false
   // Network reads happen before the transaction, so no row stays locked while the exchange answers.
   let exchangeKeyId: string | null = null

@@ -43,7 +43,7 @@ export async function createStrategy({ db, userId, now, cache, templates, tradab
   // Stored with defaults applied, so a strategy's params say exactly what it runs with; a custom template's latest version is pinned.
   const template = await templates.resolve(userId, input.template_id, input.params ?? {}, { symbols: input.symbols })
   assertMinimumCapital(input.template_id, input.capital, template.minCapital)
-  await tradable(input.symbols)
+  await tradable(input.symbols, 'defer')
   const params = template.params
   for (let attempt = 0; ; attempt++) {
     try {
@@ -111,7 +111,7 @@ export async function pageStrategies({ db, userId }: StrategyContext, query: Str
 export async function patchStrategy(context: StrategyContext, id: string, patch: StrategyPatch): Promise<Strategy> {
   const { db, userId, now } = context
   if (patch.capital !== undefined) assertPositiveCapital(patch.capital)
-  if (patch.symbols !== undefined) await context.tradable(patch.symbols)
+  if (patch.symbols !== undefined) await context.tradable(patch.symbols, 'defer')
   // A custom module's params are resolved in its sandbox before the transaction (PGlite is one session, and a
   // row lock should not wait on a module); the transaction then applies them only to the strategy they were
   // checked against (same updated_at), else it checks again.
