@@ -280,7 +280,10 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
         const positions = await api<{ symbol: string; qty: string }[]>('GET', `/v1/strategies/${id}/positions`)
         return positions.length > 0 ? positions : undefined
       })
-      await page.goto(`${base}/app/strategies/${id}`)
+      // The session lives in the page's memory only: the strategy is opened from the list, as a user does.
+      await page.click('header nav a[href="/app/strategies"]')
+      await page.waitForSelector(`[data-testid=strategies-table] tr[data-strategy-id=${id}] [data-testid=mode][data-mode=dry_run]`)
+      await page.click(`[data-testid=strategies-table] tr[data-strategy-id=${id}] a`)
       // A stream message carries no mark: a row with one was read from GET positions.
       const row = await page.waitForSelector('[data-testid=position-row][data-mark]:not([data-mark=""])', { timeout: 10_000 })
       assert.equal(await row.getAttribute('data-symbol'), held[0]!.symbol)
@@ -289,8 +292,6 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
       assert.equal(await page.getAttribute('[data-testid=strategy] .heading [data-testid=mode]', 'data-mode'), 'dry_run')
       const lastBar = await page.getAttribute('[data-testid=strategy-stats] [data-stat=last_bar_at]', 'data-value')
       assert.match(lastBar!, /^\d{4}-\d\d-\d\dT/, 'the last bar the run acted on')
-      await page.click('header nav a[href="/app/strategies"]')
-      await page.waitForSelector(`[data-testid=strategies-table] tr[data-strategy-id=${id}] [data-testid=mode][data-mode=dry_run]`)
     } finally {
       await api('POST', `/v1/strategies/${id}/pause`, { close_positions: true })
     }
@@ -304,7 +305,8 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
       await enterError(trx, run, { code: 'POSITION_MISMATCH', message: 'the exchange holds 0.004 BTCUSDT, the ledger 0.002' }, new Date(t.clock.now()))
     })
     t.services.runSignals.emit('runs-changed')
-    await page.goto(`${base}/app/strategies/${id}`)
+    await page.click('header nav a[href="/app/strategies"]')
+    await page.click(`[data-testid=strategies-table] tr[data-strategy-id=${id}] a`)
     await page.waitForSelector('[data-testid=live-status][data-status=error]')
     const box = await page.waitForSelector('[data-testid=last-error][data-code=POSITION_MISMATCH]')
     assert.match(await box.innerText(), /the exchange holds 0\.004 BTCUSDT, the ledger 0\.002/)

@@ -40,8 +40,10 @@ export function StrategyPage({ id }: { id: string }) {
   const loadPositions = () => api.strategyPositions(id).then(setPositions, (e: unknown) => setError(toError(e)))
   /** Stats change with every fill but the stream carries them only with status messages: re-read, at most every 500 ms. */
   const refreshSoon = () => {
-    clearTimeout(refreshTimer.current)
+    // A throttle, not a debounce: on a fast timeframe messages keep coming, and a re-read must still happen.
+    if (refreshTimer.current !== undefined) return
     refreshTimer.current = setTimeout(() => {
+      refreshTimer.current = undefined
       void loadStrategy()
       void loadPositions()
       api.strategyTrades(id).then((page) => setTrades(page.data), () => undefined)
@@ -97,6 +99,7 @@ export function StrategyPage({ id }: { id: string }) {
     return () => {
       stream.close()
       clearTimeout(refreshTimer.current)
+      refreshTimer.current = undefined
     }
   }, [id])
 
