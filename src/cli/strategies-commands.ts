@@ -99,7 +99,9 @@ export function strategiesCommand(context: CliContext): Command {
         ...(options.leverage === undefined ? {} : { leverage: options.leverage }),
       })
       if (options.json) return printJson(context.output, strategy)
-      context.output.out(`${strategy.id} ${strategy.status}${options.dryRun ? ' (dry run)' : ''} at ${time(strategy.deployed_at)}: follow it with perpetua strategies watch ${strategy.id}`)
+      // The mode as the server recorded it: a deploy without --dry-run trades real money and says so.
+      const mode = strategy.mode === 'live' ? ` ${modeText(strategy)}` : strategy.mode === 'dry_run' ? ' (dry run)' : ''
+      context.output.out(`${strategy.id} ${strategy.status}${mode} at ${time(strategy.deployed_at)}: follow it with perpetua strategies watch ${strategy.id}`)
     })
 
   strategies
