@@ -289,7 +289,9 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
   })
 
   it('shows the market: every funding rate the API has', async () => {
-    const rates = await (await fetch(`${base}/funding/rates`)).json() as unknown[]
+    const ratesResponse = await fetch(`${base}/funding/rates`)
+    const rates = (await ratesResponse.json()) as unknown[]
+    assert.equal(ratesResponse.status, 200, JSON.stringify(rates))
     await page.click('header nav a[href="/app/market"]')
     await page.waitForSelector('[data-testid=funding-table] tbody tr')
     assert.equal(await page.locator('[data-testid=funding-table] tbody tr').count(), rates.length)
