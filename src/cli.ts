@@ -14,6 +14,14 @@ async function main(argv: string[]): Promise<number> {
   return runClientCommand(argv)
 }
 
+// `perpetua … | head`: a reader that stops early ends the command quietly, not with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+    process.exit()
+  })
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code

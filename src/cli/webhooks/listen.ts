@@ -46,6 +46,8 @@ export function addListenCommand(webhooks: Command, context: CliContext): void {
     .action(async (options: ListenOptions, command: Command) => {
       const client = context.client(command, 'signed')
       const out = context.output
+      // Taken first, so a Ctrl-C during the set-up still ends in the clean-up below rather than killing the process.
+      const stop = context.interrupted()
       const certDir = path.resolve(options.certDir ?? path.join(loadClientEnvironment().configDir, 'webhooks-listen'))
       const certificate = listenCertificate(certDir)
       if (certificate.created) out.err(`made a self-signed certificate for 127.0.0.1 in ${certificate.certFile}`)
@@ -69,8 +71,7 @@ export function addListenCommand(webhooks: Command, context: CliContext): void {
         secret ??= subscribed.secret
         await handshake(client, out, subscribed.id, receiver.url, setup)
         out.err(`listening on ${receiver.url} for ${subscribed.id}; Ctrl-C stops${subscribed.created ? ` and deletes ${subscribed.id}` : ''}`)
-        const stop = context.interrupted()
-        await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }))
+        if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }))
       } finally {
         if (subscription?.created) await client.webhooks.delete(subscription.id).then(
           () => out.err(`deleted ${subscription!.id}`),

@@ -36,6 +36,7 @@ export async function startReceiver(options: { host: string; port: number; cert:
     request.on('data', (chunk: Buffer) => {
       size += chunk.length
       if (size > MAX_BODY_BYTES) {
+        if (response.headersSent) return
         response.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end('{"error":"body over 1 MiB"}')
         request.destroy()
         return
@@ -43,6 +44,7 @@ export async function startReceiver(options: { host: string; port: number; cert:
       chunks.push(chunk)
     })
     request.on('end', () => {
+      if (size > MAX_BODY_BYTES) return
       void check(options.secret(), request.headers, Buffer.concat(chunks)).then((delivery) => {
         options.onDelivery(delivery)
         const ok = delivery.verified !== false
