@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import https from 'node:https'
+import net from 'node:net'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { PerpetuaClient } from '../../src/client/index.js'
@@ -72,6 +73,20 @@ describe('perpetua webhooks listen', () => {
     assert.deepEqual((await client.webhooks.list()).data, [])
   })
 
+  it('--webhook ID listens for an existing webhook, verifying with --secret, and leaves it in place', async () => {
+    const port = await freePort()
+    const url = `https://127.0.0.1:${port}/`
+    const existing = await client.webhooks.create({ url, events: ['backtest.*'] })
+    const listen = startCli(['webhooks', 'listen', '--port', String(port), '--webhook', existing.id, '--secret', existing.secret], env)
+    await poll(`the listener to be ready:\n${listen.output().stderr}`, 60_000, () => (listen.output().stderr.includes(`listening on ${url} for ${existing.id}; Ctrl-C stops\n`) ? true : undefined))
+    assert.match(listen.output().stdout, /^\S+Z webhook\.test evt_test_[0-9a-f]+ signature verified /m)
+    listen.child.kill('SIGINT')
+    assert.equal(await new Promise<number | null>((resolve) => listen.child.once('close', resolve)), 0, listen.output().stderr)
+    assert.doesNotMatch(listen.output().stderr, /deleted/)
+    assert.deepEqual((await client.webhooks.list()).data.map((w) => w.id), [existing.id])
+    await client.webhooks.delete(existing.id)
+  })
+
   it('names the port that is taken and how to choose another', async () => {
     const first = startCli(['webhooks', 'listen', '--port', '0'], env)
     const port = await poll('the first listener to be ready', 60_000, () => /listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(first.output().stderr)?.[1])
@@ -83,6 +98,15 @@ describe('perpetua webhooks listen', () => {
     await new Promise((resolve) => first.child.once('close', resolve))
   })
 })
+
+/** A port nothing listens on now (the kernel's pick, released). */
+async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 function post(url: string, ca: string, body: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {

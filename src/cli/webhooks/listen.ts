@@ -48,11 +48,12 @@ export function addListenCommand(webhooks: Command, context: CliContext): void {
       const out = context.output
       // Taken first, so a Ctrl-C during the set-up still ends in the clean-up below rather than killing the process.
       const stop = context.interrupted()
-      const certDir = path.resolve(options.certDir ?? path.join(loadClientEnvironment().configDir, 'webhooks-listen'))
+      const environment = loadClientEnvironment()
+      const certDir = path.resolve(options.certDir ?? path.join(environment.configDir, 'webhooks-listen'))
       const certificate = listenCertificate(certDir)
       if (certificate.created) out.err(`made a self-signed certificate for 127.0.0.1 in ${certificate.certFile}`)
       if (options.secret !== undefined && options.webhook === undefined) throw new UsageError('--secret goes with --webhook: a webhook this command creates brings its own secret')
-      let secret = options.webhook === undefined ? undefined : (options.secret ?? process.env.PERPETUA_WEBHOOK_SECRET)
+      let secret = options.webhook === undefined ? undefined : (options.secret ?? environment.webhookSecret)
       const receiver = await startReceiver({
         host: '127.0.0.1',
         port: options.port,
@@ -66,7 +67,7 @@ export function addListenCommand(webhooks: Command, context: CliContext): void {
       const setup = `WEBHOOK_ALLOW_PRIVATE_HOSTS=true WEBHOOK_CA_FILE=${certificate.certFile}`
       let subscription: { id: string; created: boolean } | undefined
       try {
-        const subscribed = await subscribe(client, out, receiver.url, options, setup)
+        const subscribed = await subscribe(client, out, receiver.url, options, setup, secret !== undefined)
         subscription = subscribed
         secret ??= subscribed.secret
         await handshake(client, out, subscribed.id, receiver.url, setup)
@@ -83,11 +84,11 @@ export function addListenCommand(webhooks: Command, context: CliContext): void {
 }
 
 /** The webhook deliveries come through: --webhook's, or one made for this listener (a leftover of an earlier listen replaced). */
-async function subscribe(client: PerpetuaClient, out: Output, url: string, options: ListenOptions, setup: string): Promise<{ id: string; secret: string | undefined; created: boolean }> {
+async function subscribe(client: PerpetuaClient, out: Output, url: string, options: ListenOptions, setup: string, hasSecret: boolean): Promise<{ id: string; secret: string | undefined; created: boolean }> {
   if (options.webhook !== undefined) {
     const webhook = await client.webhooks.get(options.webhook)
     if (webhook.url !== url) out.err(`note: ${webhook.id} delivers to ${webhook.url}, not to this listener (${url})`)
-    if (options.secret === undefined && process.env.PERPETUA_WEBHOOK_SECRET === undefined) out.err(`note: no --secret, so signatures are not checked`)
+    if (!hasSecret) out.err(`note: no --secret (nor PERPETUA_WEBHOOK_SECRET), so signatures are not checked`)
     return { id: webhook.id, secret: undefined, created: false }
   }
   const create = () => client.webhooks.create({ url, events: (options.events ?? ['*']) as never, description: LISTEN_DESCRIPTION })
