@@ -51,7 +51,6 @@ export function addListenCommand(webhooks: Command, context: CliContext): void {
       const environment = loadClientEnvironment()
       const certDir = path.resolve(options.certDir ?? path.join(environment.configDir, 'webhooks-listen'))
       const certificate = listenCertificate(certDir)
-      if (certificate.created) out.err(`made a self-signed certificate for 127.0.0.1 in ${certificate.certFile}`)
       if (options.secret !== undefined && options.webhook === undefined) throw new UsageError('--secret goes with --webhook: a webhook this command creates brings its own secret')
       let secret = options.webhook === undefined ? undefined : (options.secret ?? environment.webhookSecret)
       const receiver = await startReceiver({
@@ -65,6 +64,9 @@ export function addListenCommand(webhooks: Command, context: CliContext): void {
         throw portTaken(error, 'webhooks listen', 'choose another with --port (0: any free port)')
       })
       const setup = `WEBHOOK_ALLOW_PRIVATE_HOSTS=true WEBHOOK_CA_FILE=${certificate.certFile}`
+      if (certificate.created) {
+        out.err(`made a self-signed certificate for 127.0.0.1 in ${certificate.certFile}; the server must be started (once) with\n  ${setup}`)
+      }
       let subscription: { id: string; created: boolean } | undefined
       try {
         const subscribed = await subscribe(client, out, receiver.url, options, setup, secret !== undefined)
