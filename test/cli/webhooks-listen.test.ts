@@ -87,6 +87,26 @@ describe('perpetua webhooks listen', () => {
     await client.webhooks.delete(existing.id)
   })
 
+  it('with a certificate the server does not trust, says at once how the server must be started', async () => {
+    const elsewhere = tempDir('cli-listen-other') // a first run elsewhere: a new certificate the server never read
+    try {
+      const listen = startCli(['webhooks', 'listen', '--port', '0'], { ...env, XDG_CONFIG_HOME: elsewhere })
+      await poll(`the listener to be ready:\n${listen.output().stderr}`, 60_000, () => (listen.output().stderr.includes('listening on') ? true : undefined))
+      const newCert = path.join(elsewhere, 'perpetua', 'webhooks-listen', 'cert.pem')
+      assert.ok(fs.existsSync(newCert))
+      const setup = `WEBHOOK_ALLOW_PRIVATE_HOSTS=true WEBHOOK_CA_FILE=${newCert}`
+      assert.ok(listen.output().stderr.includes(`made a self-signed certificate for 127.0.0.1 in ${newCert}; the server must be started (once) with\n  ${setup}\n`), listen.output().stderr)
+      assert.match(listen.output().stderr, /the server could not deliver wh_[0-9a-f]+'s test event to https:\/\/127\.0\.0\.1:\d+\/: .+\nstart perpetua serve with /)
+      assert.ok(listen.output().stderr.includes(`start perpetua serve with ${setup} (then restart this listen`))
+      assert.equal(listen.output().stdout, '', 'a delivery arrived through an untrusted certificate')
+      listen.child.kill('SIGINT')
+      assert.equal(await new Promise<number | null>((resolve) => listen.child.once('close', resolve)), 0, listen.output().stderr)
+      assert.deepEqual((await client.webhooks.list()).data, [])
+    } finally {
+      fs.rmSync(elsewhere, { recursive: true, force: true })
+    }
+  })
+
   it('names the port that is taken and how to choose another', async () => {
     const first = startCli(['webhooks', 'listen', '--port', '0'], env)
     const port = await poll('the first listener to be ready', 60_000, () => /listening on https:\/\/127\.0\.0\.1:(\d+)\//.exec(first.output().stderr)?.[1])
