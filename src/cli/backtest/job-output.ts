@@ -30,10 +30,9 @@ export function printJob(output: Output, job: BacktestJob, withTrades: boolean):
   }
 }
 
-/** What the result says the user must know (partial data …): `result.warnings`, when the server gives them. */
-export function warningsOf(job: BacktestJob): string[] {
-  const warnings = (job.result as { warnings?: unknown } | null)?.warnings
-  return Array.isArray(warnings) ? warnings.filter((warning): warning is string => typeof warning === 'string') : []
+/** What the result says the user must know (bars missing from the history …): `result.warnings`. */
+function warningsOf(job: BacktestJob): string[] {
+  return job.result?.warnings ?? []
 }
 
 /** The summary: final equity and return, fees and funding, then every metric of the result. */
