@@ -75,5 +75,11 @@ describe('client command flags', () => {
     lines.length = 0
     printJob(output, { ...job, result: { ...job.result!, warnings: [] } } as BacktestJob, false)
     assert.ok(!lines.join('\n').includes('warnings'), 'an empty list printed a heading')
+    lines.length = 0
+    const error = { code: 'NO_DATA', message: 'no BTCUSDT 1h bars between 2015-01-01T00:00Z and 2015-02-01T00:00Z' }
+    printJob(output, { ...job, status: 'failed', result: null, error } as unknown as BacktestJob, false)
+    assert.match(lines[1]!, /│ status +│ failed +│/)
+    assert.ok(!lines[1]!.includes('NO_DATA'), 'the error is in the table')
+    assert.equal(lines[2], 'error: no BTCUSDT 1h bars between 2015-01-01T00:00Z and 2015-02-01T00:00Z (NO_DATA)')
   })
 })

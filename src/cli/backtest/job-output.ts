@@ -13,8 +13,9 @@ export function printJob(output: Output, job: BacktestJob, withTrades: boolean):
       ['started', time(job.started_at)],
       ['finished', time(job.finished_at)],
     ]
-    if (job.error) rows.push(['error', `${job.error.message} (${job.error.code})`])
     output.out(fieldTable(rows))
+    // Below the table, not in it: a message of a few hundred characters (NO_DATA names the coverage) made the table that wide.
+    if (job.error) output.out(`error: ${job.error.message} (${job.error.code})`)
     return
   }
   output.out(metricsTable(job))
