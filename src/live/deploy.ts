@@ -1,9 +1,11 @@
 import crypto from 'node:crypto'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
+import { retryingTransaction } from '../db/retry.js'
 import { feeRates } from '../engine/fees.js'
 import { recordEvent } from '../events/outbox.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
+import { money } from '../http/decimals.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
@@ -97,7 +99,8 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const rules = previousRun?.state ? await context.rules(previousRun.symbol) : undefined
   const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek) : undefined
 
-  await db.transaction().execute(async (trx) => {
+  // Lock order (docs/decisions.md): the strategy, then its runs.
+  await retryingTransaction(db, async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     assertDeployable(row)
     if (custom) {
@@ -118,7 +121,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     const committed = await committedCapital(trx, userId, dryRun, exchangeKeyId, row.id)
     const available = (dryRun ? await paperBalance(trx, userId) : exchangeAvailable) - committed
     if (available < capital) {
-      throw new AppError('INSUFFICIENT_FUNDS', `capital ${capitalText} exceeds the ${dryRun ? 'paper wallet' : 'exchange account'}'s available ${available} USDT (after other deployed runs)`)
+      throw new AppError('INSUFFICIENT_FUNDS', `capital ${capitalText} exceeds the ${dryRun ? 'paper wallet' : 'exchange account'}'s available ${money(available)} USDT (after other deployed runs)`)
     }
     const previous = await latestRun(trx, row.id)
     await insertRun(trx, {
@@ -194,7 +197,9 @@ async function pauseInTransaction(
 ): Promise<{ run: RunRow; closeId: string } | undefined> {
   const { db, userId, now } = context
   let liveClose: { run: RunRow; closeId: string } | undefined
-  await db.transaction().execute(async (trx) => {
+  // Lock order (docs/decisions.md): the strategy, then its run; the runner's batch commit takes them in the same order.
+  await retryingTransaction(db, async (trx) => {
+    liveClose = undefined
     const row = await ownStrategy(trx, userId, id, true)
     if (row.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${row.status}; only a deployed strategy can be paused`)
     const run = await activeRun(trx, row.id, true)
@@ -216,7 +221,7 @@ async function pauseInTransaction(
         const price = broker.lastClose
         const outcome = broker.closeAll(price, now.getTime())
         const totals = broker.totals(price)
-        await recordOutcome(trx, { run, now, pendingOrder: null, totals }, outcome, true)
+        await recordOutcome(trx, { run, now, pendingOrder: null, totals, rules }, outcome, true)
         await saveRunState(trx, row.id, run.run, null, { broker: broker.snapshot(), pendingOrder: null })
       }
       await endRun(trx, row.id, run.run, now)

@@ -1,5 +1,6 @@
 import { recordEvent } from '../events/outbox.js'
 import type { Db } from '../db/connect.js'
+import { lockStrategies } from '../strategies/queries.js'
 import { cancelOpenOrders, endRun, type RunRow } from './queries.js'
 import { publishMessage, publishStatus } from './stream/status-messages.js'
 
@@ -11,6 +12,7 @@ import { publishMessage, publishStatus } from './stream/status-messages.js'
  * explain, a revoked key, repeated margin refusals.
  */
 export async function enterError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
+  await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
   await cancelOpenOrders(trx, run.strategy_id, run.run)
   await endRun(trx, run.strategy_id, run.run, now)
   await markError(trx, run, error, now)

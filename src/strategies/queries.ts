@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type pg from 'pg'
 import type { Db } from '../db/connect.js'
 import type { StrategiesTable, StrategyStatus } from '../db/schema.js'
@@ -19,11 +19,24 @@ export async function insertStrategy(
     .executeTakeFirstOrThrow()
 }
 
-/** A live (not deleted) strategy of this user; `forUpdate` locks it for a state change. */
+/**
+ * A live (not deleted) strategy of this user; `forUpdate` locks it for a state change, FOR NO KEY UPDATE: no
+ * write changes a strategy's id, so inserts of its orders and trades elsewhere (whose foreign-key checks take
+ * KEY SHARE) need not wait behind the lock. A strategy is locked before its runs (docs/decisions.md, "Lock order").
+ */
 export async function findStrategy(db: Db, userId: number, id: string, forUpdate = false): Promise<StrategyRow | undefined> {
   let query = db.selectFrom('strategies').selectAll().where('id', '=', id).where('user_id', '=', userId).where('deleted_at', 'is', null)
-  if (forUpdate) query = query.forUpdate()
+  if (forUpdate) query = query.forNoKeyUpdate()
   return query.executeTakeFirst()
+}
+
+/**
+ * Locks strategies (FOR NO KEY UPDATE) in id order, for a writer that goes on to lock or write their runs:
+ * every writer locks strategies before runs, each table in key order (docs/decisions.md, "Lock order").
+ */
+export async function lockStrategies(trx: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return
+  await sql`SELECT id FROM strategies WHERE id = ANY(${[...ids]}::text[]) ORDER BY id FOR NO KEY UPDATE`.execute(trx)
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Db } from '../db/connect.js'
 import type { ReadCache } from '../db/read-cache.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
+import { decimal } from '../http/decimals.js'
 import { decodeCursor, encodeCursor } from '../http/cursor.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
@@ -208,7 +209,7 @@ export function toStrategy(row: StrategyRow): Strategy {
       open_positions: row.stat_open_positions,
       total_pnl: row.stat_total_pnl,
       total_trades: row.stat_total_trades,
-      win_rate: row.stat_total_trades > 0 ? String(row.stat_winning_trades / row.stat_total_trades) : '0',
+      win_rate: row.stat_total_trades > 0 ? decimal(row.stat_winning_trades / row.stat_total_trades) : '0',
     },
   }
 }

@@ -1,5 +1,7 @@
 import type { StrategyErrorCode } from '../../custom-templates/sandbox/strategy-error.js'
 import type { Db } from '../../db/connect.js'
+import { retryingTransaction } from '../../db/retry.js'
+import { lockStrategies } from '../../strategies/queries.js'
 import type { RunRow } from '../queries.js'
 import { markError } from '../run-error.js'
 
@@ -25,7 +27,8 @@ export const KEY_REFUSED = new Set([-2015, -2014, -1022])
  * if this owner still holds the run (a pause or a takeover meanwhile wins). Returns whether it did.
  */
 export async function failRun(db: Db, run: RunRow, owner: string, failure: RunFailure, now: Date): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return retryingTransaction(db, async (trx) => {
+    await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
     const ended = await trx
       .updateTable('strategy_runs')
       .set({ ended_at: now, lease_owner: null, lease_expires_at: null })

@@ -40,6 +40,11 @@ export interface RunnerPoolOptions {
   observe?: (timing: BarTiming) => void
   /** VACUUM the tables runners update at every bar this often: the embedded database has no autovacuum. */
   vacuumMs?: number
+  /**
+   * The database runs one transaction at a time (the embedded PGlite): the batch commit then skips the
+   * strategy locks the lock order needs where transactions run side by side (docs/decisions.md, "Lock order").
+   */
+  serialTransactions?: boolean
 }
 
 /**
@@ -69,7 +74,7 @@ export class RunnerPool {
     this.streams = new KlineStreams(options.wsUrl)
     this.now = options.now ?? Date.now
     this.history = new SharedHistory(new UpstreamHistory(options.market))
-    this.commits = new RunCommits(options.db, this.owner)
+    this.commits = new RunCommits(options.db, this.owner, !options.serialTransactions)
     this.exchangeNow = sharedClock(async () => {
       const response = await options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
       return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
