@@ -9,6 +9,9 @@ import { money } from '../http/decimals.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
+import type { SymbolCheck } from '../strategies/tradable-symbols.js'
+import { assertMinimumCapital } from '../strategies/service.js'
+import { assertLeverageWithinTiers } from './leverage-limit.js'
 import { getTemplate, validateParams, validateParamsOf } from '../templates/validate.js'
 import type { SingleSymbolTemplate, Template } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
@@ -54,6 +57,8 @@ export interface DeployContext {
   feed?: Pick<StrategyFeed, 'waitFor'>
   /** Built-in and custom templates: a custom strategy's params are resolved in its module's sandbox at deploy. */
   templates: TemplateCatalog
+  /** Refuses symbols the exchange does not list as trading (the gateway's cached exchange info). */
+  tradable: SymbolCheck
 }
 
 /** How long a pause waits for its own stream messages to come back through NOTIFY (measured: a few ms). */
@@ -88,6 +93,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const { db, userId, now } = context
   const peek = await ownStrategy(db, userId, id, false)
   assertDeployable(peek)
+  await context.tradable(peek.symbols, 'refuse')
   const dryRun = body.dry_run ?? false
   // A value error of the request comes before the account's (a many-symbol strategy holds two symbols or more).
   if (!dryRun && peek.symbols.length > 1) throw liveMultiRefused(peek.template_id)
@@ -100,6 +106,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   }
   const previousRun = await latestRun(db, peek.id)
   const rules = previousRun?.state ? await Promise.all(previousRun.symbols.map((symbol) => context.rules(symbol))) : undefined
+  const symbolRules = await Promise.all(peek.symbols.map((symbol) => context.rules(symbol)))
   const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek, dryRun) : undefined
 
   // Lock order (docs/decisions.md): the strategy, then its runs.
@@ -115,10 +122,13 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     const capitalText = body.capital ?? row.capital
     if (!isPositiveDecimal(capitalText)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0')
     const capital = Number(capitalText)
-    if (capital < template.minCapital) throw invalidParameter('capital', `template ${template.id} needs a capital of at least ${template.minCapital}`)
+    assertMinimumCapital(row.template_id, capitalText, template.minCapital)
     const leverage = body.leverage ?? row.leverage
     if (!(Number.isInteger(leverage) && leverage >= 1 && leverage <= 20)) throw invalidParameter('leverage', 'leverage must be an integer from 1 to 20')
     const symbol = row.symbols[0]!
+    if (row.symbols.join() !== peek.symbols.join()) throw new AppError('INVALID_STATE', `strategy ${id} changed while it was being deployed; deploy it again`)
+    // A many-symbol run may put all its capital on any one of its symbols: each symbol's tiers must allow it.
+    row.symbols.forEach((s, k) => assertLeverageWithinTiers(s, symbolRules[k]!, capital, leverage))
     // Dry runs never clash: each trades its own paper ledger, so any number of them may trade one symbol (DESIGN §6).
     const clash = dryRun ? undefined : await liveRunOnSymbols(trx, userId, row.symbols, exchangeKeyId!, row.id)
     if (clash) throw new AppError('INVALID_STATE', `strategy ${clash.strategyId} already trades ${clash.symbol} on this account; positions would net (one-way mode)`)
@@ -154,7 +164,12 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
         : carryState(previous, { template, params, capital, leverage, rules: rules[0]! })
       await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
     }
-    await trx.updateTable('strategies').set({ status: 'deployed', deployed_at: now, updated_at: now }).where('id', '=', row.id).execute()
+    // A new run starts with a clean slate: the last error was kept through the edit back to draft (docs/decisions.md).
+    await trx
+      .updateTable('strategies')
+      .set({ status: 'deployed', deployed_at: now, updated_at: now, last_error_code: null, last_error_message: null, last_error_at: null })
+      .where('id', '=', row.id)
+      .execute()
     await recordEvent(trx, {
       userId,
       type: 'strategy.deployed',

@@ -22,10 +22,17 @@ export async function latestRun(db: Db, strategyId: string): Promise<RunRow | un
   return db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', strategyId).orderBy('run', 'desc').limit(1).executeTakeFirst()
 }
 
-export async function insertRun(db: Db, row: Omit<RunRow, 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'state' | 'params'> & { params: Record<string, unknown> }): Promise<void> {
+export async function insertRun(
+  db: Db,
+  row: Omit<RunRow, 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'state' | 'params' | 'last_bar_at' | 'start_failures' | 'symbols'> & {
+    params: Record<string, unknown>
+    /** Every symbol of a many-symbol run; one-symbol runs may leave it out. */
+    symbols?: string[]
+  },
+): Promise<void> {
   await db
     .insertInto('strategy_runs')
-    .values({ ...row, params: JSON.stringify(row.params), ended_at: null, lease_owner: null, lease_expires_at: null, state: null })
+    .values({ ...row, symbols: row.symbols ?? [row.symbol], params: JSON.stringify(row.params), ended_at: null, lease_owner: null, lease_expires_at: null, state: null })
     .execute()
 }
 
@@ -148,13 +155,14 @@ export async function lockOwnedRuns(trx: Db, owner: string, runs: readonly { str
   return new Set(result.rows.map((r) => `${r.strategy_id} ${r.run}`))
 }
 
-/** Many runs' states in one statement (the caller holds their leases: RunCommits locked them). */
-export async function saveRunStates(trx: Db, writes: readonly { strategyId: string; run: number; state: Record<string, unknown> }[]): Promise<void> {
+/** Many runs' states in one statement (the caller holds their leases: RunCommits locked them), with the last bar each acted on (null: none yet, kept). */
+export async function saveRunStates(trx: Db, writes: readonly { strategyId: string; run: number; state: Record<string, unknown>; lastBarAt: Date | null }[]): Promise<void> {
   if (writes.length === 0) return
   await sql`
-    UPDATE strategy_runs r SET state = v.state
-    FROM unnest(${writes.map((w) => w.strategyId)}::text[], ${writes.map((w) => w.run)}::int[], ${writes.map((w) => JSON.stringify(w.state))}::jsonb[])
-      AS v(strategy_id, run, state)
+    UPDATE strategy_runs r SET state = v.state, last_bar_at = coalesce(v.last_bar_at, r.last_bar_at)
+    FROM unnest(${writes.map((w) => w.strategyId)}::text[], ${writes.map((w) => w.run)}::int[], ${writes.map((w) => JSON.stringify(w.state))}::jsonb[],
+                ${writes.map((w) => w.lastBarAt)}::timestamptz[])
+      AS v(strategy_id, run, state, last_bar_at)
     WHERE r.strategy_id = v.strategy_id AND r.run = v.run`.execute(trx)
 }
 

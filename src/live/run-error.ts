@@ -23,7 +23,12 @@ export async function enterError(trx: Db, run: RunRow, error: { code: string; me
  * never cancelled unseen): status error, strategy.error, and the stream's error and status messages.
  */
 export async function markError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
-  await trx.updateTable('strategies').set({ status: 'error', updated_at: now }).where('id', '=', run.strategy_id).where('status', '=', 'deployed').execute()
+  await trx
+    .updateTable('strategies')
+    .set({ status: 'error', updated_at: now, last_error_code: error.code, last_error_message: error.message, last_error_at: now })
+    .where('id', '=', run.strategy_id)
+    .where('status', '=', 'deployed')
+    .execute()
   const data = { strategy_id: run.strategy_id, code: error.code, message: error.message }
   await recordEvent(trx, { userId: run.user_id, type: 'strategy.error', data, at: now })
   await publishMessage(trx, { type: 'error', strategy_id: run.strategy_id, time: now.toISOString(), data })

@@ -80,6 +80,9 @@ for (const backend of backends()) {
       const record = (await t.signed(key, 'GET', `/v1/strategies/${m}`)).json()
       assert.equal(record.stats.total_trades, trades.length)
       assert.equal(record.stats.open_positions, final.broker.ledger.arrays.qty.filter((q) => q !== 0).length)
+      const positions = (await t.signed(key, 'GET', `/v1/strategies/${m}/positions`)).json() as { symbol: string; side: string }[]
+      const held = ['BTCUSDT', 'ETHUSDT'].filter((_, s) => final.broker.ledger.arrays.qty[s] !== 0)
+      assert.deepEqual(positions.map((p) => p.symbol).sort(), held, 'the positions endpoint lists every symbol the run holds')
     })
 
     it('a paused many-symbol dry run resumes as a new run carrying its positions and cash on every symbol', async () => {

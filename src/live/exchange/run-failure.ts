@@ -7,7 +7,8 @@ import { markError } from '../run-error.js'
 
 /** Why a live run cannot go on by itself: the strategy moves to error (docs/decisions.md, "Moves into error"). */
 /** A user's module failing (STRATEGY_*) is a cause too: the run cannot go on without a fixed module. */
-export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'FOREIGN_ORDER' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED' | StrategyErrorCode
+/** START_FAILED: the runner could not start three times in a row (runner/start-failures.ts). */
+export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'FOREIGN_ORDER' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED' | 'START_FAILED' | StrategyErrorCode
 
 export class RunFailure extends Error {
   constructor(

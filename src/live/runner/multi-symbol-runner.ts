@@ -287,7 +287,8 @@ export class MultiSymbolRunner {
     const now = new Date(deps.now())
     const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, this.pendingOrders, this.counters)
     const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra }
-    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown> })
+    const last = this.broker.lastOpenTime
+    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt: last === last ? new Date(last) : null })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()

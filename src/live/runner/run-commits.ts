@@ -10,6 +10,8 @@ export interface RunWrites {
   run: number
   rows: OutcomeRows | readonly OutcomeRows[]
   state: Record<string, unknown>
+  /** The open time of the last bar the run acted on, or null before its first. */
+  lastBarAt: Date | null
 }
 
 /** A run's commit: whether it was written (false: no longer this owner's), or why it failed. */
@@ -83,7 +85,7 @@ export class RunCommits {
         const held = await lockOwnedRuns(trx, this.owner, batch, this.strategiesFirst)
         const mine = batch.filter((w) => held.has(runKey(w)))
         await writeOutcomes(trx, mine.flatMap((w) => rowsOf(w)))
-        await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state })))
+        await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state, lastBarAt: w.lastBarAt })))
         return held
       })
     } catch (error) {

@@ -15,6 +15,7 @@ import { RunCommits } from './run-commits.js'
 import { SharedHistory, sharedClock } from './shared-history.js'
 import { RunSandboxes } from '../../custom-templates/sandbox/run-sandbox.js'
 import { type BarTiming, type RunnerDeps, StrategyRunner } from './strategy-runner.js'
+import { recordStartFailure, resetStartFailures } from './start-failures.js'
 import { MultiSymbolRunner } from './multi-symbol-runner.js'
 import { isMultiRun } from '../multi-run.js'
 
@@ -175,11 +176,22 @@ export class RunnerPool {
       }
       const runner: Runner = isMultiRun(run) ? new MultiSymbolRunner(run, deps) : new StrategyRunner(run, deps)
       this.runners.set(run.strategy_id, runner)
-      runner.start().catch((error) => {
-        // Its lease is no longer renewed: it expires and a later round (here or elsewhere) starts the run afresh.
-        if (this.runners.get(run.strategy_id) === runner) this.runners.delete(run.strategy_id)
-        this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start; the run is claimed again once its lease expires')
-      })
+      runner
+        .start()
+        .then(async () => {
+          if (this.stopping) return
+          await resetStartFailures(db, run, this.owner).catch((error) => this.options.log.warn({ err: error, strategy_id: run.strategy_id }, 'could not reset the count of failed starts'))
+        })
+        .catch(async (error) => {
+          // Its lease is no longer renewed: it expires and a later round (here or elsewhere) starts the run afresh,
+          // unless this was the third failed start in a row: then the strategy moves to error with the reason.
+          if (this.runners.get(run.strategy_id) === runner) this.runners.delete(run.strategy_id)
+          // A start cut short by this pool's shutdown is not the run's failure (and the database may be closing).
+          if (this.stopping) return
+          const failed = await recordStartFailure(db, run, this.owner, error, new Date(this.now())).catch(() => false)
+          if (failed) this.options.log.warn({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start three times in a row; the strategy moved to error')
+          else this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start; the run is claimed again once its lease expires')
+        })
     }
   }
 }

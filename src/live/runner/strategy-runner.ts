@@ -293,7 +293,9 @@ export class StrategyRunner {
     const created = rows.next
     const pendingOrder = outcome.newTarget === outcome.newTarget ? created : outcome.filledIntent ? null : pendingBefore
     const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
-    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown> })
+    const lastBar = this.broker.lastOpenTime
+    const lastBarAt = lastBar === lastBar ? new Date(lastBar) : null
+    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()
