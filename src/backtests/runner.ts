@@ -20,6 +20,7 @@ import { encodeResult } from './result-codec.js'
 import { formatMetrics, formatResult } from './result-format.js'
 import type { JobConfig } from './schemas.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
+import { marginTableOf } from '../market/leverage-brackets.js'
 
 export const BACKTEST_QUEUE = 'backtest-run'
 /** The Services.jobSignals event for a committed job. */
@@ -141,7 +142,7 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, caches: Histor
     // Formatted and compressed before the transaction opens: on PGlite (one session) an open
     // transaction holds every other query back, and this is 30-40 ms of CPU for 5,683 trades.
     const metrics = formatMetrics(result.metrics)
-    const stored = encodeResult(formatResult(result, INTERVAL_MS[config.timeframe]))
+    const stored = encodeResult(formatResult(result, INTERVAL_MS[config.timeframe], marginTableOf(config.symbols)))
     await db.transaction().execute(async (trx) => {
       const at = new Date(now())
       const done = await finishJob(trx, jobId, attempt, { status: 'done', metrics, result: stored }, at)

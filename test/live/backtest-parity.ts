@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { symbolRules } from '../../src/backtests/upstream-history.js'
-import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
+import { runBacktest } from '../../src/engine/index.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
 import type { Template } from '../../src/templates/types.js'
 import type { TestApp } from '../support/app.js'
@@ -38,7 +38,7 @@ export async function assertBacktestParity(
     params: run.params,
     bars: [loadKlines('BTCUSDT', 'BTCUSDT-1m-20250504-20250624.csv.gz', MINUTE)],
     funding: [loadFunding('BTCUSDT-fundingRate-20190910-20260517.csv')],
-    rules: [{ ...rules, brackets: BINANCE_BTCUSDT_BRACKETS }],
+    rules: [rules],
     capital: run.capital,
     leverage: run.leverage,
     fees: PAPER_FEES,

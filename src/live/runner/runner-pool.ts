@@ -10,6 +10,7 @@ import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
 import { RunFailure } from '../exchange/run-failure.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
+import { withAccountBrackets } from '../exchange/account-brackets.js'
 import { UserDataStreams } from '../exchange/user-data-streams.js'
 import { RunCommits } from './run-commits.js'
 import { SharedHistory, sharedClock } from './shared-history.js'
@@ -144,7 +145,12 @@ export class RunnerPool {
         commits: this.commits,
         history: this.history,
         streams: this.streams,
-        rules: (symbol) => symbolRules(this.options.market, symbol),
+        rules: async (symbol, live) => {
+          const rules = await symbolRules(this.options.market, symbol)
+          // A live run margins with its account's own tiers (the exchange liquidates by them).
+          if (live.dry_run || !this.options.secrets) return rules
+          return withAccountBrackets(rules, await tradingClientOf(db, this.options.secrets, this.options.market.client, live, this.now), symbol)
+        },
         owner: this.owner,
         now: this.now,
         exchangeNow: this.exchangeNow,
