@@ -13,6 +13,29 @@ export type Execution =
   | { kind: 'unknown'; reason: string }
   | { kind: 'refused'; code: number; msg: string }
 
+/** One fill of an order the exchange placed itself to close a position (from the user stream or userTrades). */
+export interface ExchangeCloseFill {
+  orderId: number
+  tradeId: number
+  clientOrderId: string
+  side: string
+  qty: number
+  price: number
+  fee: number
+  time: number
+}
+
+/**
+ * Orders the exchange places itself to close a position (research/live-trading.md §1.9): `autoclose-…`
+ * (liquidation), `adl_autoclose` (auto-deleverage), `settlement_autoclose-…` (delisting or delivery, booked
+ * as a liquidation: the exchange closed it at its price). undefined for any other client order id.
+ */
+export function exchangeCloseReason(clientOrderId: string): 'liquidation' | 'adl' | undefined {
+  if (clientOrderId === 'adl_autoclose' || clientOrderId.startsWith('adl_autoclose')) return 'adl'
+  if (clientOrderId.startsWith('autoclose-') || clientOrderId.startsWith('settlement_autoclose-')) return 'liquidation'
+  return undefined
+}
+
 /** Order statuses after which a MARKET order changes nothing more. */
 const FINAL = new Set(['FILLED', 'CANCELED', 'EXPIRED', 'REJECTED', 'EXPIRED_IN_MATCH'])
 
@@ -171,6 +194,17 @@ export class ExchangeBroker {
     const time = Math.max(...trades.map((t) => t.time))
     const signed = side === 'BUY' ? qty : -qty
     return this.paper.fillAt(roundTo(this.qty + signed, this.decimals), trades.length === 1 ? Number(trades[0]!.price) : notional / qty, time)
+  }
+
+  /**
+   * A fill of an order the exchange placed itself (ExchangeCloseFill): the run's closing trade at the
+   * exchange's price and fee. A fill that would not reduce the position (none held, or the wrong side) books nothing.
+   */
+  bookExchangeClose(fill: ExchangeCloseFill): BrokerOutcome {
+    const held = this.qty
+    const reduces = held !== 0 && (fill.side === 'BUY' ? held < 0 : held > 0)
+    const size = reduces ? Math.min(Math.abs(held), fill.qty) : 0
+    return this.paper.exchangeClose(size, fill.price, fill.time, exchangeCloseReason(fill.clientOrderId)!, fill.fee)
   }
 
   /** The symbol's open orders (GET /fapi/v1/openOrders). */

@@ -111,6 +111,16 @@ export class PaperBroker implements Broker {
   }
 
   /**
+   * The exchange closed `size` of the position itself (liquidation, ADL) at `price` for `fee`: booked as
+   * reported, with no intent of ours filled; the stepper carries on flat, as a backtest after a liquidation.
+   */
+  exchangeClose(size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): BrokerOutcome {
+    const before = this.begin()
+    this.ledger.exchangeClose(0, size, price, time, reason, fee)
+    return this.finish(before, time, 0, false)
+  }
+
+  /**
    * Takes the target the template stated at the last close out of the stepper, so the stepper never
    * fills it at the next open: an exchange run sends it as an order instead. NaN when none.
    */
