@@ -21,6 +21,7 @@ import { formatMetrics, formatResult } from './result-format.js'
 import type { JobConfig } from './schemas.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
 import { marginTableOf } from '../market/leverage-brackets.js'
+import { exchangeServerTime } from '../market/exchange-clock.js'
 
 export const BACKTEST_QUEUE = 'backtest-run'
 /** The Services.jobSignals event for a committed job. */
@@ -164,15 +165,17 @@ async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job:
   const start = Date.parse(config.start)
   const end = Date.parse(config.end)
   const history = new UpstreamHistory(deps.market, isCancelled)
+  // What is closed is the exchange's to say (its serverTime), not our clock: a bar forming there is never stored or used.
+  const exchangeNow = await exchangeServerTime(deps.market)
   const bars = []
   const funding = []
   const rules = []
   for (const [i, symbol] of config.symbols.entries()) {
     rules.push(await symbolRules(deps.market, symbol))
-    const columns = await loadBars(deps.db, history, caches, { symbol, interval: config.timeframe, intervalMs, start, end, now: deps.now() })
+    const columns = await loadBars(deps.db, history, caches, { symbol, interval: config.timeframe, intervalMs, start, end, now: exchangeNow })
     bars.push({ symbol, intervalMs, ...columns })
     // Funding a bar settles lies up to one interval past `end`.
-    funding.push(await loadFunding(deps.db, history, caches, { symbol, start, end: end + intervalMs, now: deps.now() }))
+    funding.push(await loadFunding(deps.db, history, caches, { symbol, start, end: end + intervalMs, now: exchangeNow }))
     onLoad((i + 1) / config.symbols.length)
   }
   const fees = feeRates(config.fee_model, config.fee_bps === undefined ? undefined : Number(config.fee_bps))

@@ -3,6 +3,7 @@ import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
 import type { Db } from '../../db/connect.js'
+import { exchangeServerTime } from '../../market/exchange-clock.js'
 import type { MarketData } from '../../market/market-data.js'
 import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
 import { KlineStreams } from '../stream/kline-streams.js'
@@ -71,10 +72,7 @@ export class RunnerPool {
     this.now = options.now ?? Date.now
     this.history = new SharedHistory(new UpstreamHistory(options.market))
     this.commits = new RunCommits(options.db, this.owner)
-    this.exchangeNow = sharedClock(async () => {
-      const response = await options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
-      return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
-    })
+    this.exchangeNow = sharedClock(() => exchangeServerTime(options.market))
     if (options.secrets) {
       const { db, secrets, log } = options
       this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, now: this.now, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })
