@@ -198,13 +198,18 @@ export class ExchangeBroker {
 
   /**
    * A fill of an order the exchange placed itself (ExchangeCloseFill): the run's closing trade at the
-   * exchange's price and fee. A fill that would not reduce the position (none held, or the wrong side) books nothing.
+   * exchange's price and fee. When the ledger no longer holds the side it closed (the run's own reversal,
+   * executed on the exchange after the close, was booked first), the fill is still the exchange's: it moves
+   * the ledger by its size at its price, so the ledger holds what the exchange holds (equity is the same
+   * either way; only which trade carries which price differs) instead of ending the run in a mismatch.
    */
   bookExchangeClose(fill: ExchangeCloseFill): BrokerOutcome {
     const held = this.qty
-    const reduces = held !== 0 && (fill.side === 'BUY' ? held < 0 : held > 0)
-    const size = reduces ? Math.min(Math.abs(held), fill.qty) : 0
-    return this.paper.exchangeClose(size, fill.price, fill.time, exchangeCloseReason(fill.clientOrderId)!, fill.fee)
+    const signed = fill.side === 'BUY' ? fill.qty : -fill.qty
+    if (held !== 0 && Math.sign(signed) === -Math.sign(held)) {
+      return this.paper.exchangeClose(Math.min(Math.abs(held), fill.qty), fill.price, fill.time, exchangeCloseReason(fill.clientOrderId)!, fill.fee)
+    }
+    return this.paper.fillAt(roundTo(held + signed, this.decimals), fill.price, fill.time, false)
   }
 
   /** The symbol's open orders (GET /fapi/v1/openOrders). */

@@ -102,12 +102,13 @@ export class PaperBroker implements Broker {
 
   /**
    * Moves the ledger to the signed quantity `qty` by one fill at `price` (the engine's moveTo: fee at the
-   * taker rate, round trips closed): how an exchange run books the fill the exchange reported.
+   * taker rate, round trips closed): how an exchange run books the fill the exchange reported. `intent`
+   * false: the fill is no order of the run's (an exchange-side close), so it settles no intent.
    */
-  fillAt(qty: number, price: number, time: number): BrokerOutcome {
+  fillAt(qty: number, price: number, time: number, intent = true): BrokerOutcome {
     const before = this.begin()
     this.ledger.moveTo(0, qty, price, time)
-    return this.finish(before, time, 0, true)
+    return this.finish(before, time, 0, intent)
   }
 
   /**
