@@ -164,7 +164,7 @@ for (const backend of backends()) {
       const { order, held } = await closeByExchange('adl', 'adl')
       assert.equal(order.clientOrderId, 'adl_autoclose')
       const booked = await poll('the ADL booked as a trade', 30_000, async () => (await trades(id)).find((r) => r.exit_reason === 'adl'))
-      assert.equal(Number(booked.exit_price), Number(order.price))
+      assert.equal(Number(booked.exit_price), Number(order.avgPrice), 'the exchange fill price')
       assert.equal(Number(booked.qty), Math.abs(held))
       const entryFee = Math.abs(held) * Number(booked.entry_price) * 0.0005
       assert.ok(Math.abs(Number(booked.fee) - entryFee) < 1e-6, `only the entry's fee: ${booked.fee} against ${entryFee}`)

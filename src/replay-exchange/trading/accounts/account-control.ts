@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { TradingWing } from '../trading-wing.js'
+import { orderView } from '../orders/order-views.js'
 import { checkAmount, checkAsset, checkCredentials } from './accounts-file.js'
 
 export interface AccountControl {
@@ -41,7 +42,7 @@ export function accountControlRoutes(app: FastifyInstance, trading: TradingWing)
       if (typeof symbol !== 'string') throw new Error('symbol is required')
       if (kind !== 'liquidation' && kind !== 'adl') throw new Error('kind must be liquidation or adl')
       const order = venue.forceClose(account, symbol, kind, qty === undefined ? undefined : checkAmount(qty, 'qty'), price === undefined ? undefined : checkAmount(price, 'price'))
-      return { orderId: order.orderId, clientOrderId: order.clientOrderId, symbol: order.symbol, side: order.side, status: order.status, executedQty: order.executedQty, price: order.price, time: order.time }
+      return orderView(venue.tradable(order.symbol)!.info, order, true)
     },
   }
   const attempt = (run: () => unknown, conflict = false) => {
