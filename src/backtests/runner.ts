@@ -166,7 +166,11 @@ async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job:
   const end = Date.parse(config.end)
   const history = new UpstreamHistory(deps.market, isCancelled)
   // What is closed is the exchange's to say (its serverTime), not our clock: a bar forming there is never stored or used.
-  const exchangeNow = await exchangeServerTime(deps.market)
+  // Unreachable, the job fails saying so: with our clock instead, a bar still forming there could be stored as final.
+  const exchangeNow = await exchangeServerTime(deps.market).catch((error: unknown) => {
+    deps.log.warn({ err: error, job: job.id }, 'backtest: the exchange time could not be read')
+    throw new AppError('UPSTREAM_UNAVAILABLE', 'the exchange did not tell its time (GET /fapi/v1/time), which decides which bars are closed; try again later')
+  })
   const bars = []
   const funding = []
   const rules = []

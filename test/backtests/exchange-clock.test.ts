@@ -39,15 +39,18 @@ for (const backend of backends()) {
     })
     after(() => t.close())
 
-    const runJob = async () => {
+    const finish = async () => {
       const created = await t.signed(key, 'POST', '/v1/backtest/jobs', JOB)
       assert.equal(created.statusCode, 200, created.body)
       const id = created.json().id as string
-      const done = await poll(`backtest ${id} to finish`, 30_000, async () => {
+      return poll(`backtest ${id} to finish`, 60_000, async () => {
         t.clock.advance(5000)
         const body = (await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)).json()
         return body.status === 'queued' || body.status === 'running' ? undefined : body
       })
+    }
+    const runJob = async () => {
+      const done = await finish()
       assert.equal(done.status, 'done', JSON.stringify(done.error))
       return done.result as { open_positions: { mark_price: string }[]; equity_curve: [string, string][] }
     }
@@ -77,6 +80,18 @@ for (const backend of backends()) {
       const afterClose = await runJob()
       assert.equal(Number(afterClose.open_positions[0]!.mark_price), BAR_08.close, 'marked at the recorded close')
       assert.equal((await storedBars()).get(BAR_08.openTime), BAR_08.close)
+    })
+
+    it("fails the job, saying why, when the exchange's time cannot be read (our clock never stands in for it)", async () => {
+      const remove = t.replay!.faults.add({ path: '/fapi/v1/time', status: 500 })
+      try {
+        const failed = await finish()
+        assert.equal(failed.status, 'failed')
+        assert.equal(failed.error.code, 'UPSTREAM_UNAVAILABLE')
+        assert.match(failed.error.message, /did not tell its time/)
+      } finally {
+        remove()
+      }
     })
 
     it('repairs a bar stored while forming before migration 0016 (a span judged by our wall clock) on the next read', async () => {
