@@ -1,5 +1,5 @@
 import { PerpetuaError } from './errors.js'
-import type { BacktestJob, BacktestRequest, Operation, QueryParams } from './operations.js'
+import type { BacktestCoverage, BacktestJob, BacktestRequest, Operation, QueryParams } from './operations.js'
 import type { PerpetuaClient } from './perpetua-client.js'
 
 /** The spec's limit: poll one job at most once every 5 seconds. */
@@ -46,6 +46,15 @@ export class BacktestsApi {
   /** Every job matching the query, across pages. */
   iterate(query: Omit<QueryParams<Operation<'/v1/backtest/jobs', 'get'>>, 'cursor'> = {}) {
     return this.client.iterate('/v1/backtest/jobs', { query })
+  }
+
+  /**
+   * The range of bars the exchange holds for a symbol and timeframe (GET /v1/backtest/coverage):
+   * `start` the first bar's open, `end` the last closed bar's close, both null when there is none. A
+   * job whose range holds no bar ends failed with NO_DATA; a partly covered one lists result.warnings.
+   */
+  coverage(query: QueryParams<Operation<'/v1/backtest/coverage', 'get'>>, signal?: AbortSignal): Promise<BacktestCoverage> {
+    return this.client.get('/v1/backtest/coverage', { query, ...(signal ? { signal } : {}) })
   }
 
   /** Cancels a queued or running job (409 INVALID_STATE once it is terminal). */

@@ -5,6 +5,7 @@ import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../component
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
 import { num, pct, sign, time } from '../../format.js'
 import { Link, navigate } from '../../router.js'
+import { ModeBadge } from './run-mode.js'
 
 /** Every strategy of the user with its status and lifetime stats; a form to create one. */
 export function StrategiesPage() {
@@ -40,6 +41,7 @@ export function StrategiesPage() {
             <tr>
               <th>Name</th>
               <th>Status</th>
+              <th>Mode</th>
               <th>Template</th>
               <th>Symbols</th>
               <th>TF</th>
@@ -59,6 +61,9 @@ export function StrategiesPage() {
                 </td>
                 <td>
                   <span class={`badge ${s.status}`}>{s.status}</span>
+                </td>
+                <td>
+                  <ModeBadge strategy={s} />
                 </td>
                 <td>{s.template_id}</td>
                 <td>{s.symbols.join(', ')}</td>
