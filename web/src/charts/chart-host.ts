@@ -2,13 +2,20 @@ import { createChart, type DeepPartial, type ChartOptions, type IChartApi, type 
 
 /**
  * A chart's container carries what it shows, for people (aria-label) and for the browser tests:
- * `data-series-lengths` (points per series) and `chartSeries`, the library's own series objects,
- * whose `data()` is exactly what is drawn.
+ * `data-series-lengths` (points per series), `chartSeries`, the library's own series objects, whose
+ * `data()` is exactly what is drawn, and `chart`, the chart itself (its visible range and size).
  */
 export interface ChartHost extends HTMLDivElement {
   chartSeries?: ISeriesApi<SeriesType>[]
+  chart?: IChartApi
 }
 
+/**
+ * A chart that fills its container's width and follows it (autoSize: the library's ResizeObserver
+ * redraws at the new width). The visible time range is kept through a resize, and bars may be drawn
+ * thinner than the library's default 0.5 px, so a whole run still fits a phone's width: on a 390 px
+ * screen 1500 candles get 0.2 px each rather than the last 700 only.
+ */
 export function newChart(container: HTMLElement, options: DeepPartial<ChartOptions> = {}): IChartApi {
   const style = getComputedStyle(document.documentElement)
   const text = style.getPropertyValue('--text').trim() || '#1f2430'
@@ -17,16 +24,22 @@ export function newChart(container: HTMLElement, options: DeepPartial<ChartOptio
     autoSize: true,
     layout: { background: { color: 'transparent' }, textColor: text, fontSize: 11 },
     grid: { vertLines: { color: grid }, horzLines: { color: grid } },
-    timeScale: { borderColor: grid, timeVisible: true, secondsVisible: false },
+    timeScale: { borderColor: grid, timeVisible: true, secondsVisible: false, lockVisibleTimeRangeOnResize: true, minBarSpacing: 0.05 },
     rightPriceScale: { borderColor: grid },
     crosshair: { mode: 0 },
     ...options,
   })
 }
 
-export function expose(container: ChartHost, series: ISeriesApi<SeriesType>[]): void {
+export function expose(container: ChartHost, chart: IChartApi, series: ISeriesApi<SeriesType>[]): void {
+  container.chart = chart
   container.chartSeries = series
   container.dataset.seriesLengths = series.map((s) => s.data().length).join(',')
+}
+
+export function unexpose(container: ChartHost): void {
+  container.chart = undefined
+  container.chartSeries = undefined
 }
 
 /** Unix seconds, as the library's UTCTimestamp. */

@@ -1,6 +1,6 @@
 import { LineSeries, type ISeriesApi, type UTCTimestamp } from 'lightweight-charts'
 import { useEffect, useRef } from 'preact/hooks'
-import { expose, newChart, type ChartHost } from './chart-host.js'
+import { expose, newChart, unexpose, type ChartHost } from './chart-host.js'
 
 export interface Line {
   name: string
@@ -21,9 +21,9 @@ export function LineChart({ lines, testId, label, percent = false, height = 260 
       return s
     })
     chart.timeScale().fitContent()
-    expose(container, series)
+    expose(container, chart, series)
     return () => {
-      container.chartSeries = undefined
+      unexpose(container)
       chart.remove()
     }
   }, [lines, percent])

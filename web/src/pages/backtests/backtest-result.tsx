@@ -5,7 +5,7 @@ import type { Job } from '../../api/types.js'
 import { ErrorBox, TableWrap, toError } from '../../components/async.js'
 import { seconds } from '../../charts/chart-host.js'
 import { LineChart, type Line } from '../../charts/line-chart.js'
-import { num, time } from '../../format.js'
+import { money, time } from '../../format.js'
 import { navigate } from '../../router.js'
 import { MetricsGrid } from './metrics.js'
 import { PricePanel } from './price-panel.js'
@@ -33,15 +33,15 @@ export function BacktestResult({ job }: { job: Job }) {
       <dl class="facts">
         <div>
           <dt>Final equity</dt>
-          <dd data-testid="final-equity">{num(result.final_equity)}</dd>
+          <dd data-testid="final-equity">{money(result.final_equity)}</dd>
         </div>
         <div>
-          <dt>Fees</dt>
-          <dd>{num(result.fees_paid)}</dd>
+          <dt>Fees paid</dt>
+          <dd data-testid="fees-paid">{money(result.fees_paid)}</dd>
         </div>
-        <div>
-          <dt>Funding</dt>
-          <dd>{num(result.funding_paid)}</dd>
+        <div title="Net funding over the run: positive means the account paid it, negative that it received it">
+          <dt>Funding (+ paid, − received)</dt>
+          <dd data-testid="funding-paid">{money(result.funding_paid)}</dd>
         </div>
         <div>
           <dt>Open at end</dt>

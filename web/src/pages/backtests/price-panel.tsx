@@ -1,5 +1,6 @@
-import { useState } from 'preact/hooks'
+import { useMemo, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
+import { usePriceDecimals } from '../../api/symbol-rules.js'
 import type { Job, KlineInterval } from '../../api/types.js'
 import { ErrorBox, Loading, useAsync } from '../../components/async.js'
 import { TIMEFRAME_MS } from '../../components/templates.js'
@@ -32,7 +33,8 @@ export function PricePanel({ job }: { job: Job }) {
     () => api.klines(symbol, interval, new Date(job.config.start).getTime(), new Date(job.config.end).getTime()),
     [symbol, interval, job.id],
   )
-  const trades = (job.result?.trades ?? []).filter((t) => t.symbol === symbol)
+  const trades = useMemo(() => (job.result?.trades ?? []).filter((t) => t.symbol === symbol), [job, symbol])
+  const decimals = usePriceDecimals([symbol])
   return (
     <div>
       <div class="toolbar">
@@ -45,10 +47,10 @@ export function PricePanel({ job }: { job: Job }) {
         ) : (
           <strong>{symbol}</strong>
         )}
-        <span class="muted">{interval} candles; ▲▼ entries, ● exits</span>
+        <span class="muted">{interval} candles; ▲▼ entries, ● exits; a number: that many fills share the marker until you zoom in</span>
       </div>
       <ErrorBox error={klines.error} />
-      {klines.data ? <PriceChart klines={klines.data} trades={trades} intervalMs={intervalMs} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
+      {klines.data ? <PriceChart klines={klines.data} trades={trades} intervalMs={intervalMs} priceDecimals={decimals(symbol)} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
     </div>
   )
 }
