@@ -188,7 +188,7 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     )
 
     await page.waitForSelector('[data-testid=price-chart][data-markers]', { timeout: 20_000 })
-    assert.equal(await page.getAttribute('[data-testid=price-chart]', 'data-markers'), String(trades.length * 2), 'an entry and an exit marker per trade')
+    assert.equal(await page.getAttribute('[data-testid=price-chart]', 'data-marked-fills'), String(trades.length * 2), 'an entry and an exit per trade, on the chart')
     const candles = await page.$eval('[data-testid=price-chart]', (el) => (el as unknown as ChartElement).chartSeries[0]!.data().length)
     assert.ok(candles > 500, `1h candles over the quarter: ${candles}`)
   })
@@ -250,6 +250,10 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     await page.waitForSelector('[data-testid=position][data-open=true]')
     const types = await page.$$eval('[data-testid=stream-log] li', (lis) => lis.map((li) => li.getAttribute('data-type')).reverse())
     assert.equal(types[0], 'status', 'the stream starts with the current status')
+    // Entries read as words, the raw data a hover away (issue 24).
+    assert.match(await page.innerText('[data-testid=stream-log] li[data-type=order]'), / (Buy|Sell) [\d.]+ BTCUSDT filled at [\d,.]+, fee -?[\d,.]+ USDT$/)
+    assert.match(await page.innerText('[data-testid=stream-log] li[data-type=position_opened]'), / Opened (long|short) [\d.]+ BTCUSDT at [\d,.]+$/)
+    assert.match((await page.getAttribute('[data-testid=stream-log] li[data-type=order]', 'title'))!, /"client_order_id"/)
 
     // Every filled order of the stream is in the table, as the API lists it.
     const orders = (await api<{ data: { client_order_id: string; status: string }[] }>('GET', `/v1/strategies/${id}/orders?limit=100`)).data.filter((o) => o.status === 'filled')
@@ -265,6 +269,9 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     assert.equal(paused.stats.open_positions, 0, 'pause closed the position')
     assert.equal(await page.getAttribute('[data-testid=strategy-stats] [data-stat=open_positions]', 'data-value'), '0')
     await page.waitForSelector('[data-testid=stream-log] li[data-type=position_closed]')
+    assert.match(await page.innerText('[data-testid=stream-log] li[data-type=position_closed]'), / Closed (long|short) [\d.]+ BTCUSDT at [\d,.]+, entry [\d,.]+: PnL [+-]?[\d,.]+ USDT/)
+    // Paused, while the page's connection to the stream stays up: the two read apart.
+    assert.equal(await page.innerText('[data-testid=stream-state]'), 'updates: connected')
     await page.waitForSelector('[data-testid=deploy-form]')
   })
 

@@ -1,13 +1,15 @@
-import { createChart, type DeepPartial, type ChartOptions, type IChartApi, type ISeriesApi, type SeriesType } from 'lightweight-charts'
+import { createChart, type DeepPartial, type ChartOptions, type IChartApi, type ISeriesApi, type SeriesMarker, type SeriesType, type Time } from 'lightweight-charts'
 
 /**
  * A chart's container carries what it shows, for people (aria-label) and for the browser tests:
  * `data-series-lengths` (points per series), `chartSeries`, the library's own series objects, whose
- * `data()` is exactly what is drawn, and `chart`, the chart itself (its visible range and size).
+ * `data()` is exactly what is drawn, `chart`, the chart itself (its visible range and size), and
+ * `chartMarkers`, the markers drawn on a price chart.
  */
 export interface ChartHost extends HTMLDivElement {
   chartSeries?: ISeriesApi<SeriesType>[]
   chart?: IChartApi
+  chartMarkers?: SeriesMarker<Time>[]
 }
 
 /**
@@ -40,6 +42,7 @@ export function expose(container: ChartHost, chart: IChartApi, series: ISeriesAp
 export function unexpose(container: ChartHost): void {
   container.chart = undefined
   container.chartSeries = undefined
+  container.chartMarkers = undefined
 }
 
 /** Unix seconds, as the library's UTCTimestamp. */

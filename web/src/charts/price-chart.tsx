@@ -41,6 +41,7 @@ export function PriceChart({ klines, trades, intervalMs, priceDecimals, testId }
       if (key === drawn) return
       drawn = key
       plugin.setMarkers(markers)
+      container.chartMarkers = markers
       container.dataset.markers = String(markers.length)
       container.dataset.markedFills = String(events.length)
       container.dataset.barsPerMarker = String(barsPerGroup)

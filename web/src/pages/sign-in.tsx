@@ -4,7 +4,7 @@ import { api } from '../api/endpoints.js'
 import { signIn, type Credentials } from '../api/session.js'
 import { ErrorBox, toError } from '../components/async.js'
 
-/** The scopes the dashboard uses; the hint's command lists them, breakable only after a comma. */
+/** The scopes the dashboard uses, which the key hint's command asks for. */
 const KEY_SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write', 'webhooks:read', 'webhooks:write', 'market:read']
 
 /**
@@ -56,7 +56,7 @@ export function SignIn() {
               <textarea name="token" rows={3} required autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken(e.currentTarget.value)} />
             </label>
             <p class="hint">
-              From the app's sign-in, or on the server: <code>npx perpetua tokens issue --email you@example.com</code>
+              From the app's sign-in, or on the server: <Command text="npx perpetua tokens issue --email you@example.com" />
             </p>
             <p class="hint">Kept for this tab until you sign out or close it.</p>
           </>
@@ -71,16 +71,7 @@ export function SignIn() {
               <input name="api_secret" type="password" required autocomplete="off" value={apiSecret} onInput={(e) => setApiSecret(e.currentTarget.value)} />
             </label>
             <p class="hint">
-              <code>
-                npx perpetua keys create --email you@example.com --scopes{' '}
-                {KEY_SCOPES.map((scope, i) => (
-                  <Fragment key={scope}>
-                    {i > 0 ? ',' : ''}
-                    {i > 0 ? <wbr /> : null}
-                    {scope}
-                  </Fragment>
-                ))}
-              </code>
+              <Command text={`npx perpetua keys create --email you@example.com --scopes ${KEY_SCOPES.join(',')}`} />
             </p>
             <p class="hint">The secret stays in this tab's memory only: a reload asks for it again.</p>
           </>
@@ -91,5 +82,29 @@ export function SignIn() {
         </button>
       </form>
     </main>
+  )
+}
+
+/**
+ * A command to copy: it wraps between words and after a list's commas, never inside a word (not at
+ * the hyphens of `--scopes` either), and copies as the plain text it shows.
+ */
+function Command({ text }: { text: string }) {
+  const words = text.split(' ')
+  return (
+    <code class="command">
+      {words.map((word, i) => (
+        <Fragment key={i}>
+          {i > 0 ? ' ' : ''}
+          {word.split(',').map((part, j) => (
+            <Fragment key={j}>
+              {j > 0 ? ',' : ''}
+              {j > 0 ? <wbr /> : null}
+              <span>{part}</span>
+            </Fragment>
+          ))}
+        </Fragment>
+      ))}
+    </code>
   )
 }

@@ -83,7 +83,7 @@ export function BacktestsPage() {
                 <td>
                   <Link href={`/backtests/${job.id}`}>{job.id}</Link>
                 </td>
-                <td>
+                <td class="status">
                   <StatusBadge job={job} />
                 </td>
                 <td class="secondary">{job.config.template_id}</td>

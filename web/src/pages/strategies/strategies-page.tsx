@@ -3,7 +3,8 @@ import { api } from '../../api/endpoints.js'
 import type { Strategy } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
-import { num, pct, sign, time } from '../../format.js'
+import { num, pct, QUOTE, sign, time } from '../../format.js'
+import { SERVER_CLOCK } from '../../components/clocks.js'
 import { Link, navigate } from '../../router.js'
 
 /** Every strategy of the user with its status and lifetime stats; a form to create one. */
@@ -43,12 +44,12 @@ export function StrategiesPage() {
               <th>Template</th>
               <th>Symbols</th>
               <th>TF</th>
-              <th class="num">Capital</th>
+              <th class="num">Capital ({QUOTE})</th>
               <th class="num">Open</th>
-              <th class="num">PnL</th>
+              <th class="num">PnL ({QUOTE})</th>
               <th class="num">Trades</th>
               <th class="num">Win rate</th>
-              <th>Deployed</th>
+              <th title={SERVER_CLOCK}>Deployed</th>
             </tr>
           </thead>
           <tbody>

@@ -3,8 +3,11 @@ import { api } from '../../api/endpoints.js'
 import { client } from '../../api/session.js'
 import type { Strategy, StrategyOrder, StrategyTrade, StreamMessage } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError } from '../../components/async.js'
-import { num, pct, sign, time } from '../../format.js'
+import { usePriceDecimals } from '../../api/symbol-rules.js'
+import { EXCHANGE_CLOCK, SERVER_CLOCK } from '../../components/clocks.js'
+import { money, num, pct, price, QUOTE, sign, time } from '../../format.js'
 import { DeployPanel } from './deploy-panel.js'
+import { describeStreamMessage } from './stream-entry.js'
 
 interface Position {
   symbol: string
@@ -19,6 +22,9 @@ type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side
 const LOG_SIZE = 100
 
 type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed'
+
+/** The page's connection to the stream, in words that cannot pass for the strategy's own status ("live"). */
+const STREAM_LABELS: Record<StreamState, string> = { connecting: 'updates: connecting…', open: 'updates: connected', reconnecting: 'updates: reconnecting…', closed: 'updates: off' }
 
 /**
  * One strategy: its definition and stats, deploy and pause, and a live view fed by its status
@@ -99,6 +105,8 @@ export function StrategyPage({ id }: { id: string }) {
     }
   }, [id])
 
+  const decimals = usePriceDecimals(strategy?.symbols ?? [])
+  const tick = (symbol: string, value: unknown) => price(value as string | null | undefined, decimals(symbol))
   if (!strategy) return error ? <ErrorBox error={error} /> : <Loading what={id} />
   const stats = strategy.stats
   return (
@@ -108,17 +116,17 @@ export function StrategyPage({ id }: { id: string }) {
         <span class={`badge ${strategy.status}`} data-testid="live-status" data-status={strategy.status}>
           {strategy.status}
         </span>
-        <span class={`stream ${stream.state}`} data-testid="stream-state" data-state={stream.state} title={stream.detail}>
-          {stream.state === 'open' ? 'live' : stream.state}
+        <span class={`stream ${stream.state}`} data-testid="stream-state" data-state={stream.state} title={stream.detail ?? "This page's connection to the strategy's updates, not the strategy's status"}>
+          {STREAM_LABELS[stream.state]}
         </span>
       </div>
       <p class="muted">
-        {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {strategy.capital} · ×{strategy.leverage} · params{' '}
+        {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {money(strategy.capital)} · ×{strategy.leverage} · params{' '}
         <code>{JSON.stringify(strategy.params)}</code>
       </p>
       <dl class="metrics" data-testid="strategy-stats">
         <div data-stat="total_pnl" data-value={stats.total_pnl}>
-          <dt>PnL (realized + unrealized)</dt>
+          <dt>PnL (realized + unrealized, {QUOTE})</dt>
           <dd class={sign(stats.total_pnl)}>{num(stats.total_pnl)}</dd>
         </div>
         <div data-stat="open_positions" data-value={stats.open_positions}>
@@ -133,7 +141,7 @@ export function StrategyPage({ id }: { id: string }) {
           <dt>Win rate</dt>
           <dd>{pct(stats.win_rate, 1)}</dd>
         </div>
-        <div>
+        <div title={SERVER_CLOCK} data-clock="server">
           <dt>Deployed</dt>
           <dd>{time(strategy.deployed_at)}</dd>
         </div>
@@ -146,7 +154,7 @@ export function StrategyPage({ id }: { id: string }) {
         {position ? (
           <p>
             <span class={`badge ${position.side === 'buy' ? 'long' : 'short'}`}>{position.side === 'buy' ? 'long' : 'short'}</span> {position.qty} {position.symbol} at{' '}
-            {position.entry_price} since {time(position.time)}
+            {tick(position.symbol, position.entry_price)} since <span title={EXCHANGE_CLOCK}>{time(position.time)}</span>
           </p>
         ) : (
           <p class="muted">{stats.open_positions > 0 ? `${stats.open_positions} open (details arrive with the next position message)` : 'Flat.'}</p>
@@ -158,27 +166,27 @@ export function StrategyPage({ id }: { id: string }) {
         <table data-testid="orders-table">
           <thead>
             <tr>
-              <th>Time</th>
-              <th>Client order id</th>
+              <th title={EXCHANGE_CLOCK} data-clock="exchange">Time</th>
+              <th class="secondary">Client order id</th>
               <th>Status</th>
               <th>Side</th>
               <th class="num">Qty</th>
               <th class="num">Price</th>
-              <th class="num">Fee</th>
+              <th class="num secondary">Fee ({QUOTE})</th>
             </tr>
           </thead>
           <tbody>
             {orders.map((o) => (
               <tr key={o.client_order_id} data-order-id={o.client_order_id} data-status={o.status}>
                 <td>{time(o.time)}</td>
-                <td>
+                <td class="secondary">
                   <code>{o.client_order_id}</code>
                 </td>
                 <td>{o.status}</td>
                 <td>{o.side ?? '—'}</td>
                 <td class="num">{o.qty ?? '—'}</td>
-                <td class="num">{o.price ?? '—'}</td>
-                <td class="num">{o.fee === null ? '—' : num(o.fee, 4)}</td>
+                <td class="num">{tick(o.symbol, o.price)}</td>
+                <td class="num secondary">{o.fee === null ? '—' : num(o.fee, 4)}</td>
               </tr>
             ))}
           </tbody>
@@ -193,12 +201,12 @@ export function StrategyPage({ id }: { id: string }) {
             <tr>
               <th class="num">#</th>
               <th>Side</th>
-              <th>Entry</th>
-              <th class="num">Entry price</th>
-              <th>Exit</th>
-              <th class="num">Exit price</th>
-              <th class="num">Qty</th>
-              <th class="num">PnL</th>
+              <th title={EXCHANGE_CLOCK} data-clock="exchange">Entry</th>
+              <th class="num secondary">Entry price</th>
+              <th class="secondary">Exit</th>
+              <th class="num secondary">Exit price</th>
+              <th class="num secondary">Qty</th>
+              <th class="num" data-key="pnl">PnL ({QUOTE})</th>
             </tr>
           </thead>
           <tbody>
@@ -207,10 +215,10 @@ export function StrategyPage({ id }: { id: string }) {
                 <td class="num">{t.id}</td>
                 <td>{t.side === 'buy' ? 'long' : 'short'}</td>
                 <td>{time(t.entry_time)}</td>
-                <td class="num">{t.entry_price}</td>
-                <td>{time(t.exit_time)}</td>
-                <td class="num">{t.exit_price}</td>
-                <td class="num">{t.qty}</td>
+                <td class="num secondary">{tick(t.symbol, t.entry_price)}</td>
+                <td class="secondary">{time(t.exit_time)}</td>
+                <td class="num secondary">{tick(t.symbol, t.exit_price)}</td>
+                <td class="num secondary">{t.qty}</td>
                 <td class={`num ${sign(t.pnl)}`}>{num(t.pnl)}</td>
               </tr>
             ))}
@@ -221,8 +229,8 @@ export function StrategyPage({ id }: { id: string }) {
       <h2>Stream</h2>
       <ol class="log" data-testid="stream-log">
         {log.map((m, i) => (
-          <li key={`${m.time}-${i}`} data-type={m.type}>
-            <time>{time(m.time)}</time> <strong>{m.type}</strong> <code>{JSON.stringify(m.data)}</code>
+          <li key={`${m.time}-${i}`} data-type={m.type} title={JSON.stringify(m.data)}>
+            <time title={SERVER_CLOCK}>{time(m.time)}</time> {describeStreamMessage(m, tick)}
           </li>
         ))}
       </ol>
