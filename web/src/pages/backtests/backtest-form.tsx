@@ -6,6 +6,7 @@ import { ErrorBox, toError } from '../../components/async.js'
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
 import { FEE_MODELS } from '../../components/templates.js'
 import { navigate } from '../../router.js'
+import { CoverageHint } from './coverage.js'
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
@@ -68,6 +69,19 @@ export function BacktestForm({ templateId }: { templateId?: string } = {}) {
         To (UTC, inclusive)
         <input type="date" name="end" required value={end} onInput={(e) => ((datesTouched.current = true), setEnd(e.currentTarget.value))} />
       </label>
+      <div class="wide">
+        <CoverageHint
+          symbols={draftBody(state.draft).symbols}
+          timeframe={state.draft.timeframe}
+          start={start}
+          end={end}
+          onFit={(range) => {
+            datesTouched.current = true
+            setStart(range.start)
+            setEnd(range.end)
+          }}
+        />
+      </div>
       <label>
         Fee model
         <select name="fee_model" value={feeModel} onChange={(e) => setFeeModel(e.currentTarget.value)}>
