@@ -73,6 +73,13 @@ const chartFacts = (page: Page): Promise<ChartFacts[]> =>
     }
   })`)
 
+/** The page's charts once all three are drawn at their container's width, which `wanted` accepts. */
+const chartsAt = (page: Page, what: string, wanted: (width: number) => boolean): Promise<ChartFacts[]> =>
+  poll(what, 10_000, async () => {
+    const facts = await chartFacts(page)
+    return facts.length >= 3 && facts.every((f) => wanted(f.container) && Math.abs(f.drawn - f.container) <= 1) ? facts : undefined
+  })
+
 /** Every chart is drawn at its container's width and shows its whole series. */
 function assertChartsFit(facts: ChartFacts[], width: string): void {
   assert.ok(facts.length >= 3, `charts on the page: ${facts.map((f) => f.id).join(', ')}`)
@@ -267,22 +274,22 @@ describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () 
     })
     await page.setViewportSize(PHONE)
 
-    await poll('charts at 390 px', 5_000, async () => {
-      const facts = await chartFacts(page)
-      return facts.length >= 3 && facts.every((f) => f.container < PHONE.width && Math.abs(f.drawn - f.container) <= 1) ? facts : undefined
+    // A phone draws the half-year of 4 h bars as daily candles (≤ 1.5 a pixel); a laptop as 4 h.
+    const candles = () => page.$$eval('[data-testid=price-chart]', (els) => (els[0] as unknown as { chartSeries?: { data(): unknown[] }[] } | undefined)?.chartSeries?.[0]?.data().length ?? 0)
+    const phoneCandles = await poll('at most 1.5 candles a pixel on the phone', 10_000, async () => {
+      const n = await candles()
+      return n > 0 && n <= PHONE.width * 1.5 ? n : undefined
     })
-    assertChartsFit(await chartFacts(page), '390 px')
+    assertChartsFit(await chartsAt(page, 'charts at 390 px', (w) => w < PHONE.width), '390 px')
     await page.setViewportSize(LAPTOP)
-    const wide = await poll('charts redrawn at 1280 px', 5_000, async () => {
-      const facts = await chartFacts(page)
-      return facts.every((f) => f.container > 1000 && Math.abs(f.drawn - f.container) <= 1) ? facts : undefined
+    const laptopCandles = await poll('4 h candles at 1280 px', 10_000, async () => {
+      const n = await candles()
+      return n > 1000 ? n : undefined
     })
-    assertChartsFit(wide, '1280 px')
+    assert.ok(phoneCandles * 3 < laptopCandles, `candles: ${phoneCandles} on the phone, ${laptopCandles} on the laptop`)
+    assertChartsFit(await chartsAt(page, 'charts redrawn at 1280 px', (w) => w > 1000), '1280 px')
     await page.setViewportSize(PHONE)
-    assertChartsFit(await poll('charts redrawn at 390 px again', 5_000, async () => {
-      const facts = await chartFacts(page)
-      return facts.every((f) => f.container < PHONE.width && Math.abs(f.drawn - f.container) <= 1) ? facts : undefined
-    }), '390 px again')
+    assertChartsFit(await chartsAt(page, 'charts redrawn at 390 px again', (w) => w < PHONE.width), '390 px again')
   })
 
   it('a 3-year run\'s price chart: grouped markers for all 1000+ fills, an axis fitted to the candles, single trades when zoomed in', async () => {
@@ -316,10 +323,7 @@ describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () 
 
     await page.evaluate(`document.querySelector('[data-testid=price-chart]').chart.timeScale().fitContent()`)
     await page.setViewportSize(PHONE)
-    assertChartsFit(await poll('charts at 390 px', 5_000, async () => {
-      const facts = await chartFacts(page)
-      return facts.every((f) => f.container < PHONE.width && Math.abs(f.drawn - f.container) <= 1) ? facts : undefined
-    }), '390 px, 3 years')
+    assertChartsFit(await chartsAt(page, 'charts at 390 px', (w) => w < PHONE.width), '390 px, 3 years')
   })
 
   it('compares both runs in sight at 390 px, money formatted as on the result page', async () => {
@@ -364,6 +368,9 @@ describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () 
     assert.match((await page.getAttribute('[data-testid=strategy-stats] [data-clock=server]', 'title'))!, /server's clock/)
     assert.match((await page.getAttribute('[data-testid=orders-table] th[data-clock=exchange]', 'title'))!, /Exchange time/)
     assertInView(await boxes(page, '[data-testid=strategy-trades] th[data-key=pnl]'), PHONE.width, 'strategy PnL header')
+    await page.click('header nav a[href="/app/strategies"]')
+    await page.waitForSelector(`[data-testid=strategies-table] tr[data-strategy-id=${strategy.id}]`)
+    assertInView(await boxes(page, '[data-testid=strategies-table] th[data-key=pnl]'), PHONE.width, 'strategy list PnL header')
   })
 
   it('raised no console error or page error', () => {

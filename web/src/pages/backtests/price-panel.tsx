@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'preact/hooks'
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import { usePriceDecimals } from '../../api/symbol-rules.js'
 import type { Job, KlineInterval } from '../../api/types.js'
@@ -17,18 +17,45 @@ const INTERVALS: [KlineInterval, number][] = [
   ['1w', 604_800_000],
 ]
 const MAX_BARS = 1500
+/** Candles per pixel of chart width at most: more than 1.5 a pixel draw as a smear on a phone. */
+const BARS_PER_PX = 1.5
 
-/** The finest interval, no finer than the job's, that shows its whole span in one klines call (≤ 1500 bars). */
-export function chartInterval(job: Job): [KlineInterval, number] {
+/**
+ * The finest interval, no finer than the job's, that shows its whole span in one klines call
+ * (≤ 1500 bars) and, on a chart `width` px wide, at most 1.5 candles a pixel (a phone shows a
+ * half-year of 4 h bars as daily candles, a laptop keeps the 4 h).
+ */
+export function chartInterval(job: Job, width = Infinity): [KlineInterval, number] {
   const span = new Date(job.config.end).getTime() - new Date(job.config.start).getTime()
   const floor = (TIMEFRAME_MS as Record<string, number>)[job.config.timeframe] ?? 60_000
-  return INTERVALS.find(([, ms]) => ms >= floor && span / ms <= MAX_BARS) ?? INTERVALS.at(-1)!
+  const most = Math.min(MAX_BARS, width * BARS_PER_PX)
+  return INTERVALS.find(([, ms]) => ms >= floor && span / ms <= most) ?? INTERVALS.at(-1)!
 }
 
-/** The traded symbol's candles over the backtest's span with every trade marked (klines from the public mirror). */
+/** The element's width in CSS pixels, following resizes (Infinity until it is laid out). */
+function useWidth(ref: { current: HTMLElement | null }): number {
+  const [width, setWidth] = useState(Infinity)
+  useEffect(() => {
+    const element = ref.current
+    if (!element) return
+    const observer = new ResizeObserver(([entry]) => entry && entry.contentRect.width > 0 && setWidth(entry.contentRect.width))
+    observer.observe(element)
+    return () => observer.disconnect()
+  }, [])
+  return width
+}
+
+/** The traded symbol's candles over the backtest's span with every trade marked, once its width is known. */
 export function PricePanel({ job }: { job: Job }) {
+  const box = useRef<HTMLDivElement>(null)
+  const width = useWidth(box)
+  return <div ref={box}>{width < Infinity ? <PriceBody job={job} width={width} /> : null}</div>
+}
+
+/** Klines from the public mirror at the interval that suits `width`, read again only when that interval changes. */
+function PriceBody({ job, width }: { job: Job; width: number }) {
   const [symbol, setSymbol] = useState(job.config.symbols[0]!)
-  const [interval, intervalMs] = chartInterval(job)
+  const [interval, intervalMs] = chartInterval(job, width)
   const klines = useAsync(
     () => api.klines(symbol, interval, new Date(job.config.start).getTime(), new Date(job.config.end).getTime()),
     [symbol, interval, job.id],

@@ -41,15 +41,15 @@ export function StrategiesPage() {
             <tr>
               <th>Name</th>
               <th>Status</th>
-              <th>Template</th>
-              <th>Symbols</th>
-              <th>TF</th>
-              <th class="num">Capital ({QUOTE})</th>
+              <th class="secondary">Template</th>
+              <th class="secondary">Symbols</th>
+              <th class="secondary">TF</th>
+              <th class="num secondary">Capital ({QUOTE})</th>
               <th class="num">Open</th>
-              <th class="num">PnL ({QUOTE})</th>
-              <th class="num">Trades</th>
-              <th class="num">Win rate</th>
-              <th title={SERVER_CLOCK}>Deployed</th>
+              <th class="num" data-key="pnl">PnL ({QUOTE})</th>
+              <th class="num secondary">Trades</th>
+              <th class="num secondary">Win rate</th>
+              <th class="secondary" title={SERVER_CLOCK}>Deployed</th>
             </tr>
           </thead>
           <tbody>
@@ -61,15 +61,15 @@ export function StrategiesPage() {
                 <td>
                   <span class={`badge ${s.status}`}>{s.status}</span>
                 </td>
-                <td>{s.template_id}</td>
-                <td>{s.symbols.join(', ')}</td>
-                <td>{s.timeframe}</td>
-                <td class="num">{num(s.capital)}</td>
+                <td class="secondary">{s.template_id}</td>
+                <td class="secondary">{s.symbols.join(', ')}</td>
+                <td class="secondary">{s.timeframe}</td>
+                <td class="num secondary">{num(s.capital)}</td>
                 <td class="num">{s.stats.open_positions}</td>
                 <td class={`num ${sign(s.stats.total_pnl)}`}>{num(s.stats.total_pnl)}</td>
-                <td class="num">{s.stats.total_trades}</td>
-                <td class="num">{pct(s.stats.win_rate, 1)}</td>
-                <td>{time(s.deployed_at)}</td>
+                <td class="num secondary">{s.stats.total_trades}</td>
+                <td class="num secondary">{pct(s.stats.win_rate, 1)}</td>
+                <td class="secondary">{time(s.deployed_at)}</td>
               </tr>
             ))}
           </tbody>
