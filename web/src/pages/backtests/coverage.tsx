@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
+import { PerpetuaError } from '../../../../src/client/index.js'
 import { client } from '../../api/session.js'
 import { toError } from '../../components/async.js'
 
@@ -60,6 +61,8 @@ export function commonRange(coverage: Coverage[]): { start: string; end: string 
  */
 export function CoverageHint({ symbols, timeframe, start, end, onFit }: { symbols: string[]; timeframe: string; start: string; end: string; onFit: (range: { start: string; end: string }) => void }) {
   const { coverage, error } = useCoverage(symbols, timeframe)
+  // A server without the endpoint (older than issue 24) answers 404: the form then says nothing.
+  if (error instanceof PerpetuaError && error.status === 404) return null
   if (error) return <p class="hint" data-testid="coverage" data-state="unknown">Recorded history unknown: {error.message}</p>
   if (!coverage) return null
   const common = commonRange(coverage)
