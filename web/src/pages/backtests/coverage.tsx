@@ -57,7 +57,7 @@ export function commonRange(coverage: Coverage[]): { start: string; end: string 
 /**
  * What the chosen symbols and timeframe have recorded, under the backtest form's dates, with what the
  * chosen dates miss: a range outside the data fails with NO_DATA, a range that overhangs it runs on
- * part of it (the result then carries warnings). `onFit` moves the dates to the recorded range.
+ * part of it (the result then carries warnings). `onFit` moves the dates inside the recorded range.
  */
 export function CoverageHint({ symbols, timeframe, start, end, onFit }: { symbols: string[]; timeframe: string; start: string; end: string; onFit: (range: { start: string; end: string }) => void }) {
   const { coverage, error } = useCoverage(symbols, timeframe)
@@ -68,6 +68,8 @@ export function CoverageHint({ symbols, timeframe, start, end, onFit }: { symbol
   const common = commonRange(coverage)
   const outside = common ? end < common.start || start > common.end : true
   const overhang = common && !outside && (start < common.start || end > common.end)
+  // Outside: the whole recorded range; overhanging: the chosen dates cut to it.
+  const fit = !common ? null : outside ? common : overhang ? { start: start < common.start ? common.start : start, end: end > common.end ? common.end : end } : null
   return (
     <div class="hint" data-testid="coverage" data-state={outside ? 'outside' : overhang ? 'partial' : 'inside'} data-start={common?.start ?? ''} data-end={common?.end ?? ''}>
       Recorded {timeframe} history:{' '}
@@ -84,9 +86,9 @@ export function CoverageHint({ symbols, timeframe, start, end, onFit }: { symbol
       ) : overhang ? (
         <p class="warn">The chosen dates reach beyond it: the run covers part of them and its result will say so.</p>
       ) : null}
-      {common && (outside || overhang) ? (
-        <button type="button" class="link" onClick={() => onFit(common)} data-testid="fit-dates">
-          Use {common.start} → {common.end}
+      {fit ? (
+        <button type="button" class="link" onClick={() => onFit(fit)} data-testid="fit-dates">
+          Use {fit.start} → {fit.end}
         </button>
       ) : null}
     </div>
