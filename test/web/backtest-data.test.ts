@@ -39,6 +39,21 @@ describe('backtest data coverage in headless Chromium (pglite, replay exchange)'
     assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
     return res.json() as T
   }
+  /**
+   * The job as the API gives it. The page has just read it, and one job may be read once per 5 s: a
+   * 429 is waited out by its Retry-After, in real time (the server's clock is the wall clock here).
+   */
+  const apiJob = async <T>(id: string): Promise<T> => {
+    for (let attempt = 0; ; attempt++) {
+      const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
+      if (res.statusCode === 429 && attempt < 3) {
+        await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? 5) * 1000))
+        continue
+      }
+      assert.equal(res.statusCode, 200, res.body)
+      return res.json() as T
+    }
+  }
   const openForm = async () => {
     await page.click('header nav a[href="/app/backtests"]')
     await page.click('[data-testid=new-backtest]')
@@ -127,7 +142,7 @@ describe('backtest data coverage in headless Chromium (pglite, replay exchange)'
     const id = new URL(page.url()).pathname.split('/').at(-1)!
     await page.waitForSelector('[data-testid=backtest-progress][data-status=done]', { timeout: 60_000 })
 
-    const job = await api<{ result: { warnings: string[] } }>('GET', `/v1/backtest/jobs/${id}`)
+    const job = await apiJob<{ result: { warnings: string[] } }>(id)
     assert.ok(job.result.warnings.length > 0, 'the API warns of the missing week')
     const shown = await page.$$eval('[data-testid=warnings] li', (lis) => lis.map((li) => (li as unknown as { textContent: string }).textContent))
     assert.deepEqual(shown, job.result.warnings)
