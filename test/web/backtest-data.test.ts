@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import type { BrowserContext, Page } from 'playwright-core'
-import { buildDashboard } from '../../web/build.js'
-import { startTestApp, type TestApp } from '../support/app.js'
-import { tempDir } from '../support/database.js'
-import type { KeyPair } from '../support/signing.js'
-import { browserMissing, launchBrowser } from './browser.js'
+import type { Page } from 'playwright-core'
+import { browserMissing } from './browser.js'
+import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
 
 /**
  * What history a backtest has, in the browser (issue 24): the form says what the chosen symbol and
@@ -25,35 +22,10 @@ interface Coverage {
 const skip = browserMissing()
 
 describe('backtest data coverage in headless Chromium (pglite, replay exchange)', { skip }, () => {
-  let t: TestApp
-  let base: string
-  let key: KeyPair
-  let token: string
-  let browser: BrowserContext
+  let d: DashboardApp
   let page: Page
   let btc: Coverage
-  const consoleErrors: string[] = []
 
-  const api = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-    const res = await t.signed(key, method, url, body)
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
-    return res.json() as T
-  }
-  /**
-   * The job as the API gives it. The page has just read it, and one job may be read once per 5 s: a
-   * 429 is waited out by its Retry-After, in real time (the server's clock is the wall clock here).
-   */
-  const apiJob = async <T>(id: string): Promise<T> => {
-    for (let attempt = 0; ; attempt++) {
-      const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
-      if (res.statusCode === 429 && attempt < 3) {
-        await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? 5) * 1000))
-        continue
-      }
-      assert.equal(res.statusCode, 200, res.body)
-      return res.json() as T
-    }
-  }
   const openForm = async () => {
     await page.click('header nav a[href="/app/backtests"]')
     await page.click('[data-testid=new-backtest]')
@@ -65,29 +37,17 @@ describe('backtest data coverage in headless Chromium (pglite, replay exchange)'
   }
 
   before(async () => {
-    const dashboardDir = tempDir('web')
-    await buildDashboard(dashboardDir)
-    t = await startTestApp('pglite', { RATE_LIMIT_WEIGHT_PER_MINUTE: '100000' }, { replay: true, queue: 'workers', wallClock: true, config: { dashboardDir } })
-    base = await t.app.listen({ host: '127.0.0.1', port: 0 })
-    key = await t.createKey([...SCOPES], 'coverage@example.test')
-    const user = await t.database.handle.db.selectFrom('users').select('id').where('email', '=', 'coverage@example.test').executeTakeFirstOrThrow()
-    token = await t.services.tokens.issue(user.id, t.clock.now())
-    btc = await api<Coverage>('GET', '/v1/backtest/coverage?symbol=BTCUSDT&timeframe=1h')
+    d = await startDashboardApp([...SCOPES], 'coverage@example.test')
+    page = d.page
+    btc = await d.api<Coverage>('GET', '/v1/backtest/coverage?symbol=BTCUSDT&timeframe=1h')
     assert.ok(btc.start && btc.end, 'the shipped data has BTCUSDT hours')
-    browser = await launchBrowser()
-    page = await browser.newPage()
-    page.on('pageerror', (error) => consoleErrors.push(error.message))
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text())
-    })
-    await page.goto(`${base}/app/backtests`)
-    await page.fill('textarea[name=token]', token)
+    await page.goto(`${d.base}/app/backtests`)
+    await page.fill('textarea[name=token]', d.token)
     await page.click('[data-testid=sign-in-submit]')
     await page.waitForSelector('[data-testid=backtests-table]')
   })
   after(async () => {
-    await browser?.close()
-    await t?.close()
+    await d?.close()
   })
 
   it('the form says what BTCUSDT 1h covers, as the API does, and that the default dates lie inside it', async () => {
@@ -98,7 +58,7 @@ describe('backtest data coverage in headless Chromium (pglite, replay exchange)'
     assert.match(await hint.innerText(), new RegExp(`BTCUSDT ${btc.start!.slice(0, 10)} → ${btc.end!.slice(0, 10)}`))
     // Another timeframe is asked again.
     await page.selectOption('select[name=timeframe]', '4h')
-    const fourHours = await api<Coverage>('GET', '/v1/backtest/coverage?symbol=BTCUSDT&timeframe=4h')
+    const fourHours = await d.api<Coverage>('GET', '/v1/backtest/coverage?symbol=BTCUSDT&timeframe=4h')
     await page.waitForSelector(`[data-testid=coverage][data-start="${fourHours.start!.slice(0, 10)}"]`)
     assert.match(await page.innerText('[data-testid=coverage]'), /Recorded 4h history/)
   })
@@ -142,7 +102,7 @@ describe('backtest data coverage in headless Chromium (pglite, replay exchange)'
     const id = new URL(page.url()).pathname.split('/').at(-1)!
     await page.waitForSelector('[data-testid=backtest-progress][data-status=done]', { timeout: 60_000 })
 
-    const job = await apiJob<{ result: { warnings: string[] } }>(id)
+    const job = await d.apiJob<{ result: { warnings: string[] } }>(id)
     assert.ok(job.result.warnings.length > 0, 'the API warns of the missing week')
     const shown = await page.$$eval('[data-testid=warnings] li', (lis) => lis.map((li) => (li as unknown as { textContent: string }).textContent))
     assert.deepEqual(shown, job.result.warnings)
@@ -157,7 +117,7 @@ describe('backtest data coverage in headless Chromium (pglite, replay exchange)'
     assert.equal(await save.innerText(), 'Save anyway')
     await save.click()
     await page.waitForURL(/\/app\/strategies\/strat_[0-9a-f]+$/)
-    const strategies = await api<{ data: { id: string }[] }>('GET', '/v1/strategies')
+    const strategies = await d.api<{ data: { id: string }[] }>('GET', '/v1/strategies')
     assert.equal(strategies.data.length, 1)
   })
 
@@ -176,6 +136,6 @@ describe('backtest data coverage in headless Chromium (pglite, replay exchange)'
   })
 
   it('raised no console error or page error', () => {
-    assert.deepEqual(consoleErrors, [])
+    assert.deepEqual(d.consoleErrors, [])
   })
 })

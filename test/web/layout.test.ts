@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { BrowserContext, Page } from 'playwright-core'
-import { buildDashboard } from '../../web/build.js'
-import { startTestApp, type TestApp } from '../support/app.js'
-import { tempDir } from '../support/database.js'
 import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
 import { poll } from '../support/poll.js'
 import type { KeyPair } from '../support/signing.js'
-import { browserMissing, launchBrowser } from './browser.js'
+import { browserMissing } from './browser.js'
+import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
 
 /**
  * The dashboard at a laptop's 1280 px and a phone's 390 px (issue 24): key columns in sight, charts
@@ -92,7 +90,7 @@ function assertChartsFit(facts: ChartFacts[], width: string): void {
 const skip = browserMissing()
 
 describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () => {
-  let t: TestApp
+  let d: DashboardApp
   let base: string
   let key: KeyPair
   let token: string
@@ -101,13 +99,8 @@ describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () 
   let receiver: HttpsReceiver
   let long: ApiJob
   let short: ApiJob
-  const consoleErrors: string[] = []
 
-  const api = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-    const res = await t.signed(key, method, url, body)
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
-    return res.json() as T
-  }
+  const api = <T>(method: string, url: string, body?: unknown): Promise<T> => d.api<T>(method, url, body)
   /** Submits a backtest and waits for it to finish (through the list: one job may be read once per 5 s). */
   const backtest = async (body: Record<string, unknown>): Promise<ApiJob> => {
     const { id } = await api<{ id: string }>('POST', '/v1/backtest/jobs', { symbols: ['BTCUSDT'], capital: '10000', ...body })
@@ -117,7 +110,7 @@ describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () 
       assert.notEqual(status, 'failed', `backtest ${id} failed`)
       return status === 'done' ? true : undefined
     })
-    return api<ApiJob>('GET', `/v1/backtest/jobs/${id}`)
+    return d.apiJob<ApiJob>(id)
   }
   /**
    * Opens a backtest through the app's own links, as a user does: a finished job read once stays in
@@ -135,31 +128,19 @@ describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () 
   }
 
   before(async () => {
-    const dashboardDir = tempDir('web')
-    await buildDashboard(dashboardDir)
     receiver = await startHttpsReceiver()
-    t = await startTestApp(
-      'pglite',
-      { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile, RATE_LIMIT_WEIGHT_PER_MINUTE: '100000' },
-      { replay: true, queue: 'workers', wallClock: true, config: { dashboardDir, webhookTimeoutMs: 2000 } },
-    )
-    base = await t.app.listen({ host: '127.0.0.1', port: 0 })
-    key = await t.createKey([...SCOPES], 'phone@example.test')
-    const user = await t.database.handle.db.selectFrom('users').select('id').where('email', '=', 'phone@example.test').executeTakeFirstOrThrow()
-    token = await t.services.tokens.issue(user.id, t.clock.now())
+    d = await startDashboardApp([...SCOPES], 'phone@example.test', { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile }, { config: { webhookTimeoutMs: 2000 } })
+    base = d.base
+    key = d.key
+    token = d.token
+    browser = d.browser
+    page = d.page
     // Three years of hours (issue 24's 526 trades) and half a year of 4 h bars.
     long = await backtest({ template_id: 'sma_cross', params: { fast: 10, slow: 30 }, timeframe: '1h', start: '2022-01-01T00:00:00Z', end: '2024-12-31T00:00:00Z' })
     short = await backtest({ template_id: 'ema_cross', params: { fast: 12, slow: 26 }, timeframe: '4h', start: '2024-01-01T00:00:00Z', end: '2024-06-30T00:00:00Z', capital: '5000' })
-    browser = await launchBrowser()
-    page = await browser.newPage()
-    page.on('pageerror', (error) => consoleErrors.push(error.message))
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text())
-    })
   })
   after(async () => {
-    await browser?.close()
-    await t?.close()
+    await d?.close()
     await receiver?.close()
   })
 
@@ -374,6 +355,6 @@ describe('dashboard at 1280 and 390 px (pglite, replay exchange)', { skip }, () 
   })
 
   it('raised no console error or page error', () => {
-    assert.deepEqual(consoleErrors, [])
+    assert.deepEqual(d.consoleErrors, [])
   })
 })
