@@ -39,7 +39,7 @@ export function BacktestResult({ job }: { job: Job }) {
       {warnings.length > 0 ? (
         <div class="card notice" role="status" data-testid="warnings">
           <strong>
-            {warnings.length === 1 ? 'A warning' : `${warnings.length} warnings`}: these figures come from part of the chosen range
+            {warnings.length === 1 ? 'A warning' : `${warnings.length} warnings`} about the history behind these figures
           </strong>
           <ul>
             {warnings.map((w) => (
