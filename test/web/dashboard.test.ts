@@ -261,6 +261,10 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
       const shown = await page.$$eval('[data-testid=orders-table] tbody tr[data-status=filled]', (trs) => trs.map((tr) => tr.getAttribute('data-order-id')))
       return orders.every((o) => shown.includes(o.client_order_id)) ? true : undefined
     })
+    // A fill's time is the exchange's clock (the replay's 2025), the deploy's ours: each cell says which.
+    const clocks = await page.$$eval('[data-testid=orders-table] tbody tr[data-status=filled] td:first-child', (tds) => tds.map((td) => td.getAttribute('data-clock')))
+    assert.ok(clocks.length > 0 && clocks.every((c) => c === 'exchange'), `filled orders' clocks: ${clocks.join(',')}`)
+    assert.match((await page.getAttribute('[data-testid=orders-table] tbody tr[data-status=filled] td:first-child', 'title'))!, /Exchange time/)
 
     await page.click('[data-testid=pause]')
     await page.waitForSelector('[data-testid=live-status][data-status=paused]')

@@ -17,7 +17,8 @@ interface Position {
   time: string
 }
 
-type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string }
+/** `time`: the fill's (the exchange's clock), or for an order not filled when we recorded it (ours). */
+type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string; clock: 'exchange' | 'server' }
 
 const LOG_SIZE = 100
 
@@ -42,7 +43,7 @@ export function StrategyPage({ id }: { id: string }) {
   const refreshTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
 
   const loadHistory = () => {
-    api.strategyOrders(id).then((page) => setOrders(page.data.map((o) => ({ ...o, time: o.filled_at ?? o.created_at }))), (e: unknown) => setError(toError(e)))
+    api.strategyOrders(id).then((page) => setOrders(page.data.map((o) => ({ ...o, time: o.filled_at ?? o.created_at, clock: o.filled_at ? 'exchange' : 'server' }))), (e: unknown) => setError(toError(e)))
     api.strategyTrades(id).then((page) => setTrades(page.data), (e: unknown) => setError(toError(e)))
   }
   const loadStrategy = () => api.strategy(id).then(setStrategy, (e: unknown) => setError(toError(e)))
@@ -85,6 +86,7 @@ export function StrategyPage({ id }: { id: string }) {
             price: data.price ?? null,
             fee: data.fee ?? null,
             time: data.time ?? message.time,
+            clock: data.time ? 'exchange' : 'server',
           }
           setOrders((previous) => [order, ...previous.filter((o) => o.client_order_id !== order.client_order_id)])
           refreshSoon()
@@ -166,7 +168,7 @@ export function StrategyPage({ id }: { id: string }) {
         <table data-testid="orders-table">
           <thead>
             <tr>
-              <th title={EXCHANGE_CLOCK} data-clock="exchange">Time</th>
+              <th title={`A fill's time: ${EXCHANGE_CLOCK}`} data-clock="exchange">Time</th>
               <th class="secondary">Client order id</th>
               <th>Status</th>
               <th>Side</th>
@@ -178,7 +180,9 @@ export function StrategyPage({ id }: { id: string }) {
           <tbody>
             {orders.map((o) => (
               <tr key={o.client_order_id} data-order-id={o.client_order_id} data-status={o.status}>
-                <td>{time(o.time)}</td>
+                <td title={o.clock === 'exchange' ? EXCHANGE_CLOCK : SERVER_CLOCK} data-clock={o.clock}>
+                  {time(o.time)}
+                </td>
                 <td class="secondary">
                   <code>{o.client_order_id}</code>
                 </td>
