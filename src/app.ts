@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { authenticateDataKey } from './auth/data-key.js'
 import { templateRoutes } from './custom-templates/routes.js'
 import { identityRoutes } from './auth/identity/routes.js'
+import { BEARER_ONLY_MESSAGE } from './auth/keys/signed-in.js'
 import { requireActivePlan } from './auth/plans.js'
 import { backtestRoutes } from './backtests/routes.js'
 import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
@@ -12,6 +13,7 @@ import { sendInTransaction } from './db/queue.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import type { Access, OnAuthenticated } from './http/access.js'
 import { authenticate, replayedSignature } from './http/authenticate.js'
+import { clientErrorHandler } from './http/client-error.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
 import { AppError } from './http/errors.js'
 import { installJsonBody } from './http/json-body.js'
@@ -45,8 +47,13 @@ export interface BuildAppOptions {
 }
 
 /** The whole HTTP API as a Fastify instance, ready for inject() or listen(); it never listens itself. */
+const SIGNATURE_NEEDED =
+  'this endpoint needs a signed request (X-Service-API-Key, X-Service-Timestamp, X-Service-Signature) or Authorization: Bearer <app token>'
+const BEARER_NEEDED = BEARER_ONLY_MESSAGE
+
 export async function buildApp(services: Services, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   let metrics: Metrics
+  const nextRequestId = requestIdGenerator()
   const app = Fastify({
     ...(options.logger
       ? {
@@ -60,7 +67,8 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     bodyLimit: BODY_LIMIT_BYTES,
     schemaController: { compilersFactory: { buildSerializer: (options.serializers ?? new LazySerializers()).build } },
     requestIdHeader: false, // genReqId reads the header itself and keeps it only when safe
-    genReqId: requestIdFrom(requestIdGenerator()),
+    genReqId: requestIdFrom(nextRequestId),
+    clientErrorHandler: clientErrorHandler(nextRequestId),
     return503OnClosing: true,
     frameworkErrors: (error, request, reply) => {
       const sent = renderError(error, request, reply)
@@ -92,12 +100,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   const authoriseV1 = (access: Extract<Access, { kind: 'v1' }>, onAuthenticated: OnAuthenticated | undefined) => async (request: FastifyRequest, reply: FastifyReply) => {
     const authenticated = await authenticate(request, services)
     const principal = authenticated?.principal ?? null
-    if (!principal && access.signed) {
-      throw new AppError(
-        'UNAUTHENTICATED',
-        'this endpoint needs a signed request (X-Service-API-Key, X-Service-Timestamp, X-Service-Signature) or Authorization: Bearer <app token>',
-      )
-    }
+    if (!principal && access.signed) throw new AppError('UNAUTHENTICATED', access.bearerOnly ? BEARER_NEEDED : SIGNATURE_NEEDED)
     if (principal && access.scope && !principal.scopes.has(access.scope)) {
       throw new AppError('INSUFFICIENT_PERMISSION', `this API key lacks the scope ${access.scope}`)
     }
@@ -154,6 +157,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(backtestRoutes, {
     db: services.database.db,
     now: services.now,
+    market: services.market,
     shared: services.shared,
     templates,
     semantics: ENGINE_SEMANTICS,

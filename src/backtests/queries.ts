@@ -1,6 +1,7 @@
 import { type Selectable, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { BacktestJobsTable, JobStatus } from '../db/schema.js'
+import { recordEvents } from '../events/outbox.js'
 import type { KeysetPosition } from '../http/cursor.js'
 
 export type JobRow = Selectable<BacktestJobsTable>
@@ -166,24 +167,20 @@ export async function finishJob(
 export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, maxAttempts: number): Promise<{ rerun: { id: string; attempt: number }[]; failed: string[] }> {
   const lost = await trx
     .selectFrom('backtest_jobs')
-    .select(['id', 'attempt'])
+    .select(['id', 'attempt', 'user_id', 'template_id'])
     .where('status', '=', 'running')
     .where('heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${lostAfterMs / 1000})`)
     .forUpdate()
     .skipLocked()
     .execute()
-  const failed = lost.filter((job) => job.attempt >= maxAttempts).map((job) => job.id)
+  const lostTwice = lost.filter((job) => job.attempt >= maxAttempts)
+  const failed = lostTwice.map((job) => job.id)
   const rerun = lost.filter((job) => job.attempt < maxAttempts).map((job) => ({ id: job.id, attempt: job.attempt + 1 }))
   if (failed.length > 0) {
-    await trx
-      .updateTable('backtest_jobs')
-      .set({
-        status: 'failed',
-        finished_at: at,
-        error: JSON.stringify({ code: 'WORKER_LOST', message: `the worker running this job stopped during each of its ${maxAttempts} runs; submit it again` }),
-      })
-      .where('id', 'in', failed)
-      .execute()
+    const error = { code: 'WORKER_LOST', message: `the worker running this job stopped during each of its ${maxAttempts} runs; submit it again` }
+    await trx.updateTable('backtest_jobs').set({ status: 'failed', finished_at: at, error: JSON.stringify(error) }).where('id', 'in', failed).execute()
+    const data = (job: (typeof lostTwice)[number]) => ({ job_id: job.id, status: 'failed', template_id: job.template_id, error })
+    await recordEvents(trx, lostTwice.map((job) => ({ userId: job.user_id, type: 'backtest.job_done', data: data(job), at })))
   }
   if (rerun.length > 0) {
     await trx

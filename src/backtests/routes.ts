@@ -1,16 +1,19 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { Db } from '../db/connect.js'
+import type { MarketData } from '../market/market-data.js'
+import { coverageOf } from './coverage.js'
 import type { Access } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
-import { CancelSchema, NoQuerySchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
+import { CancelSchema, CoverageQuerySchema, CoverageSchema, NoQuerySchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
 import { type BacktestContext, cancelJob, createJob, getJob, pageJobs } from './service.js'
 
 export interface BacktestRoutesOptions {
   db: Db
   now: () => number
+  market: MarketData
   shared: SharedState
   templates: TemplateCatalog
   enqueue: BacktestContext['enqueue']
@@ -67,6 +70,23 @@ export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (
       },
     },
     async (request) => pageJobs(context(request), request.query),
+  )
+
+  app.get(
+    '/v1/backtest/coverage',
+    {
+      config: read(1),
+      schema: {
+        tags,
+        security,
+        summary: "The range of bars the exchange holds for a symbol and timeframe (what a backtest's start and end may span)",
+        description:
+          "start is the first bar's open, end the last closed bar's close by the exchange's clock (the built-in replay exchange's clock trails ours by months); both null when the exchange has none. Asked of the exchange, so a form can offer only ranges with data.",
+        querystring: CoverageQuerySchema,
+        response: { 200: CoverageSchema, 502: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request) => coverageOf(options.market.session(), request.query.symbol, request.query.timeframe, options.now()),
   )
 
   app.get(

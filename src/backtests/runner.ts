@@ -12,6 +12,7 @@ import { findCustomVersion } from '../custom-templates/queries.js'
 import { jobBudgetMs } from '../custom-templates/sandbox/limits.js'
 import { EngineCancelled, EngineFailure, EnginePool } from './engine-pool.js'
 import type { CustomJob } from './engine-thread.js'
+import { dataWarnings, exchangeCoverage, NoData, requireBars } from './coverage.js'
 import { loadBars, loadFunding } from './history-store.js'
 import { type HistoryCaches, historyCaches } from './history-cache.js'
 import { sendInTransaction } from '../db/queue.js'
@@ -133,25 +134,38 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, caches: Histor
   try {
     const input = await engineInput(deps, caches, job, () => cancelled, (fraction) => (progress = LOADING_SHARE * fraction))
     if (cancelled) return
+    const config = job.config as JobConfig
+    const range = { timeframe: config.timeframe, start: input.start, end: input.end }
+    await requireBars(input.bars, range, (symbol) => exchangeCoverage(deps.market.session(), symbol, config.timeframe, now()).catch(() => undefined))
+    const warnings = dataWarnings(input.bars, input.funding, range)
     const custom = await customJob(deps.db, job, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
     const run = pool.run(input, (fraction) => (progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction), custom)
     stopEngine = run.cancel
     const result = await run.result
-    const config = job.config as JobConfig
     // Formatted and compressed before the transaction opens: on PGlite (one session) an open
     // transaction holds every other query back, and this is 30-40 ms of CPU for 5,683 trades.
     const metrics = formatMetrics(result.metrics)
-    const stored = encodeResult(formatResult(result, INTERVAL_MS[config.timeframe]))
+    const stored = encodeResult({ ...formatResult(result, INTERVAL_MS[config.timeframe]), warnings })
     await db.transaction().execute(async (trx) => {
       const at = new Date(now())
       const done = await finishJob(trx, jobId, attempt, { status: 'done', metrics, result: stored }, at)
-      if (done) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data: { job_id: jobId, status: 'done', template_id: config.template_id, metrics }, at })
+      const data = { job_id: jobId, status: 'done', template_id: config.template_id, metrics, warnings }
+      if (done) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data, at })
     })
   } catch (error) {
     if (error instanceof EngineCancelled || cancelled) return
     const failure = describeFailure(error)
     if (failure.code === 'ENGINE_ERROR' || failure.code === 'INTERNAL') deps.log.error({ err: error, job: jobId }, 'backtest failed')
-    await finishJob(db, jobId, attempt, { status: 'failed', error: failure }, new Date(now())).catch(() => undefined)
+    // A failed job is done too: its event carries the error as the job does.
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        const at = new Date(now())
+        const failed = await finishJob(trx, jobId, attempt, { status: 'failed', error: failure }, at)
+        const data = { job_id: jobId, status: 'failed', template_id: (job.config as JobConfig).template_id, error: failure }
+        if (failed) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data, at })
+      })
+      .catch(() => undefined)
   } finally {
     clearInterval(beat)
   }
@@ -193,6 +207,6 @@ async function customJob(db: Db, job: JobRow, bars: number): Promise<{ job: Cust
 
 function describeFailure(error: unknown): { code: string; message: string } {
   if (error instanceof EngineFailure) return { code: error.code, message: error.message }
-  if (error instanceof AppError) return { code: error.code, message: error.message }
+  if (error instanceof AppError || error instanceof NoData) return { code: error.code, message: error.message }
   return { code: 'INTERNAL', message: 'the backtest failed unexpectedly' }
 }

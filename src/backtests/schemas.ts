@@ -101,6 +101,12 @@ export const ResultSchema = Type.Object({
   final_equity: Type.Optional(Type.String()),
   fees_paid: Type.Optional(Type.String()),
   funding_paid: Type.Optional(Type.String()),
+  warnings: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'What the history lacked, one line per symbol ("BTCUSDT 1h: 721 of 744 bars missing between … and …", or no funding events); empty when complete. A range with no bar at all fails as NO_DATA instead.',
+    }),
+  ),
 })
 
 export const JobSchema = Type.Object({
@@ -112,7 +118,16 @@ export const JobSchema = Type.Object({
   finished_at: Type.Union([IsoTimestamp, Type.Null()]),
   progress: Type.Number({ minimum: 0, maximum: 1 }),
   result: Type.Union([ResultSchema, Type.Null()]),
-  error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+  error: Type.Union(
+    [
+      Type.Object({
+        code: Type.String({ description: 'NO_DATA: no bar of a symbol in the range (the message names the coverage that exists); WORKER_LOST, ENGINE_ERROR, …' }),
+        message: Type.String(),
+      }),
+      Type.Null(),
+    ],
+    { description: '{code, message} when status is failed, else null' },
+  ),
 })
 export type Job = Static<typeof JobSchema>
 
@@ -142,3 +157,21 @@ export const CancelSchema = Type.Object(
   { additionalProperties: false },
 )
 export type CancelBody = Static<typeof CancelSchema>
+
+export const CoverageQuerySchema = Type.Object(
+  {
+    symbol: Type.String({ pattern: '^[A-Z0-9]{2,30}$', description: 'Uppercase symbol, e.g. BTCUSDT' }),
+    timeframe: Type.Enum(TIMEFRAMES),
+  },
+  { additionalProperties: false },
+)
+export type CoverageQuery = Static<typeof CoverageQuerySchema>
+
+const CoverageTime = (description: string) => Type.Union([IsoTimestamp, Type.Null()], { description })
+
+export const CoverageSchema = Type.Object({
+  symbol: Type.String(),
+  timeframe: Type.Enum(TIMEFRAMES),
+  start: CoverageTime("The first bar's open time; null when the exchange has no bar"),
+  end: CoverageTime("The last closed bar's close time, by the exchange's clock; null when the exchange has no bar"),
+})

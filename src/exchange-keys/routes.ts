@@ -27,7 +27,7 @@ import { type ExchangeKeyDeps, listKeys, registerKey, removeKey, reverifyKey, st
  */
 export const KEY_LOOKUPS_PER_MINUTE = 30
 
-const v1 = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight } })
+const v1 = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, bearerOnly: true } })
 const tags = ['exchange keys']
 const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
 const BEARER_ONLY = 'Needs a signed-in user (Authorization: Bearer <app token>); a signed API key is refused with 403 INSUFFICIENT_PERMISSION.'

@@ -7,8 +7,11 @@ export type Access =
   | { kind: 'ops' }
   /** Public, unversioned endpoints: no credentials, per-IP request budget. */
   | { kind: 'public' }
-  /** /v1 endpoints: signed (or Bearer) when `signed`, else signing optional; weight charged per key or IP. */
-  | { kind: 'v1'; signed: boolean; weight: number; scope?: Scope }
+  /**
+   * /v1 endpoints: signed (or Bearer) when `signed`, else signing optional; weight charged per key or IP.
+   * `bearerOnly`: credential management, for a signed-in user's app token only (auth/keys/signed-in.ts).
+   */
+  | { kind: 'v1'; signed: boolean; weight: number; scope?: Scope; bearerOnly?: true }
   /**
    * Plan-gated data endpoints (spec Authentication, pattern 2): a `pk_` key in X-Service-API-Key,
    * no signature; 401 without a valid key, 403 without `scope` or an active Standard-or-better plan.

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorCode } from './errors.js'
 import { echoRequestId } from './request-id.js'
+import { enumMessage, quoted, readableIssues, type SchemaIssue, valueAt } from './schema-issues.js'
 
 /**
  * One error handler for every route. `/v1` routes answer with the envelope of DESIGN §5
@@ -26,7 +27,7 @@ export function installErrorHandling(app: FastifyInstance, onUnmatched: (request
  */
 export function renderError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   echoRequestId(request, reply)
-  const problem = toProblem(error)
+  const problem = toProblem(error, request)
   if (problem.status >= 500) {
     request.log.error({ err: error }, 'request failed')
   }
@@ -60,7 +61,7 @@ function isVersioned(request: FastifyRequest): boolean {
   return request.url === '/v1' || request.url.startsWith('/v1/') || request.url.startsWith('/v1?')
 }
 
-function toProblem(error: FastifyError): Problem {
+function toProblem(error: FastifyError, request: FastifyRequest): Problem {
   if (error instanceof AppError) {
     return {
       ...base(error.code, error.message, error.status),
@@ -69,7 +70,7 @@ function toProblem(error: FastifyError): Problem {
       publicDetail: error instanceof PublicDetailError ? error.detail : undefined,
     }
   }
-  if (error.validation) return fromValidation(error)
+  if (error.validation) return fromValidation(error, request)
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -91,24 +92,28 @@ function toProblem(error: FastifyError): Problem {
   return base('INTERNAL', 'internal error', 500)
 }
 
-interface SchemaIssue {
-  keyword: string
-  instancePath: string
-  params: Record<string, unknown>
-  message?: string
+const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
+const PARTS: Record<string, (request: FastifyRequest) => unknown> = {
+  body: (request) => request.body,
+  querystring: (request) => request.query,
+  params: (request) => request.params,
+  headers: (request) => request.headers,
 }
 
-const LOCATIONS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
-
-function fromValidation(error: FastifyError): Problem {
-  const issues = (error.validation ?? []) as unknown as SchemaIssue[]
-  const where = LOCATIONS[error.validationContext ?? 'body'] ?? 'body'
+function fromValidation(error: FastifyError, request: FastifyRequest): Problem {
+  const context = error.validationContext ?? 'body'
+  const where = LOCATIONS[context] ?? 'body'
   // TypeBox reports an extra property twice (as `false` schema and as additionalProperties); keep one.
-  const meaningful = issues.filter((issue) => issue.keyword !== 'boolean')
-  const items = (meaningful.length > 0 ? meaningful : issues).map((issue) => toFastApiItem(where, issue))
+  const all = readableIssues((error.validation ?? []) as unknown as SchemaIssue[])
+  const meaningful = all.filter((issue) => issue.keyword !== 'boolean')
+  const issues = meaningful.length > 0 ? meaningful : all
+  const items = issues.map((issue) => toFastApiItem(where, issue))
   const first = items[0]
   const field = first ? first.loc.slice(1).join('.') || undefined : undefined
-  const message = first ? (field ? `${field}: ${first.msg}` : `${where}: ${first.msg}`) : 'request is invalid'
+  // A value outside a set is quoted back (short values only): "side: Input should be 'BUY' or 'SELL' (got "buy")".
+  const got = issues[0]?.keyword === 'enum' ? quoted(valueAt(PARTS[context]?.(request), issues[0].instancePath)) : undefined
+  const detail = first ? `${first.msg}${got === undefined ? '' : ` (got ${got})`}` : ''
+  const message = first ? (field ? `${field}: ${detail}` : `${where}: ${detail}`) : 'request is invalid'
   return { ...base('INVALID_PARAMETER', message, 400), field, validation: items }
 }
 
@@ -127,6 +132,8 @@ function toFastApiItem(where: string, issue: SchemaIssue): FastApiValidationItem
     }
     case 'type':
       return { type: `${String(issue.params.type)}_type`, loc, msg: `Input should be a valid ${String(issue.params.type)}` }
+    case 'enum':
+      return { type: 'enum', loc, msg: enumMessage((issue.params.allowedValues as unknown[] | undefined) ?? []) }
     case 'minLength':
       return { type: 'string_too_short', loc, msg: `String should have at least ${String(issue.params.limit)} character${issue.params.limit === 1 ? '' : 's'}` }
     default:

@@ -74,8 +74,16 @@ export const FundingRateSchema = Type.Object({
   interestRate: Str(),
   nextFundingTime: Type.Integer({ description: 'Unix ms of the next funding' }),
   time: Type.Integer({ description: 'Unix ms of these values' }),
+  fundingIntervalHours: Type.Union([Type.Integer(), Type.Null()], {
+    description: "Hours between fundings: the symbol's own (Binance fundingInfo: 4 or 1 for many symbols), else 8; null when the exchange's funding info could not be read",
+  }),
+  annualizedRate: Type.Union([Type.String(), Type.Null()], {
+    description: 'fundingRate × fundingIntervals per year (365 × 24 / fundingIntervalHours), simple, not compounded; positive: longs pay shorts',
+  }),
 })
 export type FundingRate = Static<typeof FundingRateSchema>
+/** A row as parsed from the premium index, before the funding interval is known. */
+export type PremiumFundingRow = Omit<FundingRate, 'fundingIntervalHours' | 'annualizedRate'>
 
 export const FundingHistoryRowSchema = Type.Object({
   symbol: Str(),

@@ -1,6 +1,6 @@
 import { AppError } from '../http/errors.js'
 import type { CachedResponse } from './response-cache.js'
-import type { AccountRatioRow, FundingHistoryRow, FundingRate, PositionRatioRow, TickerRow } from './schemas.js'
+import type { AccountRatioRow, FundingHistoryRow, PositionRatioRow, PremiumFundingRow, TickerRow } from './schemas.js'
 import { unavailable } from './upstream-client.js'
 
 /**
@@ -85,7 +85,7 @@ export function parseTickers(entry: CachedResponse): TickerRow[] {
 }
 
 /** Current funding of perpetual contracts; delivery contracts (empty lastFundingRate) have none and are left out. */
-export function parseFundingRates(entry: CachedResponse): FundingRate[] {
+export function parseFundingRates(entry: CachedResponse): PremiumFundingRow[] {
   return entry.derive('fundingRates', () =>
     rows(okJson(entry), 'premium index', (row) => row)
       .filter((row) => row.lastFundingRate !== '' && row.lastFundingRate !== undefined)

@@ -71,7 +71,7 @@ export function testEventData(type: EventType, webhook: { id: string; balanceLow
     case 'strategy.error':
       return { strategy_id: 'strat_00000000', code: 'EXAMPLE_ERROR', message: 'an example error from a test delivery' }
     case 'backtest.job_done':
-      return { job_id: 'bt_00000000', status: 'done', template_id: 'sma_cross', metrics: { sharpe: '1.23', max_drawdown: '-0.12', total_trades: 42 } }
+      return { job_id: 'bt_00000000', status: 'done', template_id: 'sma_cross', metrics: { sharpe: '1.23', max_drawdown: '-0.12', total_trades: 42 }, warnings: [] }
     case 'account.balance_low':
       return { asset: 'USDT', available: '50.00', threshold: webhook.balanceLowThreshold ?? '100' }
     case 'account.api_key_rotated':

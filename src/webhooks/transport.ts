@@ -96,9 +96,12 @@ export class WebhookTransport {
     }
     if (net.isIP(host) === 0) return undefined
     const reason = forbiddenAddressReason(host)
-    return reason && `refused to connect to ${host}: ${reason}`
+    return reason && `refused to connect to ${host}: ${reason}${PRIVATE_HOSTS_HINT}`
   }
 }
+
+/** Delivery records name the server setting that allows a receiver on this machine or a private network. */
+const PRIVATE_HOSTS_HINT = ' (WEBHOOK_ALLOW_PRIVATE_HOSTS=true on the server allows it)'
 
 /** dns.lookup for the connector: resolves every address and refuses the host if any is not public. */
 const vettedLookup: LookupFunction = (hostname, options, callback) => {
@@ -106,7 +109,7 @@ const vettedLookup: LookupFunction = (hostname, options, callback) => {
     if (error) return callback(error, '', 0)
     const refused = records.map((record) => ({ record, reason: forbiddenAddressReason(record.address) })).find((entry) => entry.reason)
     if (refused) {
-      return callback(new RefusedAddressError(`refused to connect to ${hostname} (${refused.record.address}): ${refused.reason}`), '', 0)
+      return callback(new RefusedAddressError(`refused to connect to ${hostname} (${refused.record.address}): ${refused.reason}${PRIVATE_HOSTS_HINT}`), '', 0)
     }
     if (options.all) return (callback as unknown as (e: null, all: dns.LookupAddress[]) => void)(null, records)
     const [first] = records

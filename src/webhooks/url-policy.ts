@@ -4,6 +4,9 @@ import { forbiddenAddressReason } from './address-policy.js'
 
 const MAX_URL_LENGTH = 2048
 const RESOLVE_TIMEOUT_MS = 5_000
+/** How a refusal of a loopback or private host ends: the rule, and the server setting that lifts it for local development. */
+const PUBLIC_ONLY =
+  'webhooks must reach a public address (for a receiver on this machine or a private network, start the server with WEBHOOK_ALLOW_PRIVATE_HOSTS=true; never on a shared server)'
 
 /**
  * Why a webhook URL is refused at create or update, or undefined when it is acceptable: https only,
@@ -26,13 +29,13 @@ export async function vetWebhookUrl(raw: string, options: { allowPrivateHosts: b
   const host = url.hostname.replace(/^\[|\]$/g, '')
   if (net.isIP(host) !== 0) {
     const reason = forbiddenAddressReason(host)
-    return reason && `url host ${host} is ${reason}; webhooks must reach a public address`
+    return reason && `url host ${host} is ${reason}; ${PUBLIC_ONLY}`
   }
   const addresses = await resolveAll(host)
   if (typeof addresses === 'string') return addresses
   for (const address of addresses) {
     const reason = forbiddenAddressReason(address)
-    if (reason) return `url host ${host} resolves to ${address}, ${reason}; webhooks must reach a public address`
+    if (reason) return `url host ${host} resolves to ${address}, ${reason}; ${PUBLIC_ONLY}`
   }
   return undefined
 }

@@ -26,6 +26,7 @@ export interface JsonSchema {
 interface Parameter {
   in: string
   name: string
+  required?: boolean
   schema: JsonSchema
 }
 
@@ -123,7 +124,7 @@ export function probesFor(operation: Operation, pathValues: PathValues): Probe[]
     probes.push(probe('undeclared query parameters', { url: stray, refusal: { kind: 'ignored' } }))
   }
   for (const parameter of operation.parameters) {
-    if (parameter.in === 'query') probes.push(...queryProbes(parameter, url, probe))
+    if (parameter.in === 'query') probes.push(...queryProbes(parameter, url, probe, requiredQuery(operation.parameters, parameter.name)))
     if (parameter.in === 'path') {
       for (const value of badPathValues(parameter.schema)) {
         const bad = fillPath(operation, pathValues, { [parameter.name]: value })
@@ -201,7 +202,15 @@ function unstorableValues(schema: JsonSchema): unknown[] {
   return values
 }
 
-function queryProbes(parameter: Parameter, url: string, probe: MakeProbe): Probe[] {
+/** The other required query parameters with valid values ("a=…&"), so a probe's refusal is about its own parameter. */
+function requiredQuery(parameters: Parameter[], except: string): string {
+  return parameters
+    .filter((p) => p.in === 'query' && p.required === true && p.name !== except)
+    .map((p) => `${p.name}=${encodeURIComponent(String(sample(p.schema)))}&`)
+    .join('')
+}
+
+function queryProbes(parameter: Parameter, url: string, probe: MakeProbe, others = ''): Probe[] {
   const { name, schema } = parameter
   const values: string[] = []
   const types = typesOf(schema)
@@ -218,7 +227,7 @@ function queryProbes(parameter: Parameter, url: string, probe: MakeProbe): Probe
   const once = encodeURIComponent(String(sample(schema)))
   const query = values.map((value) => `${name}=${encodeURIComponent(value)}`)
   query.push(`${name}=${once}&${name}=${once}`) // a repeated parameter arrives as an array
-  return query.map((q) => probe(`query ${q.slice(0, 60)}`, { url: `${url}?${q}`, refusal: { kind: 'validation', field: name } }))
+  return query.map((q) => probe(`query ${q.slice(0, 60)}`, { url: `${url}?${others}${q}`, refusal: { kind: 'validation', field: name } }))
 }
 
 /** Well-encoded cursors (DESIGN §5: base64url of [time, id]) holding positions no page ever had. */

@@ -35,6 +35,23 @@ describe('public gateway endpoints against the replay exchange', () => {
       assert.ok(Math.abs(Number(btc.markPrice) / Number(upstreamBtc.markPrice) - 1) < 0.01)
     })
 
+    it("annualises each symbol's rate with its own funding interval from fundingInfo (4-hour symbols twice the 8-hour count)", async () => {
+      const rows = (await get('/funding/rates')).json() as Row[]
+      const info = await upstreamJson<Row[]>(t, '/fapi/v1/fundingInfo')
+      const hours = new Map(info.map((row) => [row.symbol, Number(row.fundingIntervalHours)]))
+      const bySymbol = new Map(rows.map((row) => [String(row.symbol), row]))
+      for (const [symbol, interval] of [['BTCUSDT', 8], ['DIAUSDT', 4]] as const) {
+        const row = bySymbol.get(symbol)!
+        assert.equal(hours.get(symbol), interval)
+        assert.equal(row.fundingIntervalHours, interval)
+        const expected = (Number(row.fundingRate) * 365 * 24) / interval
+        assert.ok(Math.abs(Number(row.annualizedRate) - expected) < 1e-8, `${symbol}: ${row.annualizedRate} vs ${expected}`)
+        assert.match(String(row.annualizedRate), DECIMAL)
+      }
+      // One symbol's answer carries the same fields.
+      assert.equal(((await get('/funding/rates/DIAUSDT')).json() as Row).fundingIntervalHours, 4)
+    })
+
     it('answers one symbol from the same upstream answer; an unknown symbol is 400; lowercase is read as uppercase', async () => {
       const before = callsTo(t, '/fapi/v1/premiumIndex')
       const list = (await get('/funding/rates')).json() as Row[]

@@ -178,7 +178,7 @@ describe('replay exchange: tickers, order book, open interest, price klines and 
     for (const [path, code] of errors) assert.equal((await t.get<{ code: number }>(path)).body.code, code, path)
   })
 
-  it('lists funding info for every symbol with data now, on the 8-hour grid, at weight 0', async () => {
+  it("lists funding info for every symbol with data now, each on its own grid (BTCUSDT's 8 hours), at weight 0", async () => {
     const premiums = (await t.get<PremiumIndex[]>('/fapi/v1/premiumIndex')).body
     const { body, headers } = await t.get<FundingInfo[]>('/fapi/v1/fundingInfo')
     assert.deepEqual(

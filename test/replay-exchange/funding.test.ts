@@ -109,4 +109,26 @@ describe('replay exchange: funding and premium index', () => {
       await again.close()
     }
   })
+
+  it("funds a symbol on its own interval: the snapshot's 4-hour DIAUSDT every 4 h at the 4-hour interest, 1-hour symbols hourly", async () => {
+    const premium = (await t.get<PremiumRow[]>('/fapi/v1/premiumIndex')).body
+    const dia = premium.find((row) => row.symbol === 'DIAUSDT')!
+    // The snapshot (08:38) shows 12:00 next: a 4-hour grid.
+    assert.equal(dia.nextFundingTime % (4 * HOUR), 0)
+    assert.ok(dia.nextFundingTime - SNAPSHOT_TIME <= 4 * HOUR)
+    const rows = (await t.get<FundingRow[]>(`/fapi/v1/fundingRate?symbol=DIAUSDT&startTime=${Date.UTC(2025, 0, 1)}&limit=100`)).body
+    assert.equal(rows.length, 100)
+    rows.forEach((r, i) => i > 0 && assert.equal(r.fundingTime - rows[i - 1]!.fundingTime, 4 * HOUR))
+    const interest = rows.filter((r) => r.fundingRate === '0.00005000').length
+    assert.ok(interest > 30, `${interest} of 100 at the 4-hour interest 0.00005`)
+    const info = (await t.get<{ symbol: string; fundingIntervalHours: number }[]>('/fapi/v1/fundingInfo')).body
+    const hours = new Map(info.map((row) => [row.symbol, row.fundingIntervalHours]))
+    assert.equal(hours.get('DIAUSDT'), 4)
+    assert.equal(hours.get('BTCUSDT'), 8)
+    const hourly = premium.filter((row) => row.nextFundingTime - SNAPSHOT_TIME < HOUR && row.nextFundingTime > SNAPSHOT_TIME).map((row) => row.symbol)
+    assert.ok(hourly.length > 0)
+    for (const symbol of hourly) assert.equal(hours.get(symbol), 1, symbol)
+    const counts = [...hours.values()].reduce((all, h) => all.set(h, (all.get(h) ?? 0) + 1), new Map<number, number>())
+    assert.ok((counts.get(4) ?? 0) > 250 && (counts.get(8) ?? 0) > 150, JSON.stringify([...counts]))
+  })
 })

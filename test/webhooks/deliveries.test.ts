@@ -317,6 +317,7 @@ for (const backend of backends()) {
         assert.equal(body.type, 'backtest.job_done')
         assert.equal(body.data.job_id, job.json().id)
         assert.equal(body.data.status, 'done')
+        assert.deepEqual(body.data.warnings, [], 'a complete range: the payload carries its empty warnings list')
         assert.match(body.id, /^evt_[0-9a-f]{12}$/)
       } finally {
         await t.close()

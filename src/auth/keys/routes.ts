@@ -18,7 +18,7 @@ export interface ApiKeyRoutesOptions {
   now: () => number
 }
 
-const access = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight } })
+const access = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, bearerOnly: true } })
 const tags = ['API keys']
 /** Bearer app token only (see signed-in.ts). */
 export const BEARER_SECURITY: Record<string, string[]>[] = [{ bearer: [] }]

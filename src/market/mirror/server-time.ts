@@ -1,4 +1,5 @@
 import type { MarketSession } from '../market-data.js'
+import type { CachedResponse } from '../response-cache.js'
 import { okJson } from '../upstream-payloads.js'
 import { upstream } from '../upstream-requests.js'
 import { unavailable } from '../upstream-client.js'
@@ -12,10 +13,20 @@ import { type Forwarded, forwarded } from './forward.js'
 export async function serverTime(market: MarketSession, now: number): Promise<Forwarded> {
   const entry = await market.fetch(upstream.time())
   if (entry.status !== 200) return forwarded(entry)
-  const time = entry.derive('serverTime', () => {
+  return { status: 200, body: Buffer.from(`{"serverTime":${heldTime(entry) + Math.max(0, now - entry.storedAt)}}`) }
+}
+
+/** The exchange's clock now, read forward by ours from the held answer; 502 when the exchange refuses. */
+export async function exchangeNow(market: MarketSession, now: number): Promise<number> {
+  const entry = await market.fetch(upstream.time())
+  if (entry.status !== 200) throw unavailable(`the upstream exchange refused /fapi/v1/time (${entry.status})`)
+  return heldTime(entry) + Math.max(0, now - entry.storedAt)
+}
+
+function heldTime(entry: CachedResponse): number {
+  return entry.derive('serverTime', () => {
     const value = (okJson(entry) as { serverTime?: unknown } | null)?.serverTime
     if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw unavailable('the upstream exchange sent an unexpected time payload')
     return value
   })
-  return { status: 200, body: Buffer.from(`{"serverTime":${time + Math.max(0, now - entry.storedAt)}}`) }
 }

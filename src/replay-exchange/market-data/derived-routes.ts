@@ -1,6 +1,7 @@
 import { invalidData } from '../common/errors.js'
 import { integer, type Query, text } from '../common/params.js'
 import { decimal } from './format.js'
+import { fundingIntervalHours } from './funding.js'
 import { openInterestAt } from './futures-data.js'
 import type { MarketSymbol } from './market.js'
 import { bookTickerRow, orderBook } from './order-book.js'
@@ -62,12 +63,21 @@ export function derivedRoutes(router: MarketRouter, deps: RestDeps): void {
   route('/fapi/v1/premiumIndexKlines', klinesWeight, klinesOf('premium', 'symbol'))
 
   // Binance lists only symbols whose cap, floor or interval was adjusted; here every symbol with data
-  // now is listed with the 8-hour grid and cap its funding keeps, so a client learns each interval.
+  // now is listed with its funding grid (the premium snapshot's: 1, 2, 4 or 8 hours) and the cap its
+  // funding keeps, so a client learns each interval.
   route('/fapi/v1/fundingInfo', 0, (_query, now) =>
     deps.market.all().flatMap((symbol) =>
       priceAt(symbol, now) === undefined
         ? []
-        : [{ symbol: symbol.info.symbol, adjustedFundingRateCap: FUNDING_CAP, adjustedFundingRateFloor: `-${FUNDING_CAP}`, fundingIntervalHours: 8, disclaimer: false }],
+        : [
+            {
+              symbol: symbol.info.symbol,
+              adjustedFundingRateCap: FUNDING_CAP,
+              adjustedFundingRateFloor: `-${FUNDING_CAP}`,
+              fundingIntervalHours: fundingIntervalHours(symbol),
+              disclaimer: false,
+            },
+          ],
     ),
   )
 }

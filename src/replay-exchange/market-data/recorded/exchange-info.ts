@@ -124,6 +124,21 @@ export interface PremiumSnapshotEntry {
   interestRate: string
   lastFundingRate: number
   nextFundingTime: number
+  /**
+   * The symbol's funding interval as the snapshot shows it: the first grid of 1, 2, 4 or 8 hours whose
+   * next time after the snapshot is its nextFundingTime (at 08:38, 09:00 is hourly, 12:00 four-hourly,
+   * 16:00 eight-hourly; the interestRate agrees: 0.01 % per 8 h, pro rata). undefined for contracts
+   * without funding (nextFundingTime 0).
+   */
+  fundingIntervalHours: number | undefined
+}
+
+const FUNDING_GRIDS_HOURS = [1, 2, 4, 8]
+const HOUR_MS = 3_600_000
+
+function fundingIntervalHours(time: number, nextFundingTime: number): number | undefined {
+  if (!(nextFundingTime > time)) return undefined
+  return FUNDING_GRIDS_HOURS.find((hours) => Math.floor(time / (hours * HOUR_MS)) * hours * HOUR_MS + hours * HOUR_MS === nextFundingTime)
 }
 
 export interface PremiumSnapshot {
@@ -146,6 +161,7 @@ export function loadPremiumSnapshot(file: string): PremiumSnapshot {
       interestRate: e.interestRate,
       lastFundingRate: Number(e.lastFundingRate),
       nextFundingTime: e.nextFundingTime,
+      fundingIntervalHours: fundingIntervalHours(e.time, e.nextFundingTime),
     })
   }
   return { time, entries }

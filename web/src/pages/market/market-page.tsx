@@ -56,7 +56,9 @@ function Funding() {
             <tr>
               <th>Symbol</th>
               <th class="num" title="Positive: longs pay shorts; negative: shorts pay longs">Funding rate (+ longs pay)</th>
-              <th class="num">Annualised (3×/day)</th>
+              <th class="num" title="The rate times the symbol's fundings per year (its own interval: 8 h, or 4 h or 1 h for many symbols)">
+                Annualised
+              </th>
               <th class="num">Mark price</th>
               <th title={EXCHANGE_CLOCK}>Next funding</th>
             </tr>
@@ -66,7 +68,9 @@ function Funding() {
               <tr key={r.symbol} data-symbol={r.symbol} data-rate={r.fundingRate}>
                 <td>{r.symbol}</td>
                 <td class={`num ${sign(r.fundingRate)}`}>{pct(r.fundingRate, 4)}</td>
-                <td class="num">{pct(Number(r.fundingRate) * 3 * 365, 1)}</td>
+                <td class="num" data-interval-hours={r.fundingIntervalHours ?? undefined} title={r.fundingIntervalHours === null ? undefined : `funding every ${r.fundingIntervalHours} h`}>
+                  {pct(r.annualizedRate, 1)}
+                </td>
                 <td class="num">{r.markPrice}</td>
                 <td>{time(r.nextFundingTime)}</td>
               </tr>
