@@ -1,15 +1,10 @@
 import { useEffect, useState } from 'preact/hooks'
 import { PerpetuaError } from '../../../../src/client/index.js'
 import { client } from '../../api/session.js'
+import type { Coverage } from '../../api/types.js'
 import { toError } from '../../components/async.js'
 
-/** GET /v1/backtest/coverage: the recorded bars of one symbol and timeframe (ISO bounds, null when none). */
-export interface Coverage {
-  symbol: string
-  timeframe: string
-  start: string | null
-  end: string | null
-}
+type Timeframe = Coverage['timeframe']
 
 const DEBOUNCE_MS = 400
 
@@ -34,10 +29,8 @@ export function useCoverage(symbols: string[], timeframe: string): { coverage: C
   return state
 }
 
-async function readCoverage(symbol: string, timeframe: string): Promise<Coverage> {
-  const response = await client().send('get', '/v1/backtest/coverage', { query: { symbol, timeframe } })
-  const body = (await response.json()) as Partial<Coverage>
-  return { symbol: body.symbol ?? symbol, timeframe: body.timeframe ?? timeframe, start: body.start ?? null, end: body.end ?? null }
+function readCoverage(symbol: string, timeframe: string): Promise<Coverage> {
+  return client().get('/v1/backtest/coverage', { query: { symbol, timeframe: timeframe as Timeframe } })
 }
 
 const day = (iso: string) => iso.slice(0, 10)
