@@ -33,6 +33,22 @@ export function newChart(container: HTMLElement, options: DeepPartial<ChartOptio
   })
 }
 
+/**
+ * Shows the whole series, now and again once the chart first has a width: a chart created before its
+ * container is laid out (autoSize measures it a frame later) otherwise keeps the library's default
+ * 6 px bars and shows only the last few dozen (seen on a phone after a resize read coarser candles).
+ */
+export function fitWhole(chart: IChartApi): void {
+  const timeScale = chart.timeScale()
+  timeScale.fitContent()
+  const onSize = (width: number) => {
+    if (width <= 0) return
+    timeScale.unsubscribeSizeChange(onSize)
+    timeScale.fitContent()
+  }
+  timeScale.subscribeSizeChange(onSize)
+}
+
 export function expose(container: ChartHost, chart: IChartApi, series: ISeriesApi<SeriesType>[]): void {
   container.chart = chart
   container.chartSeries = series

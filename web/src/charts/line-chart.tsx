@@ -1,6 +1,6 @@
 import { LineSeries, type ISeriesApi, type UTCTimestamp } from 'lightweight-charts'
 import { useEffect, useRef } from 'preact/hooks'
-import { expose, newChart, unexpose, type ChartHost } from './chart-host.js'
+import { expose, fitWhole, newChart, unexpose, type ChartHost } from './chart-host.js'
 
 export interface Line {
   name: string
@@ -20,7 +20,7 @@ export function LineChart({ lines, testId, label, percent = false, height = 260 
       s.setData(line.points.map((p) => ({ time: p.time as UTCTimestamp, value: p.value })))
       return s
     })
-    chart.timeScale().fitContent()
+    fitWhole(chart)
     expose(container, chart, series)
     return () => {
       unexpose(container)

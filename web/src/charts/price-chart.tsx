@@ -1,6 +1,6 @@
 import { CandlestickSeries, createSeriesMarkers, type LogicalRange, type UTCTimestamp } from 'lightweight-charts'
 import { useEffect, useRef } from 'preact/hooks'
-import { expose, newChart, unexpose, type ChartHost } from './chart-host.js'
+import { expose, fitWhole, newChart, unexpose, type ChartHost } from './chart-host.js'
 import { groupMarkers, MARKER_PX, tradeEvents } from './trade-markers.js'
 import type { BacktestTrade, KlineRow } from '../api/types.js'
 
@@ -46,7 +46,7 @@ export function PriceChart({ klines, trades, intervalMs, priceDecimals, testId }
       container.dataset.markedFills = String(events.length)
       container.dataset.barsPerMarker = String(barsPerGroup)
     }
-    chart.timeScale().fitContent()
+    fitWhole(chart)
     regroup(chart.timeScale().getVisibleLogicalRange())
     chart.timeScale().subscribeVisibleLogicalRangeChange(regroup)
     expose(container, chart, [candles])
