@@ -13,17 +13,19 @@ export interface ChartHost extends HTMLDivElement {
 }
 
 /**
- * A chart that fills its container's width and follows it (autoSize: the library's ResizeObserver
- * redraws at the new width). The visible time range is kept through a resize, and bars may be drawn
- * thinner than the library's default 0.5 px, so a whole run still fits a phone's width: on a 390 px
- * screen 1500 candles get 0.2 px each rather than the last 700 only.
+ * A chart that fills its container's width and follows it. Sized by us, not the library's autoSize:
+ * autoSize measures the container after creation, so a chart created on an already laid-out page (new
+ * candles after a resize) fitted its run at width 0 and fell back to the default 6 px bars, the last
+ * few dozen of the run. The visible time range is kept through a resize, and bars may be thinner than
+ * the library's default 0.5 px, so a whole run fits a phone's width.
  */
 export function newChart(container: HTMLElement, options: DeepPartial<ChartOptions> = {}): IChartApi {
   const style = getComputedStyle(document.documentElement)
   const text = style.getPropertyValue('--text').trim() || '#1f2430'
   const grid = style.getPropertyValue('--grid').trim() || '#e7e9ef'
-  return createChart(container, {
-    autoSize: true,
+  const chart = createChart(container, {
+    width: container.clientWidth,
+    height: container.clientHeight,
     layout: { background: { color: 'transparent' }, textColor: text, fontSize: 11 },
     grid: { vertLines: { color: grid }, horzLines: { color: grid } },
     timeScale: { borderColor: grid, timeVisible: true, secondsVisible: false, lockVisibleTimeRangeOnResize: true, minBarSpacing: 0.05 },
@@ -31,22 +33,20 @@ export function newChart(container: HTMLElement, options: DeepPartial<ChartOptio
     crosshair: { mode: 0 },
     ...options,
   })
+  const observer = new ResizeObserver(() => {
+    if (container.clientWidth > 0) chart.resize(container.clientWidth, container.clientHeight)
+  })
+  observer.observe(container)
+  observers.set(chart, observer)
+  return chart
 }
 
-/**
- * Shows the whole series, now and again once the chart first has a width: a chart created before its
- * container is laid out (autoSize measures it a frame later) otherwise keeps the library's default
- * 6 px bars and shows only the last few dozen (seen on a phone after a resize read coarser candles).
- */
-export function fitWhole(chart: IChartApi): void {
-  const timeScale = chart.timeScale()
-  timeScale.fitContent()
-  const onSize = (width: number) => {
-    if (width <= 0) return
-    timeScale.unsubscribeSizeChange(onSize)
-    timeScale.fitContent()
-  }
-  timeScale.subscribeSizeChange(onSize)
+const observers = new WeakMap<IChartApi, ResizeObserver>()
+
+/** Stops following the container and removes the chart. */
+export function removeChart(chart: IChartApi): void {
+  observers.get(chart)?.disconnect()
+  chart.remove()
 }
 
 export function expose(container: ChartHost, chart: IChartApi, series: ISeriesApi<SeriesType>[]): void {
@@ -63,3 +63,18 @@ export function unexpose(container: ChartHost): void {
 
 /** Unix seconds, as the library's UTCTimestamp. */
 export const seconds = (value: string | number): number => Math.floor(new Date(value).getTime() / 1000)
+
+/**
+ * Shows the whole run, now and once more on the next frame: a chart created while the page re-lays
+ * itself out (new candles after a resize) was seen keeping the library's default 6 px bars.
+ */
+export function fitRun(chart: IChartApi): void {
+  chart.timeScale().fitContent()
+  requestAnimationFrame(() => {
+    try {
+      chart.timeScale().fitContent()
+    } catch {
+      // removed meanwhile
+    }
+  })
+}

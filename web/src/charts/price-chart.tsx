@@ -1,6 +1,6 @@
 import { CandlestickSeries, createSeriesMarkers, type LogicalRange, type UTCTimestamp } from 'lightweight-charts'
 import { useEffect, useRef } from 'preact/hooks'
-import { expose, fitWhole, newChart, unexpose, type ChartHost } from './chart-host.js'
+import { expose, fitRun, newChart, removeChart, unexpose, type ChartHost } from './chart-host.js'
 import { groupMarkers, MARKER_PX, tradeEvents } from './trade-markers.js'
 import type { BacktestTrade, KlineRow } from '../api/types.js'
 
@@ -46,14 +46,14 @@ export function PriceChart({ klines, trades, intervalMs, priceDecimals, testId }
       container.dataset.markedFills = String(events.length)
       container.dataset.barsPerMarker = String(barsPerGroup)
     }
-    fitWhole(chart)
+    fitRun(chart)
     regroup(chart.timeScale().getVisibleLogicalRange())
     chart.timeScale().subscribeVisibleLogicalRangeChange(regroup)
     expose(container, chart, [candles])
     return () => {
       chart.timeScale().unsubscribeVisibleLogicalRangeChange(regroup)
       unexpose(container)
-      chart.remove()
+      removeChart(chart)
     }
   }, [klines, trades, intervalMs, priceDecimals])
   return <div ref={ref} class="chart" style={{ height: '340px' }} data-testid={testId} role="img" aria-label="Price with trade entries and exits" />

@@ -56,8 +56,9 @@ export function PricePanel({ job }: { job: Job }) {
 function PriceBody({ job, width }: { job: Job; width: number }) {
   const [symbol, setSymbol] = useState(job.config.symbols[0]!)
   const [interval, intervalMs] = chartInterval(job, width)
+  // The candles travel with their interval: until a resize's coarser candles arrive, the chart keeps the old pair.
   const klines = useAsync(
-    () => api.klines(symbol, interval, new Date(job.config.start).getTime(), new Date(job.config.end).getTime()),
+    async () => ({ rows: await api.klines(symbol, interval, new Date(job.config.start).getTime(), new Date(job.config.end).getTime()), intervalMs }),
     [symbol, interval, job.id],
   )
   const trades = useMemo(() => (job.result?.trades ?? []).filter((t) => t.symbol === symbol), [job, symbol])
@@ -77,7 +78,7 @@ function PriceBody({ job, width }: { job: Job; width: number }) {
         <span class="muted">{interval} candles; ▲▼ entries, ● exits; a number: that many fills share the marker until you zoom in</span>
       </div>
       <ErrorBox error={klines.error} />
-      {klines.data ? <PriceChart klines={klines.data} trades={trades} intervalMs={intervalMs} priceDecimals={decimals(symbol)} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
+      {klines.data ? <PriceChart klines={klines.data.rows} trades={trades} intervalMs={klines.data.intervalMs} priceDecimals={decimals(symbol)} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
     </div>
   )
 }
