@@ -31,6 +31,7 @@ import { publicStrategyRoutes } from './strategies/public-routes.js'
 import { strategyRoutes } from './strategies/routes.js'
 import { liveRoutes } from './live/routes.js'
 import { symbolRules } from './backtests/upstream-history.js'
+import { tradableSymbols } from './strategies/tradable-symbols.js'
 import { webhookRoutes } from './webhooks/routes.js'
 import { apiKeyRoutes } from './auth/keys/routes.js'
 import { exchangeKeyRoutes } from './exchange-keys/routes.js'
@@ -146,12 +147,20 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       secrets: services.secrets,
       upstream: services.market.client,
       rules: (symbol) => symbolRules(services.market, symbol),
+      tradable: tradableSymbols(services.market),
       onRunsChanged: () => services.runSignals.emit('runs-changed'),
       feed: services.strategyFeed,
       templates,
     },
   })
-  await app.register(liveRoutes, { db: services.database.db, now: services.now, secrets: services.secrets, shared: services.shared, feed: services.strategyFeed })
+  await app.register(liveRoutes, {
+    db: services.database.db,
+    now: services.now,
+    secrets: services.secrets,
+    shared: services.shared,
+    feed: services.strategyFeed,
+    rules: (symbol) => symbolRules(services.market, symbol),
+  })
   app.addHook('onClose', () => services.strategyFeed.close())
   await app.register(templateRoutes, { db: services.database.db, now: services.now, sandbox: services.sandbox })
   await app.register(backtestRoutes, {

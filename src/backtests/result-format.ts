@@ -1,15 +1,5 @@
 import type { BacktestResult, Metrics } from '../engine/index.js'
-
-/**
- * A float as a decimal string: at most `digits` decimals, trailing zeros dropped, never exponent
- * notation (1e-7 → "0.0000001"). The engine computes in float64; the edge decides the precision.
- */
-export function decimal(value: number, digits = 8): string {
-  if (!Number.isFinite(value)) throw new RangeError(`not a finite number: ${value}`)
-  const fixed = value.toFixed(digits)
-  const trimmed = fixed.includes('.') ? fixed.replace(/\.?0+$/, '') : fixed
-  return trimmed === '-0' ? '0' : trimmed
-}
+import { decimal } from '../http/decimals.js'
 
 const maybe = (value: number | null, digits = 8): string | null => (value === null ? null : decimal(value, digits))
 const iso = (ms: number): string => isoTime(ms)

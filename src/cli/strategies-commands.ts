@@ -43,6 +43,23 @@ export function strategiesCommand(context: CliContext): Command {
     })
 
   strategies
+    .command('positions')
+    .description("what the strategy's current (or last) run holds now, from its ledger")
+    .argument('<id>', 'strategy id (strat_…)')
+    .option('--json', "print the API's answer exactly")
+    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+      const positions = await context.client(command, 'signed').strategies.positions(id)
+      if (options.json) return printJson(context.output, positions)
+      if (positions.length === 0) return context.output.err('no open positions')
+      context.output.out(
+        table(
+          ['symbol', 'side', 'qty', 'entry', 'mark', 'unrealized pnl', 'liquidation', 'opened', 'mode'],
+          positions.map((p) => [p.symbol, p.side, p.qty, p.entry_price, p.mark_price ?? '-', p.unrealized_pnl ?? '-', p.liquidation_price ?? '-', time(p.opened_at), p.mode]),
+        ),
+      )
+    })
+
+  strategies
     .command('create')
     .description('store a strategy (a template with its parameters, symbols and capital) as a draft')
     .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields')
@@ -82,7 +99,9 @@ export function strategiesCommand(context: CliContext): Command {
         ...(options.leverage === undefined ? {} : { leverage: options.leverage }),
       })
       if (options.json) return printJson(context.output, strategy)
-      context.output.out(`${strategy.id} ${strategy.status}${options.dryRun ? ' (dry run)' : ''} at ${time(strategy.deployed_at)}: follow it with perpetua strategies watch ${strategy.id}`)
+      // The mode as the server recorded it: a deploy without --dry-run trades real money and says so.
+      const mode = strategy.mode === 'live' ? ` ${modeText(strategy)}` : strategy.mode === 'dry_run' ? ' (dry run)' : ''
+      context.output.out(`${strategy.id} ${strategy.status}${mode} at ${time(strategy.deployed_at)}: follow it with perpetua strategies watch ${strategy.id}`)
     })
 
   strategies
@@ -173,6 +192,9 @@ function printStrategy(output: Output, s: Strategy): void {
       ['id', s.id],
       ['name', s.name],
       ['status', s.status],
+      ['mode', modeText(s)],
+      ...(s.last_error ? ([['last error', `${s.last_error.code}: ${s.last_error.message} (${time(s.last_error.at)})`]] as [string, string][]) : []),
+      ['last bar', time(s.last_bar_at)],
       ['template', s.template_id],
       ['params', JSON.stringify(s.params)],
       ['symbols', s.symbols.join(',')],
@@ -190,15 +212,23 @@ function printStrategy(output: Output, s: Strategy): void {
   )
 }
 
+/** The run's mode, loud for live: "LIVE on exchange key ek_… (main)", "dry run (paper wallet)", or "-" before the first deploy. */
+function modeText(s: Strategy): string {
+  if (s.mode === 'live') return `LIVE on exchange key ${s.exchange_key?.id ?? '?'}${s.exchange_key?.label ? ` (${s.exchange_key.label})` : ''}`
+  if (s.mode === 'dry_run') return 'dry run (paper wallet)'
+  return '-'
+}
+
 function printStrategyList(output: Output, strategies: Strategy[]): void {
   if (strategies.length === 0) return output.err('no strategies')
   output.out(
     table(
-      ['id', 'name', 'status', 'template', 'symbols', 'tf', 'capital', 'lev', 'open', 'pnl', 'trades', 'win rate', 'deployed at'],
+      ['id', 'name', 'status', 'mode', 'template', 'symbols', 'tf', 'capital', 'lev', 'open', 'pnl', 'trades', 'win rate', 'deployed at'],
       strategies.map((s) => [
         s.id,
         s.name,
         s.status,
+        s.mode === 'live' ? 'LIVE' : s.mode === 'dry_run' ? 'dry run' : '-',
         s.template_id,
         s.symbols.join(','),
         s.timeframe,

@@ -52,6 +52,10 @@ export class StrategiesApi {
   iterateTrades(id: string, query: Omit<HistoryQuery, 'cursor'> = {}) {
     return this.client.iterate('/v1/strategies/{id}/trades', { path: { id }, query })
   }
+  /** What the strategy's current (or last) run holds, from its ledger; [] when flat or never run. */
+  positions(id: string) {
+    return this.client.get('/v1/strategies/{id}/positions', { path: { id } })
+  }
   /** Follows the status stream with reconnects (strategy-stream.ts). */
   follow(id: string, options: StreamOptions): StrategyStream {
     return followStrategy(this.client, id, options)

@@ -89,6 +89,10 @@ export interface StrategiesTable {
   stat_total_pnl: Generated<string>
   stat_total_trades: Generated<number>
   stat_winning_trades: Generated<number>
+  /** Why it is (or last was) in error (0013_run_visibility); null when none, cleared by the next deploy. */
+  last_error_code: ColumnType<string | null, string | null | undefined, string | null>
+  last_error_message: ColumnType<string | null, string | null | undefined, string | null>
+  last_error_at: ColumnType<Date | null, Date | null | undefined, Date | null>
 }
 
 export interface SeenSignaturesTable {
@@ -257,6 +261,10 @@ export interface StrategyRunsTable {
   lease_owner: string | null
   lease_expires_at: Date | null
   state: Json<Record<string, unknown>> | null
+  /** The open time of the last bar the run acted on (0013_run_visibility), written with its state. */
+  last_bar_at: ColumnType<Date | null, Date | null | undefined, Date | null>
+  /** Starts that failed in a row; the third moves the strategy to error (0013_run_visibility). */
+  start_failures: ColumnType<number, number | undefined, number>
 }
 
 export type OrderStatus = 'new' | 'filled' | 'skipped' | 'cancelled'

@@ -1,12 +1,17 @@
 import crypto from 'node:crypto'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
+import { retryingTransaction } from '../db/retry.js'
 import { feeRates } from '../engine/fees.js'
 import { recordEvent } from '../events/outbox.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
+import { money } from '../http/decimals.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
+import type { SymbolCheck } from '../strategies/tradable-symbols.js'
+import { assertMinimumCapital } from '../strategies/service.js'
+import { assertLeverageWithinTiers } from './leverage-limit.js'
 import { getTemplate, validateParams, validateParamsOf } from '../templates/validate.js'
 import type { SingleSymbolTemplate } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
@@ -51,6 +56,8 @@ export interface DeployContext {
   feed?: Pick<StrategyFeed, 'waitFor'>
   /** Built-in and custom templates: a custom strategy's params are resolved in its module's sandbox at deploy. */
   templates: TemplateCatalog
+  /** Refuses symbols the exchange does not list as trading (the gateway's cached exchange info). */
+  tradable: SymbolCheck
 }
 
 /** How long a pause waits for its own stream messages to come back through NOTIFY (measured: a few ms). */
@@ -85,6 +92,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const { db, userId, now } = context
   const peek = await ownStrategy(db, userId, id, false)
   assertDeployable(peek)
+  await context.tradable(peek.symbols, 'refuse')
   const dryRun = body.dry_run ?? false
   // Network reads happen before the transaction, so no row stays locked while the exchange answers.
   let exchangeKeyId: string | null = null
@@ -95,9 +103,11 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   }
   const previousRun = await latestRun(db, peek.id)
   const rules = previousRun?.state ? await context.rules(previousRun.symbol) : undefined
+  const symbolRules = await context.rules(peek.symbols[0]!)
   const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek) : undefined
 
-  await db.transaction().execute(async (trx) => {
+  // Lock order (docs/decisions.md): the strategy, then its runs.
+  await retryingTransaction(db, async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     assertDeployable(row)
     if (custom) {
@@ -109,16 +119,18 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     const capitalText = body.capital ?? row.capital
     if (!isPositiveDecimal(capitalText)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0')
     const capital = Number(capitalText)
-    if (capital < template.minCapital) throw invalidParameter('capital', `template ${template.id} needs a capital of at least ${template.minCapital}`)
+    assertMinimumCapital(row.template_id, capitalText, template.minCapital)
     const leverage = body.leverage ?? row.leverage
     if (!(Number.isInteger(leverage) && leverage >= 1 && leverage <= 20)) throw invalidParameter('leverage', 'leverage must be an integer from 1 to 20')
     const symbol = row.symbols[0]!
+    if (symbol !== peek.symbols[0]) throw new AppError('INVALID_STATE', `strategy ${id} changed while it was being deployed; deploy it again`)
+    assertLeverageWithinTiers(symbol, symbolRules, capital, leverage)
     const clash = await runOnSymbol(trx, userId, symbol, dryRun, exchangeKeyId, row.id)
     if (clash) throw new AppError('INVALID_STATE', `strategy ${clash} already trades ${symbol} on this account; positions would net (one-way mode)`)
     const committed = await committedCapital(trx, userId, dryRun, exchangeKeyId, row.id)
     const available = (dryRun ? await paperBalance(trx, userId) : exchangeAvailable) - committed
     if (available < capital) {
-      throw new AppError('INSUFFICIENT_FUNDS', `capital ${capitalText} exceeds the ${dryRun ? 'paper wallet' : 'exchange account'}'s available ${available} USDT (after other deployed runs)`)
+      throw new AppError('INSUFFICIENT_FUNDS', `capital ${capitalText} exceeds the ${dryRun ? 'paper wallet' : 'exchange account'}'s available ${money(available)} USDT (after other deployed runs)`)
     }
     const previous = await latestRun(trx, row.id)
     await insertRun(trx, {
@@ -143,7 +155,12 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       const carried = carryState(previous, { template, params, capital, leverage, rules })
       await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
     }
-    await trx.updateTable('strategies').set({ status: 'deployed', deployed_at: now, updated_at: now }).where('id', '=', row.id).execute()
+    // A new run starts with a clean slate: the last error was kept through the edit back to draft (docs/decisions.md).
+    await trx
+      .updateTable('strategies')
+      .set({ status: 'deployed', deployed_at: now, updated_at: now, last_error_code: null, last_error_message: null, last_error_at: null })
+      .where('id', '=', row.id)
+      .execute()
     await recordEvent(trx, {
       userId,
       type: 'strategy.deployed',
@@ -194,7 +211,9 @@ async function pauseInTransaction(
 ): Promise<{ run: RunRow; closeId: string } | undefined> {
   const { db, userId, now } = context
   let liveClose: { run: RunRow; closeId: string } | undefined
-  await db.transaction().execute(async (trx) => {
+  // Lock order (docs/decisions.md): the strategy, then its run; the runner's batch commit takes them in the same order.
+  await retryingTransaction(db, async (trx) => {
+    liveClose = undefined
     const row = await ownStrategy(trx, userId, id, true)
     if (row.status !== 'deployed') throw new AppError('INVALID_STATE', `strategy ${id} is ${row.status}; only a deployed strategy can be paused`)
     const run = await activeRun(trx, row.id, true)
@@ -216,7 +235,7 @@ async function pauseInTransaction(
         const price = broker.lastClose
         const outcome = broker.closeAll(price, now.getTime())
         const totals = broker.totals(price)
-        await recordOutcome(trx, { run, now, pendingOrder: null, totals }, outcome, true)
+        await recordOutcome(trx, { run, now, pendingOrder: null, totals, rules }, outcome, true)
         await saveRunState(trx, row.id, run.run, null, { broker: broker.snapshot(), pendingOrder: null })
       }
       await endRun(trx, row.id, run.run, now)

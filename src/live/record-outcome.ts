@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { StrategyTradesTable } from '../db/schema.js'
 import { type EventInsert, recordEvents } from '../events/outbox.js'
+import { type DecimalRules, decimal, money, price, quantity } from '../http/decimals.js'
 import type { BrokerOutcome, Fill } from './brokers/broker.js'
 import { publishMessages, type StreamMessage } from './stream/status-messages.js'
 import { insertOrders, insertTrades, nextIntent, nextTradeId, type OrderInsert, type OrderSettle, type RunRow, settleOrders, type StatsChange, updateStatsOf } from './queries.js'
@@ -28,6 +29,8 @@ export interface OutcomeContext {
   /** The run's order waiting for this bar's open, if any. */
   pendingOrder: string | null
   totals: { realized: number; unrealized: number }
+  /** The symbol's tick and step: every price and quantity is written at them (src/http/decimals.ts). */
+  rules: DecimalRules
 }
 
 /** The run's next intent number and its strategy's next trade number (a runner holding the lease keeps them). */
@@ -65,6 +68,8 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
   let { intent, trade } = counters
   const rows: OutcomeRows = { closeIntent: undefined, settle: undefined, trades: [], events: [], stats: undefined, order: undefined, messages: [], next: null, counters }
   const message = (type: StreamMessage['type'], data: Record<string, unknown>) => rows.messages.push({ type, strategy_id: run.strategy_id, time, data })
+  const px = (value: number) => price(value, context.rules)
+  const qty = (value: number) => quantity(value, context.rules)
 
   let orderId = context.pendingOrder
   if (reduceOnlyClose && outcome.filledIntent && outcome.filledIntent.fills.length > 0) {
@@ -74,9 +79,9 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
   if (outcome.filledIntent && orderId !== null) {
     const fill = merge(outcome.filledIntent.fills)
     rows.settle = fill
-      ? { client_order_id: orderId, status: 'filled', side: fill.side, qty: String(fill.qty), price: String(fill.price), fee: String(fill.fee), filled_at: new Date(fill.time) }
+      ? { client_order_id: orderId, status: 'filled', side: fill.side, qty: qty(fill.qty), price: px(fill.price), fee: money(fill.fee), filled_at: new Date(fill.time) }
       : { client_order_id: orderId, status: 'skipped', side: null, qty: null, price: null, fee: null, filled_at: null }
-    if (fill) message('order', { client_order_id: orderId, symbol, side: fill.side, qty: String(fill.qty), price: String(fill.price), fee: String(fill.fee), status: 'filled', time: new Date(fill.time).toISOString() })
+    if (fill) message('order', { client_order_id: orderId, symbol, side: fill.side, qty: qty(fill.qty), price: px(fill.price), fee: money(fill.fee), status: 'filled', time: new Date(fill.time).toISOString() })
   }
 
   for (const t of outcome.trades) {
@@ -87,23 +92,23 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
       symbol,
       side: t.side,
       entry_time: new Date(t.entryTime),
-      entry_price: String(t.entryPrice),
+      entry_price: px(t.entryPrice),
       exit_time: new Date(t.exitTime),
-      exit_price: String(t.exitPrice),
-      qty: String(t.qty),
-      fee: String(t.fee),
-      funding: String(t.funding),
-      pnl: String(t.pnl),
+      exit_price: px(t.exitPrice),
+      qty: qty(t.qty),
+      fee: money(t.fee),
+      funding: money(t.funding),
+      pnl: money(t.pnl),
       exit_reason: t.exitReason,
     })
     const data = {
       strategy_id: run.strategy_id,
       symbol,
       side: t.side,
-      qty: String(t.qty),
-      entry_price: String(t.entryPrice),
-      exit_price: String(t.exitPrice),
-      pnl: String(t.pnl),
+      qty: qty(t.qty),
+      entry_price: px(t.entryPrice),
+      exit_price: px(t.exitPrice),
+      pnl: money(t.pnl),
       exit_reason: t.exitReason,
       time: new Date(t.exitTime).toISOString(),
     }
@@ -116,8 +121,8 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
       strategy_id: run.strategy_id,
       symbol,
       side: qtyAfter > 0 ? 'buy' : 'sell',
-      qty: String(Math.abs(qtyAfter)),
-      entry_price: String(outcome.entryPrice),
+      qty: qty(Math.abs(qtyAfter)),
+      entry_price: px(outcome.entryPrice),
       time: new Date(outcome.filledIntent?.fills[0]?.time ?? now.getTime()).toISOString(),
     }
     rows.events.push({ userId: run.user_id, type: 'strategy.position_opened', data, at: now })
@@ -128,7 +133,7 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
     rows.stats = {
       strategyId: run.strategy_id,
       openPositions: qtyAfter !== 0 ? 1 : 0,
-      totalPnl: String(context.totals.realized + context.totals.unrealized),
+      totalPnl: money(context.totals.realized + context.totals.unrealized),
       closedTrades: outcome.trades.length,
       winningTrades: outcome.trades.filter((t) => t.pnl > 0).length,
     }
@@ -136,7 +141,7 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
 
   if (!reduceOnlyClose && outcome.newTarget === outcome.newTarget) {
     rows.next = clientOrderId(run.strategy_id, run.run, intent)
-    rows.order = { client_order_id: rows.next, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: String(outcome.newTarget), reduce_only: false, status: 'new', created_at: now }
+    rows.order = { client_order_id: rows.next, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: decimal(outcome.newTarget), reduce_only: false, status: 'new', created_at: now }
   }
   rows.counters = { intent, trade }
   return rows

@@ -10,7 +10,9 @@ import type { SharedState } from '../http/shared-state.js'
 import { StrategyIdSchema } from '../strategies/schemas.js'
 import { ownStrategy } from './deploy.js'
 import { pageOrders, pageTrades } from './history/service.js'
-import { HistoryQuerySchema, OrderPageSchema, StreamMessageSchema, StreamQuerySchema, StreamTicketSchema, TradePageSchema } from './schemas.js'
+import { listPositions } from './positions/service.js'
+import type { SymbolRules } from '../engine/types.js'
+import { HistoryQuerySchema, OrderPageSchema, PositionListSchema, StreamMessageSchema, StreamQuerySchema, StreamTicketSchema, TradePageSchema } from './schemas.js'
 import { statusData, type StreamMessage } from './stream/status-messages.js'
 import type { StrategyFeed } from './stream/strategy-feed.js'
 import { issueTicket, redeemTicket } from './stream/stream-ticket.js'
@@ -21,13 +23,15 @@ export interface LiveRoutesOptions {
   secrets: SecretBox
   shared: SharedState
   feed: StrategyFeed
+  /** The symbol's rules (tick and step) from the cached exchange info: positions print at them. */
+  rules: (symbol: string) => Promise<SymbolRules>
 }
 
 const tags = ['strategies']
 const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
 
 /** Our additions to the spec's strategy endpoints: a run's orders and trades, and the status stream (DESIGN §6). */
-export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify, { db, now, secrets, shared, feed }) => {
+export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify, { db, now, secrets, shared, feed, rules }) => {
   await fastify.register(websocket, { options: { maxPayload: 1024 } })
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
@@ -61,6 +65,21 @@ export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify,
       },
     },
     async (request) => pageTrades(db, request.principal!.userId, request.params.id, request.query),
+  )
+
+  app.get(
+    '/v1/strategies/:id/positions',
+    {
+      config: { access: { kind: 'v1', signed: true, weight: 1, scope: 'strategies:read' } },
+      schema: {
+        tags,
+        security,
+        summary: "Our addition: the current run's open positions (or the last run's when it ended), from its ledger; [] when flat or never run",
+        params: StrategyIdSchema,
+        response: { 200: PositionListSchema, ...errors },
+      },
+    },
+    async (request) => listPositions(db, request.principal!.userId, request.params.id, rules),
   )
 
   app.post(

@@ -1,5 +1,6 @@
 import { recordEvent } from '../events/outbox.js'
 import type { Db } from '../db/connect.js'
+import { lockStrategies } from '../strategies/queries.js'
 import { cancelOpenOrders, endRun, type RunRow } from './queries.js'
 import { publishMessage, publishStatus } from './stream/status-messages.js'
 
@@ -11,6 +12,7 @@ import { publishMessage, publishStatus } from './stream/status-messages.js'
  * explain, a revoked key, repeated margin refusals.
  */
 export async function enterError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
+  await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
   await cancelOpenOrders(trx, run.strategy_id, run.run)
   await endRun(trx, run.strategy_id, run.run, now)
   await markError(trx, run, error, now)
@@ -21,7 +23,12 @@ export async function enterError(trx: Db, run: RunRow, error: { code: string; me
  * never cancelled unseen): status error, strategy.error, and the stream's error and status messages.
  */
 export async function markError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
-  await trx.updateTable('strategies').set({ status: 'error', updated_at: now }).where('id', '=', run.strategy_id).where('status', '=', 'deployed').execute()
+  await trx
+    .updateTable('strategies')
+    .set({ status: 'error', updated_at: now, last_error_code: error.code, last_error_message: error.message, last_error_at: now })
+    .where('id', '=', run.strategy_id)
+    .where('status', '=', 'deployed')
+    .execute()
   const data = { strategy_id: run.strategy_id, code: error.code, message: error.message }
   await recordEvent(trx, { userId: run.user_id, type: 'strategy.error', data, at: now })
   await publishMessage(trx, { type: 'error', strategy_id: run.strategy_id, time: now.toISOString(), data })

@@ -59,9 +59,23 @@ export const StreamTicketSchema = Type.Object({
 
 export const StreamMessageSchema = Type.Object({
   type: Type.Union(['status', 'order', 'position_opened', 'position_closed', 'error'].map((t) => Type.Literal(t)), {
-    description: 'status: {status, deployed_at, stats} as GET /v1/strategies/{id}; order: a fill; position_opened / position_closed: the data of the strategy.* events; error: {strategy_id, code, message}',
+    description: 'status: {status, deployed_at, stats, last_error, mode, exchange_key, last_bar_at} as GET /v1/strategies/{id}; order: a fill; position_opened / position_closed: the data of the strategy.* events; error: {strategy_id, code, message}',
   }),
   strategy_id: Type.String(),
   time: IsoTimestamp,
   data: Type.Record(Type.String(), Type.Unknown()),
 })
+
+export const StrategyPositionSchema = Type.Object({
+  symbol: Type.String(),
+  side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: 'buy: a long position; sell: a short one' }),
+  qty: Type.String({ description: 'Absolute quantity, at the symbol\'s step size' }),
+  entry_price: DecimalString,
+  mark_price: Nullable(Type.String({ description: 'The last close the run saw, at the tick; null before it saw one' })),
+  unrealized_pnl: Nullable(Type.String({ description: 'qty × (mark − entry), signed, at most 8 decimals' })),
+  liquidation_price: Nullable(Type.String({ description: 'Isolated margin at the symbol\'s tiers, at the tick; null when unreachable' })),
+  opened_at: Nullable(IsoTimestamp),
+  mode: Type.Union([Type.Literal('live'), Type.Literal('dry_run')]),
+})
+export type StrategyPosition = Static<typeof StrategyPositionSchema>
+export const PositionListSchema = Type.Array(StrategyPositionSchema)

@@ -51,7 +51,7 @@ export interface StrategyRoutesOptions {
 
 export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (fastify, { db, now, cache, reads, templates, live }) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache, reads, templates })
+  const context = (request: FastifyRequest): StrategyContext => ({ db, userId: request.principal!.userId, now: new Date(now()), cache, reads, templates, tradable: live.tradable })
 
   app.post(
     '/v1/strategies',
@@ -86,7 +86,7 @@ export const strategyRoutes: FastifyPluginAsync<StrategyRoutesOptions> = async (
   const readEarly = (request: FastifyRequest, principal: Principal) => {
     const id = (request.params as { id?: unknown }).id
     if (typeof id !== 'string') return
-    const row = readStrategy({ db, userId: principal.userId, now: new Date(now()), cache, reads, templates }, id)
+    const row = readStrategy({ db, userId: principal.userId, now: new Date(now()), cache, reads, templates, tradable: live.tradable }, id)
     row.catch(() => undefined) // a refused request never awaits it; the handler sees the failure otherwise
     early.set(request, row)
   }

@@ -70,6 +70,26 @@ export const StrategySchema = Type.Object({
     total_trades: Type.Integer(),
     win_rate: Type.String({ description: 'Share of winning closed trades in [0, 1]' }),
   }),
+  last_error: Type.Union(
+    [
+      Type.Object({
+        code: Type.String({ description: 'Why the run stopped: POSITION_MISMATCH, KEY_REVOKED, MARGIN_REFUSED, START_FAILED, STRATEGY_ERROR, …' }),
+        message: Type.String(),
+        at: IsoTimestamp,
+      }),
+      Type.Null(),
+    ],
+    { description: 'Our addition: why the strategy moved into error; kept after the edit back to draft, cleared by the next deploy; null when none' },
+  ),
+  mode: Type.Union([Type.Literal('live'), Type.Literal('dry_run'), Type.Null()], {
+    description: 'Our addition: the mode of the current run, or of the last one; null before the first deploy',
+  }),
+  exchange_key: Type.Union([Type.Object({ id: Type.String(), label: Type.Union([Type.String(), Type.Null()]) }), Type.Null()], {
+    description: 'Our addition: the exchange key a live run trades (current or last run); null for a dry run or before the first deploy',
+  }),
+  last_bar_at: Type.Union([IsoTimestamp, Type.Null()], {
+    description: 'Our addition: open time of the last closed bar the current (or last) run acted on; null before it acted on one',
+  }),
 })
 export type Strategy = Static<typeof StrategySchema>
 

@@ -2,12 +2,14 @@ import type { Db } from '../db/connect.js'
 import type { ReadCache } from '../db/read-cache.js'
 import { isUniqueViolation } from '../db/errors.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
+import { decimal } from '../http/decimals.js'
 import { decodeCursor, encodeCursor } from '../http/cursor.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { newId } from '../http/ids.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import type { StrategyReads } from './batched-reads.js'
+import type { SymbolCheck } from './tradable-symbols.js'
 import { findStrategy, insertStrategy, listStrategies, markStrategyDeleted, type StrategyRow, updateStrategy } from './queries.js'
 import type { Strategy, StrategyCreate, StrategyListQuery, StrategyPatch } from './schemas.js'
 
@@ -26,6 +28,8 @@ export interface StrategyContext {
   reads?: StrategyReads | undefined
   /** Built-in and custom templates: params resolved (a custom module's in its sandbox). */
   templates: TemplateCatalog
+  /** Refuses symbols the exchange does not list as trading (the gateway's cached exchange info). */
+  tradable: SymbolCheck
 }
 
 const cacheKey = (userId: number, id: string): string => `${userId}/${id}`
@@ -35,10 +39,12 @@ export function forgetStrategy(cache: StrategyContext['cache'], userId: number, 
   cache?.invalidate(cacheKey(userId, id))
 }
 
-export async function createStrategy({ db, userId, now, cache, templates }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
+export async function createStrategy({ db, userId, now, cache, templates, tradable }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
   assertPositiveCapital(input.capital)
   // Stored with defaults applied, so a strategy's params say exactly what it runs with; a custom template's latest version is pinned.
   const template = await templates.resolve(userId, input.template_id, input.params ?? {}, { symbols: input.symbols })
+  assertMinimumCapital(input.template_id, input.capital, template.minCapital)
+  await tradable(input.symbols, 'defer')
   const params = template.params
   for (let attempt = 0; ; attempt++) {
     try {
@@ -106,6 +112,7 @@ export async function pageStrategies({ db, userId }: StrategyContext, query: Str
 export async function patchStrategy(context: StrategyContext, id: string, patch: StrategyPatch): Promise<Strategy> {
   const { db, userId, now } = context
   if (patch.capital !== undefined) assertPositiveCapital(patch.capital)
+  if (patch.symbols !== undefined) await context.tradable(patch.symbols, 'defer')
   // A custom module's params are resolved in its sandbox before the transaction (PGlite is one session, and a
   // row lock should not wait on a module); the transaction then applies them only to the strategy they were
   // checked against (same updated_at), else it checks again.
@@ -170,11 +177,14 @@ async function templateChanges(
   current: StrategyRow,
   patch: StrategyPatch,
 ): Promise<{ params?: Record<string, unknown>; template_version?: number | null }> {
-  if (patch.template_id === undefined && patch.params === undefined && patch.symbols === undefined && patch.template_version === undefined) return {}
+  const untouched = patch.template_id === undefined && patch.params === undefined && patch.symbols === undefined && patch.template_version === undefined
+  if (untouched && patch.capital === undefined) return {}
   const templateId = patch.template_id ?? current.template_id
   const version = patch.template_version ?? (templateId === current.template_id ? (current.template_version ?? undefined) : undefined)
   if (version !== undefined && !isCustomTemplateId(templateId)) throw invalidParameter('template_version', `template_version is for custom templates; ${templateId} is built in`)
   const template = await templates.resolve(userId, templateId, patch.params ?? current.params, { version, symbols: patch.symbols ?? current.symbols })
+  assertMinimumCapital(templateId, patch.capital ?? current.capital, template.minCapital)
+  if (untouched) return {}
   // Resolution applies defaults: a params left alone are stored as they were unless the template or its version moved.
   const moved = patch.template_id !== undefined || patch.template_version !== undefined || patch.params !== undefined
   return { ...(moved ? { params: template.params } : {}), template_version: template.custom?.version ?? null }
@@ -182,6 +192,11 @@ async function templateChanges(
 
 function assertNotDeployed(row: StrategyRow, verb: string): void {
   if (row.status === 'deployed') throw new AppError('INVALID_STATE', `strategy ${row.id} is deployed; pause it before it can be ${verb}`)
+}
+
+/** The template's minimum capital (its catalog entry), checked at create, PATCH and deploy alike. */
+export function assertMinimumCapital(templateId: string, capital: string, minCapital: number): void {
+  if (Number(capital) < minCapital) throw invalidParameter('capital', `template ${templateId} needs a capital of at least ${minCapital}`)
 }
 
 function assertPositiveCapital(capital: string): void {
@@ -208,7 +223,11 @@ export function toStrategy(row: StrategyRow): Strategy {
       open_positions: row.stat_open_positions,
       total_pnl: row.stat_total_pnl,
       total_trades: row.stat_total_trades,
-      win_rate: row.stat_total_trades > 0 ? String(row.stat_winning_trades / row.stat_total_trades) : '0',
+      win_rate: row.stat_total_trades > 0 ? decimal(row.stat_winning_trades / row.stat_total_trades) : '0',
     },
+    last_error: row.last_error_code !== null ? { code: row.last_error_code, message: row.last_error_message ?? '', at: (row.last_error_at ?? row.updated_at).toISOString() } : null,
+    mode: row.run_dry_run === null ? null : row.run_dry_run ? 'dry_run' : 'live',
+    exchange_key: row.run_exchange_key_id !== null ? { id: row.run_exchange_key_id, label: row.run_exchange_key_label } : null,
+    last_bar_at: row.run_last_bar_at?.toISOString() ?? null,
   }
 }

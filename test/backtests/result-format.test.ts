@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { decimal, isoTime } from '../../src/backtests/result-format.js'
+import { isoTime } from '../../src/backtests/result-format.js'
+import { decimal } from '../../src/http/decimals.js'
 
 describe('result formatting', () => {
   it('writes times exactly as Date#toISOString does', () => {

@@ -152,11 +152,45 @@ describe('perpetua client commands against a running perpetua serve', () => {
       assert.deepEqual(page, await client.strategies.list())
       assert.equal(page.data.find((s) => s.id === strategy.id)?.status, 'paused')
       const table = await runCli(['strategies', 'list'], env)
-      assert.match(table.stdout, new RegExp(`│ ${strategy.id} │ trend +│ paused +│ sma_cross`))
+      assert.match(table.stdout, new RegExp(`│ ${strategy.id} │ trend +│ paused +│ dry run +│ sma_cross`))
+      const show = await runCli(['strategies', 'show', strategy.id], env)
+      assert.equal(show.code, 0, show.stderr)
+      assert.match(show.stdout, /│ mode +│ dry run \(paper wallet\) +│/)
+      assert.match(show.stdout, /│ last bar +│ (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|-) +│/)
+      assert.doesNotMatch(show.stdout, /last error/, 'no error, no line')
+      const flat = await runCli(['strategies', 'positions', strategy.id], env)
+      assert.equal(flat.code, 0, flat.stderr)
+      assert.match(flat.stderr, /no open positions/)
+      const positions = await runCli(['strategies', 'positions', strategy.id, '--json'], env)
+      assert.deepEqual(parseSingleJsonLine(positions.stdout), [])
 
       const again = await runCli(['strategies', 'pause', strategy.id], env)
       assert.equal(again.code, 1)
       assert.match(again.stderr, /\(INVALID_STATE, HTTP 409/)
+    })
+
+    it('deploy without --dry-run says LIVE and names the exchange key; show prints the mode', async () => {
+      // The built-in replay exchange's demo account (data/accounts.json), registered by the same user as the API key.
+      const issued = await runCli(['tokens', 'issue', '--email', 'trader@example.test'], { DATA_DIR: dataDir })
+      assert.equal(issued.code, 0, issued.stderr)
+      const bearer = { authorization: `Bearer ${(parseSingleJsonLine(issued.stdout) as { access_token: string }).access_token}`, 'content-type': 'application/json' }
+      const registered = await fetch(`${server.url}/v1/exchange-keys`, {
+        method: 'POST',
+        headers: bearer,
+        body: JSON.stringify({ api_key: 'replayDemoApiKey0000000000000000000000000000000000000000000000000', api_secret: 'replayDemoSecretKey000000000000000000000000000000000000000000000', label: 'demo' }),
+      })
+      assert.equal(registered.status, 200, await registered.clone().text())
+      const keyId = ((await registered.json()) as { id: string }).id
+      const strategy = await client.strategies.create({ name: 'real money', template_id: 'sma_cross', symbols: ['ETHUSDT'], timeframe: '1h', capital: '500' })
+      try {
+        const deploy = await runCli(['strategies', 'deploy', strategy.id], env)
+        assert.equal(deploy.code, 0, deploy.stderr)
+        assert.match(deploy.stdout, new RegExp(`^${strategy.id} deployed LIVE on exchange key ${keyId} \\(demo\\) at \\S+Z`))
+        const show = await runCli(['strategies', 'show', strategy.id], env)
+        assert.match(show.stdout, new RegExp(`│ mode +│ LIVE on exchange key ${keyId} \\(demo\\) +│`))
+      } finally {
+        await client.strategies.pause(strategy.id, { close_positions: true })
+      }
     })
 
     it('watch of a strategy that is not there ends with the API\'s 404', async () => {

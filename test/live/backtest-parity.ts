@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { symbolRules } from '../../src/backtests/upstream-history.js'
 import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
+import { money, price, quantity } from '../../src/http/decimals.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
 import type { Template } from '../../src/templates/types.js'
 import type { TestApp } from '../support/app.js'
@@ -51,14 +52,25 @@ export async function assertBacktestParity(
       entryTime: r.entry_time.getTime(),
       exitTime: r.exit_time.getTime(),
       side: r.side,
-      entryPrice: Number(r.entry_price),
-      exitPrice: Number(r.exit_price),
-      qty: Number(r.qty),
-      fee: Number(r.fee),
-      funding: Number(r.funding),
-      pnl: Number(r.pnl),
+      entryPrice: r.entry_price,
+      exitPrice: r.exit_price,
+      qty: r.qty,
+      fee: r.fee,
+      funding: r.funding,
+      pnl: r.pnl,
     })),
-    expected.trades.map((tr) => ({ entryTime: tr.entryTime, exitTime: tr.exitTime, side: tr.side, entryPrice: tr.entryPrice, exitPrice: tr.exitPrice, qty: tr.qty, fee: tr.fee, funding: tr.funding, pnl: tr.pnl })),
+    // The backtest's trades written as the run writes its own (prices at the tick, quantities at the step, money at 8 places).
+    expected.trades.map((tr) => ({
+      entryTime: tr.entryTime,
+      exitTime: tr.exitTime,
+      side: tr.side,
+      entryPrice: price(tr.entryPrice, rules),
+      exitPrice: price(tr.exitPrice, rules),
+      qty: quantity(tr.qty, rules),
+      fee: money(tr.fee),
+      funding: money(tr.funding),
+      pnl: money(tr.pnl),
+    })),
   )
   assert.equal(final.broker.ledger.feesPaid, expected.feesPaid)
   assert.equal(final.broker.ledger.fundingPaid, expected.fundingPaid)

@@ -29,8 +29,11 @@ export function tempDir(label: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `perpetua-${label}-`))
 }
 
-/** A fresh, migrated database of its own for one test file. */
-export async function openTestDatabase(backend: Backend): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database of its own for one test file. `poolMax` (server only) gives the pool more
+ * connections, for tests of concurrent transactions (PGlite serialises them whatever the pool).
+ */
+export async function openTestDatabase(backend: Backend, options: { poolMax?: number } = {}): Promise<TestDatabase> {
   const dataDir = tempDir('test')
   if (backend === 'pglite') {
     const lock = acquireLock(dataDir, 'test')
@@ -48,9 +51,9 @@ export async function openTestDatabase(backend: Backend): Promise<TestDatabase> 
     }
   }
   const url = await createServerDatabase()
-  // Pool max 1 on the server too: a query that bypasses its transaction handle deadlocks here as it
-  // would on PGlite, instead of passing by luck on a larger pool.
-  const handle = await connectDatabase({ databaseUrl: url, dataDir, poolMax: 1 })
+  // Pool max 1 on the server too (unless a test of concurrency asks for more): a query that bypasses its
+  // transaction handle deadlocks here as it would on PGlite, instead of passing by luck on a larger pool.
+  const handle = await connectDatabase({ databaseUrl: url, dataDir, poolMax: options.poolMax ?? 1 })
   await migrateToLatest(handle.db as never)
   return {
     handle,

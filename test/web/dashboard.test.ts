@@ -4,6 +4,9 @@ import { pino } from 'pino'
 import type { BrowserContext, Page } from 'playwright-core'
 import { buildDashboard } from '../../web/build.js'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import { activeRun } from '../../src/live/queries.js'
+import { enterError } from '../../src/live/run-error.js'
+import { deployFastDryRun } from '../live/backtest-parity.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
@@ -241,8 +244,10 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
 
     await page.waitForSelector('[data-testid=stream-state][data-state=open]')
     assert.equal(await page.isChecked('[data-testid=mode-dry]'), true, 'dry run is the default')
+    assert.equal(await page.getAttribute('[data-testid=strategy] .heading [data-testid=mode]', 'data-mode'), 'none', 'no run yet, no mode')
     await page.click('[data-testid=deploy]')
     await page.waitForSelector('[data-testid=live-status][data-status=deployed]')
+    await page.waitForSelector('[data-testid=strategy] .heading [data-testid=mode][data-mode=dry_run]')
     const deployed = await api<{ status: string }>('GET', `/v1/strategies/${id}`)
     assert.equal(deployed.status, 'deployed')
     await page.waitForSelector('[data-testid=stream-log] li[data-type=order]', { timeout: 60_000 })
@@ -279,6 +284,52 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     await page.waitForSelector('[data-testid=deploy-form]')
   })
 
+  it("shows a running strategy's positions as soon as its page loads (GET positions, with mark and unrealized PnL), its mode in the list", async () => {
+    const id = await deployFastDryRun(t, key)
+    try {
+      const held = await poll('an open position of the dry run', 60_000, async () => {
+        const positions = await api<{ symbol: string; qty: string }[]>('GET', `/v1/strategies/${id}/positions`)
+        return positions.length > 0 ? positions : undefined
+      })
+      // The session lives in the page's memory only: the strategy is opened from the list, as a user does.
+      await page.click('header nav a[href="/app/strategies"]')
+      await page.waitForSelector(`[data-testid=strategies-table] tr[data-strategy-id=${id}] [data-testid=mode][data-mode=dry_run]`)
+      await page.click(`[data-testid=strategies-table] tr[data-strategy-id=${id}] a`)
+      // A stream message carries no mark: a row with one was read from GET positions.
+      const row = await page.waitForSelector('[data-testid=position-row][data-mark]:not([data-mark=""])', { timeout: 10_000 })
+      assert.equal(await row.getAttribute('data-symbol'), held[0]!.symbol)
+      assert.match((await row.getAttribute('data-mark'))!, /^\d+(\.\d)?$/, 'the mark at the tick of BTCUSDT')
+      assert.match((await row.getAttribute('data-pnl'))!, /^-?\d+(\.\d{0,7}[1-9])?$/)
+      assert.equal(await page.getAttribute('[data-testid=strategy] .heading [data-testid=mode]', 'data-mode'), 'dry_run')
+      const lastBar = await page.getAttribute('[data-testid=strategy-stats] [data-stat=last_bar_at]', 'data-value')
+      assert.match(lastBar!, /^\d{4}-\d\d-\d\dT/, 'the last bar the run acted on')
+    } finally {
+      await api('POST', `/v1/strategies/${id}/pause`, { close_positions: true })
+    }
+  })
+
+  it('shows why a strategy is in error next to its status, and its edit control moves it back to draft', async () => {
+    const id = await deployFastDryRun(t, key)
+    const db = t.database.handle.db
+    await db.transaction().execute(async (trx) => {
+      const run = (await activeRun(trx, id, true))!
+      await enterError(trx, run, { code: 'POSITION_MISMATCH', message: 'the exchange holds 0.004 BTCUSDT, the ledger 0.002' }, new Date(t.clock.now()))
+    })
+    t.services.runSignals.emit('runs-changed')
+    await page.click('header nav a[href="/app/strategies"]')
+    await page.click(`[data-testid=strategies-table] tr[data-strategy-id=${id}] a`)
+    await page.waitForSelector('[data-testid=live-status][data-status=error]')
+    const box = await page.waitForSelector('[data-testid=last-error][data-code=POSITION_MISMATCH]')
+    assert.match(await box.innerText(), /the exchange holds 0\.004 BTCUSDT, the ledger 0\.002/)
+    await page.click('[data-testid=back-to-draft]')
+    await page.waitForSelector('[data-testid=live-status][data-status=draft]')
+    const stored = await api<{ status: string; last_error: { code: string } | null }>('GET', `/v1/strategies/${id}`)
+    assert.equal(stored.status, 'draft')
+    assert.equal(stored.last_error?.code, 'POSITION_MISMATCH', 'the reason stays in view until the next deploy')
+    assert.equal(await page.$('[data-testid=back-to-draft]'), null, 'a draft has nothing to move back')
+    await page.waitForSelector('[data-testid=deploy-form]')
+  })
+
   it('sends a webhook test delivery to a real HTTPS receiver, lists the delivery, pauses and reactivates the webhook', async () => {
     const hook = await api<{ id: string }>('POST', '/v1/webhooks', { url: `${receiver.url}/dashboard`, events: ['strategy.*'] })
     await page.click('header nav a[href="/app/webhooks"]')
@@ -301,6 +352,7 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
 
   it('shows the market: every funding rate the API has', async () => {
     const rates = await (await fetch(`${base}/funding/rates`)).json() as unknown[]
+    assert.ok(Array.isArray(rates), JSON.stringify(rates))
     await page.click('header nav a[href="/app/market"]')
     await page.waitForSelector('[data-testid=funding-table] tbody tr')
     assert.equal(await page.locator('[data-testid=funding-table] tbody tr').count(), rates.length)

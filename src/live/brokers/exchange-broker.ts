@@ -1,5 +1,6 @@
 import { Ledger } from '../../engine/ledger.js'
 import { roundTo, stepDecimals } from '../../engine/steps.js'
+import { quantity } from '../../http/decimals.js'
 import type { BinanceOrder, BinanceTrade, BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import type { ExchangeAnswer } from '../../trading/binance/answer.js'
 import { KEY_REFUSED, RunFailure } from '../exchange/run-failure.js'
@@ -102,7 +103,7 @@ export class ExchangeBroker {
       symbol: this.setup.symbol,
       side: delta > 0 ? 'BUY' : 'SELL',
       type: 'MARKET',
-      quantity: Math.abs(delta).toFixed(this.decimals),
+      quantity: quantity(Math.abs(delta), this.setup.rules),
       reduceOnly,
       clientOrderId,
     })
@@ -120,7 +121,7 @@ export class ExchangeBroker {
       symbol: this.setup.symbol,
       side: theirs > 0 ? 'SELL' : 'BUY',
       type: 'MARKET',
-      quantity: Math.abs(theirs).toFixed(this.decimals),
+      quantity: quantity(Math.abs(theirs), this.setup.rules),
       reduceOnly: true,
       clientOrderId,
     })

@@ -1,5 +1,7 @@
 import type { SecretBox } from '../../auth/secret-box.js'
 import type { Db } from '../../db/connect.js'
+import { retryingTransaction } from '../../db/retry.js'
+import { lockStrategies } from '../../strategies/queries.js'
 import type { SymbolRules } from '../../engine/types.js'
 import { AppError } from '../../http/errors.js'
 import type { UpstreamClient } from '../../market/upstream-client.js'
@@ -32,8 +34,10 @@ export async function closeLivePosition(context: CloseContext, run: RunRow, clos
   const paper = new PaperBroker(setup, state.broker)
   const broker = new ExchangeBroker(paper, await tradingClientOf(context.db, context.secrets, context.upstream, run, () => context.now.getTime()), setup)
   const book = (outcome: BrokerOutcome, settles: string) =>
-    context.db.transaction().execute(async (trx) => {
-      await recordOutcome(trx, { run, now: context.now, pendingOrder: settles, totals: paper.totals(paper.lastClose) }, outcome)
+    // Only the booking is retried: the order was sent once, before it.
+    retryingTransaction(context.db, async (trx) => {
+      await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
+      await recordOutcome(trx, { run, now: context.now, pendingOrder: settles, totals: paper.totals(paper.lastClose), rules: context.rules }, outcome)
       await saveRunState(trx, run.strategy_id, run.run, null, { ...state, broker: paper.snapshot(), pendingOrder: null })
     })
   if (state.pendingOrder) {

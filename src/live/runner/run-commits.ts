@@ -1,5 +1,6 @@
 import type { Db } from '../../db/connect.js'
 import { Coalescer } from '../../db/coalescer.js'
+import { retryingTransaction } from '../../db/retry.js'
 import { lockOwnedRuns, saveRunStates } from '../queries.js'
 import { type OutcomeRows, writeOutcomes } from '../record-outcome.js'
 
@@ -9,6 +10,8 @@ export interface RunWrites {
   run: number
   rows: OutcomeRows
   state: Record<string, unknown>
+  /** The open time of the last bar the run acted on, or null before its first. */
+  lastBarAt: Date | null
 }
 
 /** A run's commit: whether it was written (false: no longer this owner's), or why it failed. */
@@ -21,11 +24,13 @@ type Outcome = { owned: boolean } | { failed: unknown }
  * while that commits, so the database thread works while the main thread still steps the others.
  *
  * Each run is fenced by its lease exactly as a runner's own transaction was: the transaction locks the
- * batch's run rows (FOR UPDATE, in key order) and writes only those this owner still holds; the others
+ * batch's strategy rows, then its run rows (docs/decisions.md, "Lock order": the order pause, deploy and
+ * every other writer follow) and writes only the runs this owner still holds; the others
  * answer false and their runners stop, so a runner that lost its lease never writes. Everything a run's
  * writes hold (fill, trades, outbox events, stats, the next intent, stream NOTIFYs, state) commits or
- * rolls back together, and a runner awaits its commit before it sends an order. A batch that fails is
- * retried one run per transaction, so one bad write (or a deadlock with a pause) fails only its own run.
+ * rolls back together, and a runner awaits its commit before it sends an order. A deadlock or serialization
+ * failure runs the transaction again (retryingTransaction); a batch that still fails is retried one run per
+ * transaction, so one bad write fails only its own run.
  *
  * Measured (bench/live.ts, PGlite): a transaction per runner took ~3 ms per strategy-bar, so 1,000
  * strategies on a symbol were 1,000 sequential commits and p99 grew with N.
@@ -36,6 +41,8 @@ export class RunCommits {
   constructor(
     private readonly db: Db,
     private readonly owner: string,
+    /** False only where the database runs one transaction at a time (embedded): no lock order is needed there. */
+    private readonly strategiesFirst = true,
   ) {
     this.batches = new Coalescer((writes) => this.writeRounds(writes))
   }
@@ -74,11 +81,11 @@ export class RunCommits {
   private async write(batch: RunWrites[]): Promise<Outcome[]> {
     let owned: Set<string>
     try {
-      owned = await this.db.transaction().execute(async (trx) => {
-        const held = await lockOwnedRuns(trx, this.owner, batch)
+      owned = await retryingTransaction(this.db, async (trx) => {
+        const held = await lockOwnedRuns(trx, this.owner, batch, this.strategiesFirst)
         const mine = batch.filter((w) => held.has(runKey(w)))
         await writeOutcomes(trx, mine.map((w) => w.rows))
-        await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state })))
+        await saveRunStates(trx, mine.map((w) => ({ strategyId: w.strategyId, run: w.run, state: w.state, lastBarAt: w.lastBarAt })))
         return held
       })
     } catch (error) {

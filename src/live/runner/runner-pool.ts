@@ -15,6 +15,7 @@ import { RunCommits } from './run-commits.js'
 import { SharedHistory, sharedClock } from './shared-history.js'
 import { RunSandboxes } from '../../custom-templates/sandbox/run-sandbox.js'
 import { type BarTiming, StrategyRunner } from './strategy-runner.js'
+import { recordStartFailure, resetStartFailures } from './start-failures.js'
 
 /** DESIGN §6: leases renewed every 5 s, expiring after 15 s, so a dead owner's runs move within 30 s. */
 export const LEASE_RENEW_MS = 5_000
@@ -40,6 +41,11 @@ export interface RunnerPoolOptions {
   observe?: (timing: BarTiming) => void
   /** VACUUM the tables runners update at every bar this often: the embedded database has no autovacuum. */
   vacuumMs?: number
+  /**
+   * The database runs one transaction at a time (the embedded PGlite): the batch commit then skips the
+   * strategy locks the lock order needs where transactions run side by side (docs/decisions.md, "Lock order").
+   */
+  serialTransactions?: boolean
 }
 
 /**
@@ -69,7 +75,7 @@ export class RunnerPool {
     this.streams = new KlineStreams(options.wsUrl)
     this.now = options.now ?? Date.now
     this.history = new SharedHistory(new UpstreamHistory(options.market))
-    this.commits = new RunCommits(options.db, this.owner)
+    this.commits = new RunCommits(options.db, this.owner, !options.serialTransactions)
     this.exchangeNow = sharedClock(async () => {
       const response = await options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
       return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
@@ -160,11 +166,22 @@ export class RunnerPool {
         },
       })
       this.runners.set(run.strategy_id, runner)
-      runner.start().catch((error) => {
-        // Its lease is no longer renewed: it expires and a later round (here or elsewhere) starts the run afresh.
-        if (this.runners.get(run.strategy_id) === runner) this.runners.delete(run.strategy_id)
-        this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start; the run is claimed again once its lease expires')
-      })
+      runner
+        .start()
+        .then(async () => {
+          if (this.stopping) return
+          await resetStartFailures(db, run, this.owner).catch((error) => this.options.log.warn({ err: error, strategy_id: run.strategy_id }, 'could not reset the count of failed starts'))
+        })
+        .catch(async (error) => {
+          // Its lease is no longer renewed: it expires and a later round (here or elsewhere) starts the run afresh,
+          // unless this was the third failed start in a row: then the strategy moves to error with the reason.
+          if (this.runners.get(run.strategy_id) === runner) this.runners.delete(run.strategy_id)
+          // A start cut short by this pool's shutdown is not the run's failure (and the database may be closing).
+          if (this.stopping) return
+          const failed = await recordStartFailure(db, run, this.owner, error, new Date(this.now())).catch(() => false)
+          if (failed) this.options.log.warn({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start three times in a row; the strategy moved to error')
+          else this.options.log.error({ err: error, strategy_id: run.strategy_id }, 'strategy runner failed to start; the run is claimed again once its lease expires')
+        })
     }
   }
 }

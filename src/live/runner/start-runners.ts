@@ -22,7 +22,7 @@ export function startRunners(
 ): RunnerPool | undefined {
   const wsUrl = config.upstreamWsUrl ?? config.upstreamUrl?.replace(/^http/, 'ws')
   if (!wsUrl) return undefined
-  const vacuum = config.databaseUrl ? {} : { vacuumMs: EMBEDDED_VACUUM_MS }
+  const vacuum = config.databaseUrl ? {} : { vacuumMs: EMBEDDED_VACUUM_MS, serialTransactions: true }
   const pool = new RunnerPool({ db, market, wsUrl, log, ...(signals ? { signals } : {}), ...(secrets ? { secrets } : {}), ...(now ? { now } : {}), ...vacuum, ...extra })
   pool.start()
   return pool

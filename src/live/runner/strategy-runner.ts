@@ -90,6 +90,8 @@ export class StrategyRunner {
   private arrival: { openTime: number; receivedAt: number } | undefined
   /** A custom template's module, in its own sandbox thread: fed every bar before the broker acts on it. */
   private sandbox: RunSandbox | undefined
+  /** The symbol's filters, read at start: prices and quantities are written at its tick and step. */
+  private rules!: SymbolRules
 
   constructor(
     readonly run: RunRow,
@@ -101,6 +103,7 @@ export class StrategyRunner {
   async start(): Promise<void> {
     const { run, deps } = this
     const rules = await deps.rules(run.symbol)
+    this.rules = rules
     let template: SingleSymbolTemplate
     if (isCustomTemplateId(run.template_id)) {
       try {
@@ -215,7 +218,10 @@ export class StrategyRunner {
       } catch (error) {
         if (error instanceof RunFailure) {
           this.stop()
-          await failRun(this.deps.db, this.run, this.deps.owner, error, new Date(this.deps.now()))
+          // A failure seen after the run ended elsewhere is not the run's: a pause with close_positions ends the
+          // run, then closes its position, and this runner may hear that close on the user stream (a position
+          // its ledger does not explain) before it learns the run ended; a takeover's new owner checks for itself.
+          if (!(await failRun(this.deps.db, this.run, this.deps.owner, error, new Date(this.deps.now())))) return
         }
         this.deps.onError(error, this.run)
       }
@@ -313,11 +319,13 @@ export class StrategyRunner {
     const now = new Date(deps.now())
     const pendingBefore = settles === undefined ? this.pendingOrder : settles
     const totals = this.broker.totals(this.broker.lastClose)
-    const rows = outcomeRows({ run, now, pendingOrder: pendingBefore, totals }, outcome, this.counters)
+    const rows = outcomeRows({ run, now, pendingOrder: pendingBefore, totals, rules: this.rules }, outcome, this.counters)
     const created = rows.next
     const pendingOrder = outcome.newTarget === outcome.newTarget ? created : outcome.filledIntent ? null : pendingBefore
     const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
-    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown> })
+    const lastBar = this.broker.lastOpenTime
+    const lastBarAt = lastBar === lastBar ? new Date(lastBar) : null
+    const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()

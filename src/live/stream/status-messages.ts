@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/connect.js'
 import { toStrategy } from '../../strategies/service.js'
-import type { StrategyRow } from '../../strategies/queries.js'
+import { findStrategyById, type StrategyRow } from '../../strategies/queries.js'
 
 /** The NOTIFY channel of strategy stream messages: any process's runner publishes, every process fans out. */
 export const STRATEGY_CHANNEL = 'perpetua_strategy'
@@ -41,12 +41,12 @@ export async function publishMessages(trx: Db, messages: readonly StreamMessage[
 
 /** The data of a status message: the strategy's status and stats as GET /v1/strategies/{id} shows them. */
 export function statusData(row: StrategyRow): Record<string, unknown> {
-  const { status, deployed_at, stats } = toStrategy(row)
-  return { status, deployed_at, stats }
+  const { status, deployed_at, stats, last_error, mode, exchange_key, last_bar_at } = toStrategy(row)
+  return { status, deployed_at, stats, last_error, mode, exchange_key, last_bar_at }
 }
 
 /** A status message for the strategy as it is now in `trx`. */
 export async function publishStatus(trx: Db, strategyId: string, now: Date, token?: string): Promise<void> {
-  const row = (await trx.selectFrom('strategies').selectAll().where('id', '=', strategyId).executeTakeFirstOrThrow()) as StrategyRow
+  const row = await findStrategyById(trx, strategyId)
   await publishMessage(trx, { type: 'status', strategy_id: strategyId, time: now.toISOString(), data: statusData(row) }, token)
 }

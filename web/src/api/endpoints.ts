@@ -1,6 +1,6 @@
 /** Every API call the dashboard makes, one function each, through the signed-in typed client (src/client). */
 import { client, clientFor, type Credentials } from './session.js'
-import type { CustomTemplateCreate, CustomTemplateUpdate, DeployBody, JobCreate, KlineInterval, StrategyCreate, WebhookCreate } from './types.js'
+import type { CustomTemplateCreate, CustomTemplateUpdate, DeployBody, JobCreate, KlineInterval, StrategyCreate, StrategyUpdate, WebhookCreate } from './types.js'
 
 export const api = {
   templates: () => client().templates.list(),
@@ -31,6 +31,10 @@ export const api = {
   strategy: (strategyId: string) => client().strategies.get(strategyId),
   createStrategy: (body: StrategyCreate) => client().strategies.create(body),
   deploy: (strategyId: string, body: DeployBody) => client().strategies.deploy(strategyId, body),
+  /** Any edit moves a strategy in error (or stopped) back to draft. */
+  updateStrategy: (strategyId: string, body: StrategyUpdate) => client().strategies.update(strategyId, body),
+  /** What the current (or last) run holds now, from its ledger; [] when flat. */
+  strategyPositions: (strategyId: string) => client().strategies.positions(strategyId),
   pause: (strategyId: string, closePositions: boolean) => client().strategies.pause(strategyId, { close_positions: closePositions }),
   strategyOrders: (strategyId: string, limit = 50) => client().strategies.orders(strategyId, { limit }),
   strategyTrades: (strategyId: string, limit = 50) => client().strategies.trades(strategyId, { limit }),

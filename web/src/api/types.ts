@@ -14,6 +14,7 @@ export type {
   DeployOptions as DeployBody,
   Strategy,
   StrategyCreate,
+  StrategyUpdate,
   StrategyOrder,
   StrategyTrade,
   StreamMessage,
@@ -39,4 +40,5 @@ export type WhaleBoard = Ok<'/whale-board'>
 /** One kline as Binance's klines endpoint (and our mirror of it) answers it: [open time, open, high, low, close, …]. */
 export type KlineRow = Ok<'/fapi/v1/klines'>[number]
 export type Schemas = components['schemas']
+export type StrategyPosition = Ok<'/v1/strategies/{id}/positions'>[number]
 export type KlineInterval = QueryParams<Operation<'/fapi/v1/klines', 'get'>>['interval']

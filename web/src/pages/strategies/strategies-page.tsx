@@ -6,6 +6,7 @@ import { draftBody, StrategyFields, useStrategyDraft } from '../../components/st
 import { num, pct, QUOTE, sign, time } from '../../format.js'
 import { SERVER_CLOCK } from '../../components/clocks.js'
 import { Link, navigate } from '../../router.js'
+import { ModeBadge } from './run-mode.js'
 
 /** Every strategy of the user with its status and lifetime stats; a form to create one. */
 export function StrategiesPage() {
@@ -41,6 +42,7 @@ export function StrategiesPage() {
             <tr>
               <th>Name</th>
               <th>Status</th>
+              <th>Mode</th>
               <th class="secondary">Template</th>
               <th class="secondary">Symbols</th>
               <th class="secondary">TF</th>
@@ -60,6 +62,9 @@ export function StrategiesPage() {
                 </td>
                 <td>
                   <span class={`badge ${s.status}`}>{s.status}</span>
+                </td>
+                <td>
+                  <ModeBadge strategy={s} />
                 </td>
                 <td class="secondary">{s.template_id}</td>
                 <td class="secondary">{s.symbols.join(', ')}</td>

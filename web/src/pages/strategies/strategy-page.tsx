@@ -1,21 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import { client } from '../../api/session.js'
-import type { Strategy, StrategyOrder, StrategyTrade, StreamMessage } from '../../api/types.js'
+import type { Strategy, StrategyOrder, StrategyPosition, StrategyTrade, StreamMessage } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError } from '../../components/async.js'
 import { usePriceDecimals } from '../../api/symbol-rules.js'
 import { EXCHANGE_CLOCK, SERVER_CLOCK } from '../../components/clocks.js'
 import { money, num, pct, price, QUOTE, sign, time } from '../../format.js'
 import { DeployPanel } from './deploy-panel.js'
 import { describeStreamMessage } from './stream-entry.js'
+import { ModeBadge } from './run-mode.js'
 
-interface Position {
-  symbol: string
-  side: string
-  qty: string
-  entry_price: string
-  time: string
-}
+/** A position as GET /v1/strategies/{id}/positions gives it; one from a position_opened message lacks the marks until re-read. */
+type Position = Pick<StrategyPosition, 'symbol' | 'side' | 'qty' | 'entry_price' | 'opened_at'> & Partial<Pick<StrategyPosition, 'mark_price' | 'unrealized_pnl' | 'liquidation_price' | 'mode'>>
 
 /** `time`: the fill's (the exchange's clock), or for an order not filled when we recorded it (ours). */
 type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string; clock: 'exchange' | 'server' }
@@ -37,7 +33,7 @@ export function StrategyPage({ id }: { id: string }) {
   const [error, setError] = useState<Error>()
   const [orders, setOrders] = useState<Order[]>([])
   const [trades, setTrades] = useState<StrategyTrade[]>([])
-  const [position, setPosition] = useState<Position | null>(null)
+  const [positions, setPositions] = useState<Position[]>([])
   const [log, setLog] = useState<StreamMessage[]>([])
   const [stream, setStream] = useState<{ state: StreamState; detail?: string }>({ state: 'connecting' })
   const refreshTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
@@ -47,17 +43,23 @@ export function StrategyPage({ id }: { id: string }) {
     api.strategyTrades(id).then((page) => setTrades(page.data), (e: unknown) => setError(toError(e)))
   }
   const loadStrategy = () => api.strategy(id).then(setStrategy, (e: unknown) => setError(toError(e)))
+  /** What the run holds now, from its ledger: on load, and after every position message (marks and liquidation price). */
+  const loadPositions = () => api.strategyPositions(id).then(setPositions, (e: unknown) => setError(toError(e)))
   /** Stats change with every fill but the stream carries them only with status messages: re-read, at most every 500 ms. */
   const refreshSoon = () => {
-    clearTimeout(refreshTimer.current)
+    // A throttle, not a debounce: on a fast timeframe messages keep coming, and a re-read must still happen.
+    if (refreshTimer.current !== undefined) return
     refreshTimer.current = setTimeout(() => {
+      refreshTimer.current = undefined
       void loadStrategy()
+      void loadPositions()
       api.strategyTrades(id).then((page) => setTrades(page.data), () => undefined)
     }, 500)
   }
 
   useEffect(() => {
     void loadStrategy()
+    void loadPositions()
     loadHistory()
     // The client opens each connection with a one-time ticket (browsers cannot sign a WebSocket) and
     // reconnects after 0.5 s doubling to 30 s; the stream has no replay, so a reconnect reloads the history.
@@ -91,10 +93,11 @@ export function StrategyPage({ id }: { id: string }) {
           setOrders((previous) => [order, ...previous.filter((o) => o.client_order_id !== order.client_order_id)])
           refreshSoon()
         } else if (message.type === 'position_opened') {
-          setPosition({ symbol: data.symbol!, side: data.side!, qty: data.qty!, entry_price: data.entry_price!, time: data.time ?? message.time })
+          const opened: Position = { symbol: data.symbol!, side: data.side as Position['side'], qty: data.qty!, entry_price: data.entry_price!, opened_at: data.time ?? message.time }
+          setPositions((previous) => [opened, ...previous.filter((p) => p.symbol !== opened.symbol)])
           refreshSoon()
         } else if (message.type === 'position_closed') {
-          setPosition(null)
+          setPositions((previous) => previous.filter((p) => p.symbol !== data.symbol))
           refreshSoon()
         } else if (message.type === 'error') {
           void loadStrategy()
@@ -104,6 +107,7 @@ export function StrategyPage({ id }: { id: string }) {
     return () => {
       stream.close()
       clearTimeout(refreshTimer.current)
+      refreshTimer.current = undefined
     }
   }, [id])
 
@@ -118,6 +122,7 @@ export function StrategyPage({ id }: { id: string }) {
         <span class={`badge ${strategy.status}`} data-testid="live-status" data-status={strategy.status}>
           {strategy.status}
         </span>
+        <ModeBadge strategy={strategy} />
         <span class={`stream ${stream.state}`} data-testid="stream-state" data-state={stream.state} title={stream.detail ?? "This page's connection to the strategy's updates, not the strategy's status"}>
           {STREAM_LABELS[stream.state]}
         </span>
@@ -126,6 +131,7 @@ export function StrategyPage({ id }: { id: string }) {
         {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {money(strategy.capital)} · ×{strategy.leverage} · params{' '}
         <code>{JSON.stringify(strategy.params)}</code>
       </p>
+      {strategy.last_error ? <LastError strategy={strategy} onChange={setStrategy} /> : null}
       <dl class="metrics" data-testid="strategy-stats">
         <div data-stat="total_pnl" data-value={stats.total_pnl}>
           <dt>PnL (realized + unrealized, {QUOTE})</dt>
@@ -147,19 +153,32 @@ export function StrategyPage({ id }: { id: string }) {
           <dt>Deployed</dt>
           <dd>{time(strategy.deployed_at)}</dd>
         </div>
+        <div data-stat="last_bar_at" data-value={strategy.last_bar_at ?? ''}>
+          <dt>Last bar acted on</dt>
+          <dd>{time(strategy.last_bar_at)}</dd>
+        </div>
       </dl>
       <ErrorBox error={error} />
       <DeployPanel strategy={strategy} onChange={setStrategy} />
 
       <h2>Position</h2>
-      <div data-testid="position" data-open={position ? 'true' : 'false'}>
-        {position ? (
-          <p>
-            <span class={`badge ${position.side === 'buy' ? 'long' : 'short'}`}>{position.side === 'buy' ? 'long' : 'short'}</span> {position.qty} {position.symbol} at{' '}
-            {tick(position.symbol, position.entry_price)} since <span title={EXCHANGE_CLOCK}>{time(position.time)}</span>
-          </p>
+      <div data-testid="position" data-open={positions.length > 0 ? 'true' : 'false'}>
+        {positions.length > 0 ? (
+          positions.map((p) => (
+            <p key={p.symbol} data-testid="position-row" data-symbol={p.symbol} data-qty={p.qty} data-mark={p.mark_price ?? ''} data-pnl={p.unrealized_pnl ?? ''}>
+              <span class={`badge ${p.side === 'buy' ? 'long' : 'short'}`}>{p.side === 'buy' ? 'long' : 'short'}</span> {p.qty} {p.symbol} at {tick(p.symbol, p.entry_price)} since{' '}
+              <span title={EXCHANGE_CLOCK}>{time(p.opened_at ?? null)}</span>
+              {p.mark_price ? (
+                <>
+                  {' '}
+                  · mark {tick(p.symbol, p.mark_price)} · unrealized <span class={sign(p.unrealized_pnl ?? '0')}>{money(p.unrealized_pnl ?? '0')}</span>
+                  {p.liquidation_price ? ` · liquidation ${tick(p.symbol, p.liquidation_price)}` : ''}
+                </>
+              ) : null}
+            </p>
+          ))
         ) : (
-          <p class="muted">{stats.open_positions > 0 ? `${stats.open_positions} open (details arrive with the next position message)` : 'Flat.'}</p>
+          <p class="muted">{stats.open_positions > 0 ? `${stats.open_positions} open` : 'Flat.'}</p>
         )}
       </div>
 
@@ -239,5 +258,39 @@ export function StrategyPage({ id }: { id: string }) {
         ))}
       </ol>
     </section>
+  )
+}
+
+/**
+ * Why the strategy is (or last was) in error, next to its status; in error, an edit control returns it to
+ * draft (PATCH: any edit does; the name is sent as it is), from which it can be fixed and deployed again.
+ */
+function LastError({ strategy, onChange }: { strategy: Strategy; onChange: (s: Strategy) => void }) {
+  const [error, setError] = useState<Error>()
+  const [busy, setBusy] = useState(false)
+  const lastError = strategy.last_error!
+  const reopen = async () => {
+    setBusy(true)
+    setError(undefined)
+    try {
+      onChange(await api.updateStrategy(strategy.id, { name: strategy.name }))
+    } catch (failure) {
+      setError(toError(failure))
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <div class="last-error card" data-testid="last-error" data-code={lastError.code}>
+      <span class="badge error">{lastError.code}</span>
+      <span data-testid="last-error-message">{lastError.message}</span>
+      <span class="muted">{time(lastError.at)}</span>
+      {strategy.status === 'error' ? (
+        <button type="button" onClick={reopen} disabled={busy} data-testid="back-to-draft">
+          Back to draft
+        </button>
+      ) : null}
+      <ErrorBox error={error} />
+    </div>
   )
 }
