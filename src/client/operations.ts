@@ -69,6 +69,7 @@ export type ErrorCode = Schemas['ErrorEnvelope']['error']['code']
 // Named resources, as the operations that return them declare them.
 type Ok<P extends Path, M extends Method> = SuccessBody<Operation<P, M>>
 export type BacktestJob = Ok<'/v1/backtest/jobs/{id}', 'get'>
+export type BacktestCoverage = Ok<'/v1/backtest/coverage', 'get'>
 export type BacktestJobSummary = Ok<'/v1/backtest/jobs', 'get'>['data'][number]
 export type BacktestRequest = RequestBody<Operation<'/v1/backtest/jobs', 'post'>>
 export type BacktestStatus = BacktestJob['status']

@@ -2,6 +2,7 @@ import { METHODS } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ConnectionError } from 'fastify'
 
+const CLOSE_AFTER_MS = 2_000
 const METHODS_HINT = 'this API uses GET, POST, PUT, PATCH and DELETE'
 
 /** What Node's HTTP parser refuses before any route exists, by its error code. */
@@ -26,12 +27,13 @@ export function clientErrorHandler(nextId: () => string) {
     const versioned = line.target === '/v1' || line.target.startsWith('/v1/') || line.target.startsWith('/v1?')
     const code = status === 400 ? 'INVALID_PARAMETER' : status === 408 ? 'SERVICE_UNAVAILABLE' : 'PAYLOAD_TOO_LARGE'
     const body = JSON.stringify(versioned ? { error: { code, message, request_id: id } } : { detail: message })
-    if (socket.writable) {
-      socket.write(
-        `HTTP/1.1 ${status} ${label}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nx-request-id: ${id}\r\nConnection: close\r\n\r\n${body}`,
-      )
-    }
-    socket.destroy(error)
+    // As Node's own example does: end() sends the answer before closing (the parser cannot go on).
+    if (!socket.writable) return void socket.destroy(error)
+    socket.end(
+      `HTTP/1.1 ${status} ${label}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nx-request-id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    )
+    // A client that never closes its side does not keep the socket.
+    setTimeout(() => socket.destroy(), CLOSE_AFTER_MS).unref()
   }
 }
 

@@ -56,7 +56,7 @@ export function SignIn() {
               <textarea name="token" rows={3} required autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken(e.currentTarget.value)} />
             </label>
             <p class="hint">
-              From the app's sign-in, or on the server: <Command text="npx perpetua tokens issue --email you@example.com" />
+              From the app's sign-in, or in the server's folder: <Command text="node dist/cli.js tokens issue --email you@example.com" />
             </p>
             <p class="hint">Kept for this tab until you sign out or close it.</p>
           </>
@@ -71,7 +71,7 @@ export function SignIn() {
               <input name="api_secret" type="password" required autocomplete="off" value={apiSecret} onInput={(e) => setApiSecret(e.currentTarget.value)} />
             </label>
             <p class="hint">
-              <Command text={`npx perpetua keys create --email you@example.com --scopes ${KEY_SCOPES.join(',')}`} />
+              <Command text={`node dist/cli.js keys create --email you@example.com --scopes ${KEY_SCOPES.join(',')}`} />
             </p>
             <p class="hint">The secret stays in this tab's memory only: a reload asks for it again.</p>
           </>
