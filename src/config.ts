@@ -105,6 +105,10 @@ export interface ClientEnvironment {
   profile: string | undefined
   /** PERPETUA_PROFILES, else $XDG_CONFIG_HOME/perpetua/profiles.json, else ~/.config/perpetua/profiles.json. */
   profilesFile: string
+  /** $XDG_CONFIG_HOME/perpetua, else ~/.config/perpetua: the CLI's own files (webhooks listen's certificate). */
+  configDir: string
+  /** PERPETUA_WEBHOOK_SECRET: `webhooks listen --webhook ID` verifies deliveries with it when --secret is not given. */
+  webhookSecret: string | undefined
 }
 
 /** Reads the client commands' variables; throws one ConfigError listing every bad one. */
@@ -119,6 +123,8 @@ export function loadClientEnvironment(env: Env = process.env): ClientEnvironment
     token: read.string('PERPETUA_TOKEN'),
     profile: read.string('PERPETUA_PROFILE'),
     profilesFile: path.resolve(read.string('PERPETUA_PROFILES') ?? path.join(configHome, 'perpetua', 'profiles.json')),
+    configDir: path.resolve(configHome, 'perpetua'),
+    webhookSecret: read.string('PERPETUA_WEBHOOK_SECRET'),
   }
   if ((result.apiKey === undefined) !== (result.apiSecret === undefined)) problems.push('PERPETUA_API_KEY and PERPETUA_API_SECRET go together: set both or neither')
   if (result.token !== undefined && result.apiKey !== undefined) problems.push('set either PERPETUA_TOKEN or PERPETUA_API_KEY/PERPETUA_API_SECRET, not both')

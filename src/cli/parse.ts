@@ -12,6 +12,13 @@ export function integer(value: string): number {
   return Number(value)
 }
 
+/** A TCP port flag (--port): 0 to 65535, 0 meaning any free port. */
+export function port(value: string): number {
+  const parsed = integer(value)
+  if (parsed < 0 || parsed > 65535) throw new InvalidArgumentError('not a port (0 to 65535).')
+  return parsed
+}
+
 /** A number flag (--min-quote-volume 50000000, 5e7). */
 export function number(value: string): number {
   const parsed = Number(value)

@@ -105,10 +105,18 @@ describe('perpetua client commands against a running perpetua serve', () => {
       assert.ok(table.stdout.includes(page.data[0]!.id) && !table.stdout.includes(page.data[1]!.id))
       assert.match(table.stderr, /^more: perpetua backtest list --cursor \S+ \(or --all\)$/m)
 
+      const read = await runCli(['backtest', 'show', page.data[1]!.id, '--json'], env)
+      assert.equal(read.code, 0, read.stderr)
+      const job = parseSingleJsonLine(read.stdout) as { result: { fees_paid: string; funding_paid: string; trades: unknown[] } }
+      // Right after that read: the API's 429 is waited out (Retry-After), not reported as a failure.
       const show = await runCli(['backtest', 'show', page.data[1]!.id, '--trades'], env)
       assert.equal(show.code, 0, show.stderr)
+      assert.match(show.stderr, new RegExp(`^${page.data[1]!.id} was read less than 5 s ago \\(the API allows one read of a job every 5 s\\): waiting [1-5] s$`, 'm'))
       assert.match(show.stdout, /│ sharpe /)
-      assert.match(show.stdout, /│ # +│ side +│ symbol +│ entry /)
+      const row = (name: string) => new RegExp(`│ ${name.replace(/[()]/g, '\\$&')} +│ ([^│]+?) +│`).exec(show.stdout)?.[1]
+      assert.equal(row('fees paid'), String(Number(Number(job.result.fees_paid).toFixed(2))))
+      assert.equal(row('funding paid (negative: received)'), String(Number(Number(job.result.funding_paid).toFixed(2))))
+      assert.match(show.stdout, /│ # +│ side +│ symbol +│ entry .*│ fee +│ funding +│/)
 
       const cancel = await runCli(['backtest', 'cancel', page.data[1]!.id], env)
       assert.equal(cancel.code, 1)

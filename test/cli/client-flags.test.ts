@@ -5,7 +5,9 @@ import { after, describe, it } from 'node:test'
 import { InvalidArgumentError } from 'commander'
 import { messageLine } from '../../src/cli/strategies-commands.js'
 import { bodyFrom, keyValue, list, unixMs } from '../../src/cli/parse.js'
-import { duration } from '../../src/cli/output.js'
+import { duration, type Output } from '../../src/cli/output.js'
+import { printJob } from '../../src/cli/backtest/job-output.js'
+import type { BacktestJob } from '../../src/client/index.js'
 import { tempDir } from '../support/database.js'
 
 describe('client command flags', () => {
@@ -50,5 +52,34 @@ describe('client command flags', () => {
     assert.equal(messageLine({ ...base, type: 'error', data: { code: 'MARGIN', message: 'refused' } }), '2024-01-01T00:01:00Z error MARGIN refused')
     assert.equal(duration(90_061), '1d 1h')
     assert.equal(duration(59), '59s')
+  })
+
+  it("prints a done job's fees, funding and warnings (result.warnings, when the server gives them)", () => {
+    const lines: string[] = []
+    const output: Output = { out: (text) => lines.push(text), err: () => undefined, errIsTTY: false }
+    const metrics = { sharpe: '1.2', sortino: null, calmar: null, max_drawdown: '-0.1', win_rate: '0.5', profit_factor: null, cagr: null, expected_value: null, total_trades: 2, avg_trade_duration_seconds: 3600 }
+    const job = {
+      id: 'bt_0000abcd',
+      status: 'done',
+      progress: 1,
+      config: { template_id: 'sma_cross', symbols: ['BTCUSDT'], timeframe: '1h', start: '2024-01-01T00:00:00.000Z', end: '2024-01-31T23:00:00.000Z', capital: '10000', leverage: 1 },
+      result: { metrics, final_equity: '10123.456', fees_paid: '12.3456', funding_paid: '-1.5', warnings: ['BTCUSDT 1h: 721 of 744 bars missing between 2024-01-01T00:00:00Z and 2024-01-30T23:00:00Z'] },
+    } as unknown as BacktestJob
+    printJob(output, job, false)
+    const text = lines.join('\n')
+    assert.match(text, /│ final equity +│ 10123\.46 +│/)
+    assert.match(text, /│ return +│ 1\.23% +│/)
+    assert.match(text, /│ fees paid +│ 12\.35 +│/)
+    assert.match(text, /│ funding paid \(negative: received\) +│ -1\.5 +│/)
+    assert.equal(lines.at(-1), 'warnings:\n  - BTCUSDT 1h: 721 of 744 bars missing between 2024-01-01T00:00:00Z and 2024-01-30T23:00:00Z')
+    lines.length = 0
+    printJob(output, { ...job, result: { ...job.result!, warnings: [] } } as BacktestJob, false)
+    assert.ok(!lines.join('\n').includes('warnings'), 'an empty list printed a heading')
+    lines.length = 0
+    const error = { code: 'NO_DATA', message: 'no BTCUSDT 1h bars between 2015-01-01T00:00Z and 2015-02-01T00:00Z' }
+    printJob(output, { ...job, status: 'failed', result: null, error } as unknown as BacktestJob, false)
+    assert.match(lines[1]!, /│ status +│ failed +│/)
+    assert.ok(!lines[1]!.includes('NO_DATA'), 'the error is in the table')
+    assert.equal(lines[2], 'error: no BTCUSDT 1h bars between 2015-01-01T00:00Z and 2015-02-01T00:00Z (NO_DATA)')
   })
 })

@@ -25,7 +25,7 @@ function parseIssuedKey(stdout: string): KeyPair & { scopes: string[] } {
 }
 
 function assertRefused(result: { code: number | null; stdout: string; stderr: string }, message: RegExp): void {
-  assert.notEqual(result.code, 0, 'exit status')
+  assert.equal(result.code, 2, 'exit status of a usage error')
   assert.equal(result.stdout, '', 'nothing on stdout')
   assert.match(result.stderr, message)
 }
@@ -79,7 +79,7 @@ describe('perpetua keys create on an embedded DATA_DIR', () => {
 
   it('refuses an unknown scope or a bad email through the running server, printing nothing on stdout', async () => {
     assert.ok(server, 'the server of the previous test runs')
-    // Both at once: the server answers each over its control socket.
+    // Both at once; the command refuses them before it calls the server (the same checks as the server's).
     const [badScope, badEmail] = await Promise.all([
       runCli(['keys', 'create', '--email', 'a@example.test', '--scopes', 'market:read,admin'], env),
       runCli(['keys', 'create', '--email', 'a b@example', '--scopes', SCOPES], env),

@@ -26,12 +26,12 @@ describe('perpetua users set-paper-balance on an embedded DATA_DIR', () => {
   it('refuses a negative, non-decimal or missing amount, printing nothing', async () => {
     for (const amount of ['-5', 'lots', '1e6']) {
       const result = await runCli(['users', 'set-paper-balance', '--email', 'bo@example.test', `--amount=${amount}`], env)
-      assert.notEqual(result.code, 0)
+      assert.equal(result.code, 2, result.stderr)
       assert.equal(result.stdout, '')
       assert.match(result.stderr, /--amount must be a decimal/)
     }
     const missing = await runCli(['users', 'set-paper-balance', '--email', 'bo@example.test'], env)
-    assert.notEqual(missing.code, 0)
-    assert.match(missing.stderr, /--amount must be a decimal/)
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /required option '--amount <decimal>' not specified/)
   })
 })

@@ -7,7 +7,7 @@ import { killChildren, parseSingleJsonLine, runCli, type ServerProcess, startSer
 const KLINES = `/v1/market/klines?symbol=BTCUSDT&interval=1h&startTime=${Date.UTC(2024, 0, 1)}&limit=2`
 
 function assertRefused(result: { code: number | null; stdout: string; stderr: string }, message: RegExp): void {
-  assert.notEqual(result.code, 0, 'exit status')
+  assert.equal(result.code, 2, 'exit status of a usage error')
   assert.equal(result.stdout, '', 'nothing on stdout')
   assert.match(result.stderr, message)
 }
@@ -39,7 +39,7 @@ describe('perpetua users set-plan and keys create --plan on an embedded DATA_DIR
   it('refuses bad arguments, printing nothing on stdout', async () => {
     const cases: [string[], RegExp][] = [
       [['--email', 'ann@example.test', '--plan', 'gold'], /--plan must be one of free, standard, pro \(got "gold"\)/],
-      [['--email', 'ann@example.test'], /--plan must be one of free, standard, pro \(got ""\)/],
+      [['--email', 'ann@example.test'], /required option '--plan <plan>' not specified/],
       [['--email', 'ann@example.test', '--plan', 'standard', '--until', '2001-01-01'], /--until 2001-01-01 is already past/],
       [['--email', 'ann@example.test', '--plan', 'standard', '--until', 'soon'], /--until must be an ISO 8601/],
       [['--email', 'ann@example.test', '--plan', 'free', '--until', '2099-01-01'], /free plan never expires/],

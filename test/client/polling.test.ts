@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { type BacktestJob, MIN_POLL_INTERVAL_MS } from '../../src/client/index.js'
+import { type BacktestJob, FIRST_POLL_MS, MIN_POLL_INTERVAL_MS } from '../../src/client/index.js'
 import { backends } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
 import { type ClientServer, recordingFetch, startClientServer } from './server.js'
@@ -60,6 +60,19 @@ for (const backend of backends()) {
       assert.ok(recorder.calls.filter((call) => call.status === 429).length === 1, 'polled too fast more than once')
       assert.ok(progress.length >= 1 && progress.at(-1)!.status === 'done')
       for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress >= progress[i - 1]!.progress)
+    })
+
+    it('run() takes its first look soon after queuing, then keeps 5 s between polls, and never meets a 429', async () => {
+      const waits: number[] = []
+      const recorder = recordingFetch()
+      const client = server.client(key, { sleep: clockSleep(waits), fetch: recorder.fetch })
+      const job = await client.backtests.run(JOB)
+      assert.equal(job.status, 'done')
+      assert.equal(waits[0], FIRST_POLL_MS, `the first wait was ${waits[0]} ms`)
+      assert.ok(FIRST_POLL_MS < MIN_POLL_INTERVAL_MS)
+      assert.ok(waits.slice(1).every((ms) => ms >= MIN_POLL_INTERVAL_MS), `a later wait under 5 s: ${waits}`)
+      assert.deepEqual(recorder.calls.filter((call) => call.status === 429), [], 'a poll was refused')
+      assert.equal(recorder.calls.length, waits.length + 1, 'one POST, then one GET after each wait')
     })
 
     it('refuses to poll faster than every 5 s', async () => {

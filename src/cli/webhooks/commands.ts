@@ -1,12 +1,13 @@
 import { Command, Option } from 'commander'
-import type { Webhook, WebhookCreate } from '../client/operations.js'
-import { CommandFailed } from './cli-errors.js'
-import type { CliContext } from './context.js'
-import { type ListFlags, printList, withListFlags } from './list-command.js'
-import { fieldTable, NONE, type Output, printJson, table, time } from './output.js'
-import { bodyFrom, list } from './parse.js'
+import type { Webhook, WebhookCreate } from '../../client/operations.js'
+import { CommandFailed } from '../cli-errors.js'
+import type { CliContext } from '../context.js'
+import { type ListFlags, printList, withListFlags } from '../list-command.js'
+import { fieldTable, NONE, type Output, printJson, table, time } from '../output.js'
+import { bodyFrom, list } from '../parse.js'
+import { addListenCommand } from './listen.js'
 
-/** `perpetua webhooks list|create|test`. */
+/** `perpetua webhooks list|create|test|listen`. */
 export function webhooksCommand(context: CliContext): Command {
   const webhooks = new Command('webhooks').description('your webhook subscriptions (signed: scopes webhooks:read, webhooks:write)')
 
@@ -74,6 +75,7 @@ export function webhooksCommand(context: CliContext): Command {
       if (!result.delivered) throw new CommandFailed(`the receiver of ${id} did not accept the test event`)
     })
 
+  addListenCommand(webhooks, context)
   return webhooks
 }
 

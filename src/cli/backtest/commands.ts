@@ -1,11 +1,13 @@
 import { Command, Option } from 'commander'
-import type { BacktestJob, BacktestJobSummary, BacktestRequest } from '../client/operations.js'
-import { CommandFailed } from './cli-errors.js'
-import { type CliContext, Interrupted } from './context.js'
-import { type ListFlags, printList, withListFlags } from './list-command.js'
-import { decimal, duration, fieldTable, NONE, type Output, percent, printJson, table, time } from './output.js'
-import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
-import { jobProgress } from './progress.js'
+import type { BacktestJob, BacktestRequest } from '../../client/operations.js'
+import { CommandFailed } from '../cli-errors.js'
+import { type CliContext, Interrupted } from '../context.js'
+import { type ListFlags, printList, withListFlags } from '../list-command.js'
+import { percent, printJson } from '../output.js'
+import { bodyFrom, integer, jsonObject, keyValue, list } from '../parse.js'
+import { jobProgress } from '../progress.js'
+import { printJob, printJobList } from './job-output.js'
+import { readJob } from './read-job.js'
 
 const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled']
 const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d']
@@ -35,7 +37,8 @@ export function backtestCommand(context: CliContext): Command {
     .option('--json', "print the API's finished job (GET /v1/backtest/jobs/{id}) exactly, instead of the table")
     .addHelpText(
       'after',
-      '\nPolls the job as the API asks (every 5 s at most, backing off after a minute). Ctrl-C stops waiting;\n' +
+      '\nLooks at the job 0.75 s after queuing it, then as the API asks (every 5 s at most, backing off after a\n' +
+        'minute); a job that finishes in under a second returns then. Ctrl-C stops waiting;\n' +
         'the job goes on (perpetua backtest show|cancel ID). Exit 1 when the job fails or is cancelled.',
     )
     .action(async (options: RunOptions, command: Command) => {
@@ -118,7 +121,7 @@ export function backtestCommand(context: CliContext): Command {
     .option('--trades', 'also list the closed trades')
     .option('--json', "print the API's job exactly (GET /v1/backtest/jobs/{id}: with equity_curve and trades)")
     .action(async (id: string, options: { trades?: boolean; json?: boolean }, command: Command) => {
-      const job = await context.client(command, 'signed').backtests.get(id)
+      const job = await readJob(context, context.client(command, 'signed'), id)
       if (options.json) return printJson(context.output, job)
       printJob(context.output, job, options.trades === true)
     })
@@ -167,82 +170,4 @@ interface ListOptions extends ListFlags {
 function endStatus(job: BacktestJob): void {
   if (job.status === 'failed') throw new CommandFailed(`${job.id} failed: ${job.error?.message ?? 'no reason given'}${job.error?.code ? ` (${job.error.code})` : ''}`)
   if (job.status === 'cancelled') throw new CommandFailed(`${job.id} was cancelled`)
-}
-
-function printJob(output: Output, job: BacktestJob, withTrades: boolean): void {
-  const c = job.config
-  output.out(`${job.id} ${job.status}: ${c.template_id} ${c.symbols.join(',')} ${c.timeframe}, ${time(c.start)} to ${time(c.end)}, capital ${c.capital}, leverage ${c.leverage}`)
-  if (job.status !== 'done' || !job.result) {
-    const rows: [string, string][] = [
-      ['status', job.status],
-      ['progress', percent(job.progress, 1)],
-      ['submitted', time(job.submitted_at)],
-      ['started', time(job.started_at)],
-      ['finished', time(job.finished_at)],
-    ]
-    if (job.error) rows.push(['error', `${job.error.message} (${job.error.code})`])
-    output.out(fieldTable(rows))
-    return
-  }
-  output.out(metricsTable(job))
-  if (withTrades) {
-    output.out(
-      table(
-        ['#', 'side', 'symbol', 'entry', 'entry price', 'exit', 'exit price', 'qty', 'pnl', 'fee'],
-        (job.result.trades ?? []).map((t) => [t.id, t.side, t.symbol, time(t.entry_time), t.entry_price, time(t.exit_time), t.exit_price, t.qty, decimal(t.pnl), decimal(t.fee)]),
-      ),
-    )
-  }
-}
-
-/** The summary: final equity and return from the curve, then every metric of the result. */
-export function metricsTable(job: BacktestJob): string {
-  const result = job.result!
-  const m = result.metrics
-  const last = result.equity_curve?.at(-1)
-  const capital = Number(job.config.capital)
-  const final = last ? Number(last[1]) : undefined
-  return table(
-    ['metric', 'value'],
-    [
-      ['final equity', final === undefined ? NONE : decimal(final, 2)],
-      ['return', final === undefined || !(capital > 0) ? NONE : percent(final / capital - 1)],
-      ['total trades', m.total_trades],
-      ['win rate', percent(m.win_rate)],
-      ['profit factor', decimal(m.profit_factor)],
-      ['expected value / trade', decimal(m.expected_value)],
-      ['max drawdown', percent(m.max_drawdown)],
-      ['cagr', percent(m.cagr)],
-      ['sharpe', decimal(m.sharpe)],
-      ['sortino', decimal(m.sortino)],
-      ['calmar', decimal(m.calmar)],
-      ['avg trade duration', duration(m.avg_trade_duration_seconds)],
-    ],
-  )
-}
-
-function printJobList(output: Output, jobs: BacktestJobSummary[]): void {
-  if (jobs.length === 0) return output.err('no backtests')
-  output.out(
-    table(
-      ['id', 'status', 'progress', 'template', 'symbols', 'tf', 'from', 'to', 'submitted', 'trades', 'sharpe', 'max dd'],
-      jobs.map((job) => {
-        const m = job.result?.metrics
-        return [
-          job.id,
-          job.status,
-          percent(job.progress, 0),
-          job.config.template_id,
-          job.config.symbols.join(','),
-          job.config.timeframe,
-          time(job.config.start),
-          time(job.config.end),
-          time(job.submitted_at),
-          m ? m.total_trades : NONE,
-          m ? decimal(m.sharpe, 2) : NONE,
-          m ? percent(m.max_drawdown) : NONE,
-        ]
-      }),
-    ),
-  )
 }

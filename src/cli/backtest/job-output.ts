@@ -1,0 +1,91 @@
+import type { BacktestJob, BacktestJobSummary } from '../../client/operations.js'
+import { decimal, duration, fieldTable, NONE, type Output, percent, table, time } from '../output.js'
+
+/** A job: its configuration line, then its metrics (done) or its status (not done). */
+export function printJob(output: Output, job: BacktestJob, withTrades: boolean): void {
+  const c = job.config
+  output.out(`${job.id} ${job.status}: ${c.template_id} ${c.symbols.join(',')} ${c.timeframe}, ${time(c.start)} to ${time(c.end)}, capital ${c.capital}, leverage ${c.leverage}`)
+  if (job.status !== 'done' || !job.result) {
+    const rows: [string, string][] = [
+      ['status', job.status],
+      ['progress', percent(job.progress, 1)],
+      ['submitted', time(job.submitted_at)],
+      ['started', time(job.started_at)],
+      ['finished', time(job.finished_at)],
+    ]
+    output.out(fieldTable(rows))
+    // Below the table, not in it: a message of a few hundred characters (NO_DATA names the coverage) made the table that wide.
+    if (job.error) output.out(`error: ${job.error.message} (${job.error.code})`)
+    return
+  }
+  output.out(metricsTable(job))
+  const warnings = warningsOf(job)
+  if (warnings.length > 0) output.out(['warnings:', ...warnings.map((warning) => `  - ${warning}`)].join('\n'))
+  if (withTrades) {
+    output.out(
+      table(
+        ['#', 'side', 'symbol', 'entry', 'entry price', 'exit', 'exit price', 'qty', 'pnl', 'fee', 'funding'],
+        (job.result.trades ?? []).map((t) => [t.id, t.side, t.symbol, time(t.entry_time), t.entry_price, time(t.exit_time), t.exit_price, t.qty, decimal(t.pnl), decimal(t.fee), decimal(t.funding)]),
+      ),
+    )
+  }
+}
+
+/** What the result says the user must know (bars missing from the history …): `result.warnings`. */
+function warningsOf(job: BacktestJob): string[] {
+  return job.result?.warnings ?? []
+}
+
+/** The summary: final equity and return, fees and funding, then every metric of the result. */
+export function metricsTable(job: BacktestJob): string {
+  const result = job.result!
+  const m = result.metrics
+  const last = result.equity_curve?.at(-1)
+  const capital = Number(job.config.capital)
+  const final = result.final_equity !== undefined ? Number(result.final_equity) : last ? Number(last[1]) : undefined
+  return table(
+    ['metric', 'value'],
+    [
+      ['final equity', final === undefined ? NONE : decimal(final, 2)],
+      ['return', final === undefined || !(capital > 0) ? NONE : percent(final / capital - 1)],
+      ['fees paid', decimal(result.fees_paid, 2)],
+      ['funding paid (negative: received)', decimal(result.funding_paid, 2)],
+      ['total trades', m.total_trades],
+      ['win rate', percent(m.win_rate)],
+      ['profit factor', decimal(m.profit_factor)],
+      ['expected value / trade', decimal(m.expected_value)],
+      ['max drawdown', percent(m.max_drawdown)],
+      ['cagr', percent(m.cagr)],
+      ['sharpe', decimal(m.sharpe)],
+      ['sortino', decimal(m.sortino)],
+      ['calmar', decimal(m.calmar)],
+      ['avg trade duration', duration(m.avg_trade_duration_seconds)],
+    ],
+  )
+}
+
+export function printJobList(output: Output, jobs: BacktestJobSummary[]): void {
+  if (jobs.length === 0) return output.err('no backtests')
+  output.out(
+    table(
+      ['id', 'status', 'progress', 'template', 'symbols', 'tf', 'from', 'to', 'submitted', 'trades', 'sharpe', 'max dd'],
+      jobs.map((job) => {
+        const m = job.result?.metrics
+        return [
+          job.id,
+          job.status,
+          percent(job.progress, 0),
+          job.config.template_id,
+          job.config.symbols.join(','),
+          job.config.timeframe,
+          time(job.config.start),
+          time(job.config.end),
+          time(job.submitted_at),
+          m ? m.total_trades : NONE,
+          m ? decimal(m.sharpe, 2) : NONE,
+          m ? percent(m.max_drawdown) : NONE,
+        ]
+      }),
+    ),
+  )
+}
