@@ -30,7 +30,8 @@ const CHUNK_BARS = 8192
 /**
  * Klines for open times in [start, end], from the store; spans never fetched are fetched once from
  * the source (within its weight budget) and stored, so a second backtest over the same range makes
- * no upstream call. Bars still open at `now` are neither returned nor stored. Gaps the exchange
+ * no upstream call. `now` is the exchange's clock (its serverTime), never ours: a bar whose close time
+ * is after it is still forming, and is neither returned nor stored. Gaps the exchange
  * has stay gaps: they are covered, so never fetched again. Chunks already decoded at their current
  * revision come from `caches`. The columns are in shared memory (see concatBars).
  */
@@ -44,21 +45,23 @@ export async function loadBars(
   const lastComplete = Math.floor(request.now / intervalMs) * intervalMs - intervalMs
   const end = Math.min(request.end, lastComplete)
   const dataset = `klines:${interval}`
+  await revalidateLegacySpans(db, symbol, dataset, request.now)
   for (const [from, to] of await missingSpans(db, symbol, dataset, request.start, end + 1)) {
     const rows: KlineRow[] = []
     for (let cursor = from; cursor < to; ) {
       const page = await source.klines(symbol, interval, cursor, to - 1, KLINE_PAGE)
-      rows.push(...page.filter((row) => row.openTime >= cursor && row.openTime < to))
+      // Only closed bars (close time = open + interval − 1 ms, before the exchange's now) are kept.
+      rows.push(...page.filter((row) => row.openTime >= cursor && row.openTime < to && row.openTime + intervalMs <= request.now))
       if (page.length < KLINE_PAGE) break
       cursor = page[page.length - 1]!.openTime + intervalMs
     }
     const lastOpen = rows.length > 0 ? rows[rows.length - 1]!.openTime : undefined
-    await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, coveredUntil(from, to, lastOpen === undefined ? undefined : lastOpen + intervalMs, request.now)])
+    await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, coveredUntil(from, to, lastOpen === undefined ? undefined : lastOpen + intervalMs, request.now)], request.now)
   }
   return readBars(db, caches, symbol, interval, intervalMs, request.start, end)
 }
 
-async function storeBars(db: Db, symbol: string, interval: string, intervalMs: number, bars: BarColumns, span: [number, number]) {
+async function storeBars(db: Db, symbol: string, interval: string, intervalMs: number, bars: BarColumns, span: [number, number], exchangeNow: number) {
   const chunkMs = intervalMs * CHUNK_BARS
   await db.transaction().execute(async (trx) => {
     // Two jobs may fetch the same span at once; they merge chunks one after the other.
@@ -88,7 +91,11 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
       i = j
     }
     if (span[1] > span[0]) {
-      await trx.insertInto('market_coverage').values({ symbol, dataset: `klines:${interval}`, from_ms: span[0], to_ms: span[1] }).onConflict((oc) => oc.doNothing()).execute()
+      await trx
+        .insertInto('market_coverage')
+        .values({ symbol, dataset: `klines:${interval}`, from_ms: span[0], to_ms: span[1], exchange_time_ms: exchangeNow })
+        .onConflict((oc) => oc.doNothing())
+        .execute()
     }
   })
 }
@@ -153,6 +160,7 @@ export async function loadFunding(
 ): Promise<FundingColumns> {
   const { symbol } = request
   const end = Math.min(request.end, request.now)
+  await revalidateLegacySpans(db, symbol, 'funding', request.now)
   for (const [from, to] of await missingSpans(db, symbol, 'funding', request.start, end + 1)) {
     const rows: FundingRow[] = []
     for (let cursor = from; cursor < to; ) {
@@ -168,7 +176,13 @@ export async function loadFunding(
       }
       const last = rows.length > 0 ? rows[rows.length - 1]!.fundingTime + 1 : undefined
       const until = coveredUntil(from, to, last, request.now)
-      if (until > from) await trx.insertInto('market_coverage').values({ symbol, dataset: 'funding', from_ms: from, to_ms: until }).onConflict((oc) => oc.doNothing()).execute()
+      if (until > from) {
+        await trx
+          .insertInto('market_coverage')
+          .values({ symbol, dataset: 'funding', from_ms: from, to_ms: until, exchange_time_ms: request.now })
+          .onConflict((oc) => oc.doNothing())
+          .execute()
+      }
     })
   }
   const inRange = db
@@ -200,6 +214,35 @@ const SETTLED_MS = 7 * 86_400_000
 function coveredUntil(from: number, to: number, afterLastReceived: number | undefined, now: number): number {
   if (to <= now - SETTLED_MS) return to
   return afterLastReceived === undefined ? from : Math.min(to, afterLastReceived)
+}
+
+/**
+ * Spans stored before migration 0016 were judged closed by our wall clock, which can run ahead of the
+ * exchange's (the replay exchange's present is 2025-06-17): the bar forming at the exchange then was stored
+ * as final, and spans past its present were marked covered with nothing in them. Their part within a week
+ * of the exchange's `now` (or after it) is forgotten, so the next read fetches it again and the final bars
+ * replace what was stored (mergeBars: the fresh bar wins). Older history was settled either way. Once a
+ * symbol's legacy spans are clipped, this finds nothing to change.
+ */
+async function revalidateLegacySpans(db: Db, symbol: string, dataset: string, now: number): Promise<void> {
+  const settled = now - SETTLED_MS
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .deleteFrom('market_coverage')
+      .where('symbol', '=', symbol)
+      .where('dataset', '=', dataset)
+      .where('exchange_time_ms', 'is', null)
+      .where('from_ms', '>=', settled as never)
+      .execute()
+    await trx
+      .updateTable('market_coverage')
+      .set({ to_ms: settled })
+      .where('symbol', '=', symbol)
+      .where('dataset', '=', dataset)
+      .where('exchange_time_ms', 'is', null)
+      .where('to_ms', '>', settled as never)
+      .execute()
+  })
 }
 
 /** The parts of [from, to) not covered by stored spans of this dataset. */

@@ -50,7 +50,7 @@ export function formatMetrics(metrics: Metrics): Record<string, unknown> {
 }
 
 /** The job's `result` object (spec "Result fields", plus open positions, gaps and totals). */
-export function formatResult(result: BacktestResult, intervalMs: number): Record<string, unknown> {
+export function formatResult(result: BacktestResult, intervalMs: number, marginTable?: Record<string, unknown>): Record<string, unknown> {
   return {
     metrics: formatMetrics(result.metrics),
     equity_curve: result.equityCurve.map(([time, equity]) => [iso(time), decimal(equity)]),
@@ -81,5 +81,6 @@ export function formatResult(result: BacktestResult, intervalMs: number): Record
     final_equity: decimal(result.finalEquity),
     fees_paid: decimal(result.feesPaid),
     funding_paid: decimal(result.fundingPaid),
+    ...(marginTable ? { margin_table: marginTable } : {}),
   }
 }

@@ -21,6 +21,8 @@ import { encodeResult } from './result-codec.js'
 import { formatMetrics, formatResult } from './result-format.js'
 import type { JobConfig } from './schemas.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
+import { marginTableOf } from '../market/leverage-brackets.js'
+import { exchangeServerTime } from '../market/exchange-clock.js'
 
 export const BACKTEST_QUEUE = 'backtest-run'
 /** The Services.jobSignals event for a committed job. */
@@ -145,7 +147,7 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, caches: Histor
     // Formatted and compressed before the transaction opens: on PGlite (one session) an open
     // transaction holds every other query back, and this is 30-40 ms of CPU for 5,683 trades.
     const metrics = formatMetrics(result.metrics)
-    const stored = encodeResult({ ...formatResult(result, INTERVAL_MS[config.timeframe]), warnings })
+    const stored = encodeResult({ ...formatResult(result, INTERVAL_MS[config.timeframe], marginTableOf(config.symbols)), warnings })
     await db.transaction().execute(async (trx) => {
       const at = new Date(now())
       const done = await finishJob(trx, jobId, attempt, { status: 'done', metrics, result: stored }, at)
@@ -177,15 +179,21 @@ async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job:
   const start = Date.parse(config.start)
   const end = Date.parse(config.end)
   const history = new UpstreamHistory(deps.market, isCancelled)
+  // What is closed is the exchange's to say (its serverTime), not our clock: a bar forming there is never stored or used.
+  // Unreachable, the job fails saying so: with our clock instead, a bar still forming there could be stored as final.
+  const exchangeNow = await exchangeServerTime(deps.market).catch((error: unknown) => {
+    deps.log.warn({ err: error, job: job.id }, 'backtest: the exchange time could not be read')
+    throw new AppError('UPSTREAM_UNAVAILABLE', 'the exchange did not tell its time (GET /fapi/v1/time), which decides which bars are closed; try again later')
+  })
   const bars = []
   const funding = []
   const rules = []
   for (const [i, symbol] of config.symbols.entries()) {
     rules.push(await symbolRules(deps.market, symbol))
-    const columns = await loadBars(deps.db, history, caches, { symbol, interval: config.timeframe, intervalMs, start, end, now: deps.now() })
+    const columns = await loadBars(deps.db, history, caches, { symbol, interval: config.timeframe, intervalMs, start, end, now: exchangeNow })
     bars.push({ symbol, intervalMs, ...columns })
     // Funding a bar settles lies up to one interval past `end`.
-    funding.push(await loadFunding(deps.db, history, caches, { symbol, start, end: end + intervalMs, now: deps.now() }))
+    funding.push(await loadFunding(deps.db, history, caches, { symbol, start, end: end + intervalMs, now: exchangeNow }))
     onLoad((i + 1) / config.symbols.length)
   }
   const fees = feeRates(config.fee_model, config.fee_bps === undefined ? undefined : Number(config.fee_bps))

@@ -92,6 +92,17 @@ export const OpenPositionSchema = Type.Object({
   unrealized_pnl: Type.String(),
 })
 
+export const MarginTableSchema = Type.Object(
+  {
+    source: Type.Enum(['snapshot', 'fallback'], {
+      description: "snapshot: Binance's per-symbol leverage brackets recorded on as_of; fallback: every symbol used the BTCUSDT sample table",
+    }),
+    as_of: Type.String({ description: 'The day the snapshot was recorded (YYYY-MM-DD), or "BTCUSDT sample" for the fallback' }),
+    fallback_symbols: Type.Array(Type.String(), { description: 'Symbols the snapshot lacks, margined with the BTCUSDT sample table instead' }),
+  },
+  { description: 'The maintenance-margin tiers (leverage brackets) the engine used for liquidation prices' },
+)
+
 export const ResultSchema = Type.Object({
   metrics: MetricsSchema,
   equity_curve: Type.Optional(Type.Array(Type.Tuple([IsoTimestamp, Type.String()]), { description: 'One point per simulated UTC day; the first is the capital at start' })),
@@ -101,6 +112,7 @@ export const ResultSchema = Type.Object({
   final_equity: Type.Optional(Type.String()),
   fees_paid: Type.Optional(Type.String()),
   funding_paid: Type.Optional(Type.String()),
+  margin_table: Type.Optional(MarginTableSchema),
   warnings: Type.Optional(
     Type.Array(Type.String(), {
       description:

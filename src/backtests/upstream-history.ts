@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BINANCE_BTCUSDT_BRACKETS, type SymbolRules } from '../engine/index.js'
+import type { SymbolRules } from '../engine/index.js'
 import { AppError } from '../http/errors.js'
 import { symbolDirectory } from '../market/exchange-info.js'
+import { bracketsFor } from '../market/leverage-brackets.js'
 import type { MarketData } from '../market/market-data.js'
 import { canonicalQuery, isUpstreamUnavailable } from '../market/upstream-client.js'
 import { klinesWeight } from '../market/upstream-requests.js'
@@ -56,8 +57,9 @@ export class UpstreamHistory implements HistorySource {
 }
 
 /**
- * The engine's rules for a symbol from the exchange's filters. Maintenance brackets come from a
- * signed endpoint per account; every symbol uses Binance's published BTCUSDT table until keys land.
+ * The engine's rules for a symbol from the exchange's filters. Maintenance brackets: the symbol's own
+ * tiers from the dated leverageBracket snapshot (the BTCUSDT sample for a symbol it lacks); a live run
+ * replaces them with its account's own answer.
  */
 export async function symbolRules(market: MarketData, symbol: string): Promise<SymbolRules> {
   const record = (await symbolDirectory(market.session())).symbols.get(symbol)
@@ -69,6 +71,6 @@ export async function symbolRules(market: MarketData, symbol: string): Promise<S
     minQty: Number(lot?.minQty ?? 0),
     minNotional: Number(filter('MIN_NOTIONAL')?.minNotional ?? 0),
     tickSize: Number(filter('PRICE_FILTER')?.tickSize ?? 0),
-    brackets: BINANCE_BTCUSDT_BRACKETS,
+    brackets: bracketsFor(symbol).brackets,
   }
 }

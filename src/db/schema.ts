@@ -148,6 +148,8 @@ export interface MarketCoverageTable {
   dataset: string
   from_ms: BigIntColumn
   to_ms: BigIntColumn
+  /** The exchange's time when the span was fetched; null for spans stored before 0016 (judged by our clock). */
+  exchange_time_ms: ColumnType<string | null, number | null | undefined, number | null>
 }
 
 export interface FundingEventsTable {

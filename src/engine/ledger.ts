@@ -210,6 +210,17 @@ export class Ledger {
     this.close(s, this.liq[s]!, time, 'liquidation')
   }
 
+  /**
+   * The exchange closed `size` of symbol s's position itself (a live run's liquidation or ADL) at `price`,
+   * charging `fee`: booked as it reported it; the trade closes with `reason` once the position is flat.
+   */
+  exchangeClose(s: number, size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): void {
+    const held = Math.abs(this.qty[s]!)
+    if (held === 0 || !(size > 0)) return
+    if (size >= held) this.close(s, price, time, reason, fee)
+    else this.reduce(s, roundTo(size, this.stepDecimals[s]!), price, fee)
+  }
+
   /** Positions still open, marked at `marks[s]`. */
   openPositions(marks: ArrayLike<number>): OpenPosition[] {
     const open: OpenPosition[] = []
@@ -239,8 +250,7 @@ export class Ledger {
     return size > 0 && size >= rules.minQty && size * price >= rules.minNotional
   }
 
-  private charge(s: number, size: number, price: number, side: number): number {
-    const fee = size * price * this.takerRate
+  private charge(s: number, size: number, price: number, side: number, fee = size * price * this.takerRate): number {
     this.cash -= fee
     this.feesPaid += fee
     this.tripFee[s]! += fee
@@ -278,26 +288,26 @@ export class Ledger {
     this.updateLiquidationPrice(s)
   }
 
-  private reduce(s: number, size: number, price: number): void {
+  private reduce(s: number, size: number, price: number, fee?: number): void {
     const q = this.qty[s]!
     const held = Math.abs(q)
     const realized = Math.sign(q) * size * (price - this.entryPrice[s]!)
     this.cash += realized
     this.tripRealized[s]! += realized
-    this.charge(s, size, price, -q)
+    this.charge(s, size, price, -q, fee)
     this.margin[s]! *= (held - size) / held
     this.qty[s] = Math.sign(q) * roundTo(held - size, this.stepDecimals[s]!)
     this.recordExit(s, size, price)
     this.updateLiquidationPrice(s)
   }
 
-  private close(s: number, price: number, time: number, reason: Trade['exitReason']): void {
+  private close(s: number, price: number, time: number, reason: Trade['exitReason'], exchangeFee?: number): void {
     const q = this.qty[s]!
     const size = Math.abs(q)
     const realized = Math.sign(q) * size * (price - this.entryPrice[s]!)
     this.cash += realized
     this.tripRealized[s]! += realized
-    this.charge(s, size, price, -q)
+    this.charge(s, size, price, -q, exchangeFee)
     this.recordExit(s, size, price)
     const fee = this.tripFee[s]!
     const funding = this.tripFunding[s]!

@@ -77,7 +77,8 @@ export interface Trade {
   funding: number
   /** Net of fees and funding: side × qty × (exitPrice − entryPrice) − fee − funding. */
   pnl: number
-  exitReason: 'signal' | 'liquidation'
+  /** adl: the exchange auto-deleveraged the position (live runs only; a backtest never does). */
+  exitReason: 'signal' | 'liquidation' | 'adl'
 }
 
 /** A position still open at the end: marked at the last close, not closed, not in trades. */

@@ -45,7 +45,7 @@ export const StrategyTradeSchema = Type.Object({
   fee: DecimalString,
   funding: DecimalString,
   pnl: DecimalString,
-  exit_reason: Type.String(),
+  exit_reason: Type.String({ description: 'signal; liquidation (the engine, or the exchange: autoclose-…); adl (the exchange auto-deleveraged the position)' }),
 })
 export type StrategyTrade = Static<typeof StrategyTradeSchema>
 

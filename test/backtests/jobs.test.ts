@@ -62,6 +62,8 @@ for (const backend of backends()) {
       assert.ok(trades.length > 0)
       assert.equal(metrics.total_trades, trades.length)
       for (const trade of trades) assert.ok(trade.entry_time < trade.exit_time)
+      // The result names the margin tiers it used: the symbol's own, from the dated snapshot.
+      assert.deepEqual(done.result.margin_table, { source: 'snapshot', as_of: '2024-10-24', fallback_symbols: [] })
 
       const events = await t.database.handle.db.selectFrom('events').selectAll().where('type', '=', 'backtest.job_done').execute()
       assert.equal(events.length, 1)

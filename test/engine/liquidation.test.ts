@@ -152,3 +152,30 @@ describe('liquidationPrice and the leverage tiers', () => {
     }
   })
 })
+
+describe('exchange-side closes booked into a ledger (live runs)', () => {
+  it("reduces by a partial fill at the exchange's price and fee, then closes the trade with the exchange's reason", async () => {
+    const { Ledger } = await import('../../src/engine/ledger.js')
+    const ledger = new Ledger(['BTCUSDT'], [BTCUSDT_RULES], 10_000, 5, 0.0005)
+    ledger.moveTo(0, -0.1, 100_000, START) // short 0.1 at 100,000: taker fee 5
+    close(ledger.feesPaid, 5, 'entry fee')
+    // The exchange auto-deleverages 0.04 at 101,000 without a fee, then the rest at 102,000 for a fee of 1.23.
+    ledger.exchangeClose(0, 0.04, 101_000, START + HOUR, 'adl', 0)
+    assert.equal(ledger.qty[0], -0.06)
+    assert.equal(ledger.trades.length, 0, 'a partial close closes no trade')
+    close(ledger.feesPaid, 5, 'no fee for the ADL fill')
+    ledger.exchangeClose(0, 0.06, 102_000, START + 2 * HOUR, 'adl', 1.23)
+    assert.equal(ledger.qty[0], 0)
+    const [trade] = ledger.trades
+    assert.equal(trade!.exitReason, 'adl')
+    assert.equal(trade!.qty, 0.1)
+    close(trade!.exitPrice, (0.04 * 101_000 + 0.06 * 102_000) / 0.1, 'volume-weighted exit', 1e-6)
+    close(trade!.fee, 5 + 1.23, 'entry fee plus the exchange’s')
+    close(trade!.pnl, -(0.04 * 1000 + 0.06 * 2000) - 6.23, 'pnl net of fees', 1e-6)
+    close(ledger.cash, 10_000 + trade!.pnl, 'cash moved by the pnl alone', 1e-6)
+    // Nothing held: a later exchange fill changes nothing.
+    ledger.exchangeClose(0, 0.01, 103_000, START + 3 * HOUR, 'liquidation', 1)
+    assert.equal(ledger.trades.length, 1)
+    close(ledger.cash, 10_000 + trade!.pnl, 'unchanged', 1e-6)
+  })
+})

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { symbolRules } from '../../src/backtests/upstream-history.js'
-import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
+import { runBacktest } from '../../src/engine/index.js'
 import { money, price, quantity } from '../../src/http/decimals.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
 import type { Template } from '../../src/templates/types.js'
@@ -43,7 +43,7 @@ export async function assertBacktestParity(
     params: run.params,
     bars: symbols.map((symbol) => loadKlines(symbol, MINUTE_FILES[symbol]!, MINUTE)),
     funding: symbols.map((symbol) => loadFunding(FUNDING_FILES[symbol]!)),
-    rules: rules.map((r) => ({ ...r, brackets: BINANCE_BTCUSDT_BRACKETS })),
+    rules,
     capital: run.capital,
     leverage: run.leverage,
     fees: PAPER_FEES,

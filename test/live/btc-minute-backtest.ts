@@ -1,5 +1,5 @@
 import { symbolRules } from '../../src/backtests/upstream-history.js'
-import { BINANCE_BTCUSDT_BRACKETS, runBacktest } from '../../src/engine/index.js'
+import { runBacktest } from '../../src/engine/index.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
 import type { MarketData } from '../../src/market/market-data.js'
 import { loadFunding, loadKlines } from '../engine/helpers.js'
@@ -12,7 +12,7 @@ export async function btcMinuteBacktest(market: MarketData, run: { params: Recor
     params: run.params,
     bars: [loadKlines('BTCUSDT', 'BTCUSDT-1m-20250504-20250624.csv.gz', 60_000)],
     funding: [loadFunding('BTCUSDT-fundingRate-20190910-20260517.csv')],
-    rules: [{ ...rules, brackets: BINANCE_BTCUSDT_BRACKETS }],
+    rules: [rules],
     capital: run.capital,
     leverage: run.leverage,
     fees: PAPER_FEES,

@@ -191,7 +191,7 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     )
 
     await page.waitForSelector('[data-testid=price-chart][data-markers]', { timeout: 20_000 })
-    assert.equal(await page.getAttribute('[data-testid=price-chart]', 'data-markers'), String(trades.length * 2), 'an entry and an exit marker per trade')
+    assert.equal(await page.getAttribute('[data-testid=price-chart]', 'data-marked-fills'), String(trades.length * 2), 'an entry and an exit per trade, on the chart')
     const candles = await page.$eval('[data-testid=price-chart]', (el) => (el as unknown as ChartElement).chartSeries[0]!.data().length)
     assert.ok(candles > 500, `1h candles over the quarter: ${candles}`)
   })
@@ -255,6 +255,10 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     await page.waitForSelector('[data-testid=position][data-open=true]')
     const types = await page.$$eval('[data-testid=stream-log] li', (lis) => lis.map((li) => li.getAttribute('data-type')).reverse())
     assert.equal(types[0], 'status', 'the stream starts with the current status')
+    // Entries read as words, the raw data a hover away (issue 24).
+    assert.match(await page.innerText('[data-testid=stream-log] li[data-type=order]'), / (Buy|Sell) [\d.]+ BTCUSDT filled at [\d,.]+, fee -?[\d,.]+ USDT$/)
+    assert.match(await page.innerText('[data-testid=stream-log] li[data-type=position_opened]'), / Opened (long|short) [\d.]+ BTCUSDT at [\d,.]+$/)
+    assert.match((await page.getAttribute('[data-testid=stream-log] li[data-type=order]', 'title'))!, /"client_order_id"/)
 
     // Every filled order of the stream is in the table, as the API lists it.
     const orders = (await api<{ data: { client_order_id: string; status: string }[] }>('GET', `/v1/strategies/${id}/orders?limit=100`)).data.filter((o) => o.status === 'filled')
@@ -262,6 +266,10 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
       const shown = await page.$$eval('[data-testid=orders-table] tbody tr[data-status=filled]', (trs) => trs.map((tr) => tr.getAttribute('data-order-id')))
       return orders.every((o) => shown.includes(o.client_order_id)) ? true : undefined
     })
+    // A fill's time is the exchange's clock (the replay's 2025), the deploy's ours: each cell says which.
+    const clocks = await page.$$eval('[data-testid=orders-table] tbody tr[data-status=filled] td:first-child', (tds) => tds.map((td) => td.getAttribute('data-clock')))
+    assert.ok(clocks.length > 0 && clocks.every((c) => c === 'exchange'), `filled orders' clocks: ${clocks.join(',')}`)
+    assert.match((await page.getAttribute('[data-testid=orders-table] tbody tr[data-status=filled] td:first-child', 'title'))!, /Exchange time/)
 
     await page.click('[data-testid=pause]')
     await page.waitForSelector('[data-testid=live-status][data-status=paused]')
@@ -270,6 +278,9 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     assert.equal(paused.stats.open_positions, 0, 'pause closed the position')
     assert.equal(await page.getAttribute('[data-testid=strategy-stats] [data-stat=open_positions]', 'data-value'), '0')
     await page.waitForSelector('[data-testid=stream-log] li[data-type=position_closed]')
+    assert.match(await page.innerText('[data-testid=stream-log] li[data-type=position_closed]'), / Closed (long|short) [\d.]+ BTCUSDT at [\d,.]+, entry [\d,.]+: PnL [+-]?[\d,.]+ USDT/)
+    // Paused, while the page's connection to the stream stays up: the two read apart.
+    assert.equal(await page.innerText('[data-testid=stream-state]'), 'updates: connected')
     await page.waitForSelector('[data-testid=deploy-form]')
   })
 

@@ -43,3 +43,18 @@ export function sign(value: string | number | null | undefined): string {
   const n = Number(value)
   return !Number.isFinite(n) || n === 0 ? '' : n > 0 ? 'gain' : 'loss'
 }
+
+/** The settlement currency of every USDⓈ-M amount the API gives (equity, PnL, fees, funding). */
+export const QUOTE = 'USDT'
+
+/** An amount of money with its unit: `1,234.50 USDT`. */
+export function money(value: string | number | null | undefined, digits = 2): string {
+  const shown = num(value, digits)
+  return shown === '—' ? shown : `${shown} ${QUOTE}`
+}
+
+/** A price to its symbol's tick decimals (`decimals`), as the API wrote it while those are unknown. */
+export function price(value: string | number | null | undefined, decimals: number | undefined): string {
+  if (decimals === undefined) return value === null || value === undefined || value === '' ? '—' : String(value)
+  return num(value, decimals)
+}

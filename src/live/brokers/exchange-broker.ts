@@ -14,6 +14,29 @@ export type Execution =
   | { kind: 'unknown'; reason: string }
   | { kind: 'refused'; code: number; msg: string }
 
+/** One fill of an order the exchange placed itself to close a position (from the user stream or userTrades). */
+export interface ExchangeCloseFill {
+  orderId: number
+  tradeId: number
+  clientOrderId: string
+  side: string
+  qty: number
+  price: number
+  fee: number
+  time: number
+}
+
+/**
+ * Orders the exchange places itself to close a position (research/live-trading.md §1.9): `autoclose-…`
+ * (liquidation), `adl_autoclose` (auto-deleverage), `settlement_autoclose-…` (delisting or delivery, booked
+ * as a liquidation: the exchange closed it at its price). undefined for any other client order id.
+ */
+export function exchangeCloseReason(clientOrderId: string): 'liquidation' | 'adl' | undefined {
+  if (clientOrderId === 'adl_autoclose' || clientOrderId.startsWith('adl_autoclose')) return 'adl'
+  if (clientOrderId.startsWith('autoclose-') || clientOrderId.startsWith('settlement_autoclose-')) return 'liquidation'
+  return undefined
+}
+
 /** Order statuses after which a MARKET order changes nothing more. */
 const FINAL = new Set(['FILLED', 'CANCELED', 'EXPIRED', 'REJECTED', 'EXPIRED_IN_MATCH'])
 
@@ -172,6 +195,22 @@ export class ExchangeBroker {
     const time = Math.max(...trades.map((t) => t.time))
     const signed = side === 'BUY' ? qty : -qty
     return this.paper.fillAt(roundTo(this.qty + signed, this.decimals), trades.length === 1 ? Number(trades[0]!.price) : notional / qty, time)
+  }
+
+  /**
+   * A fill of an order the exchange placed itself (ExchangeCloseFill): the run's closing trade at the
+   * exchange's price and fee. When the ledger no longer holds the side it closed (the run's own reversal,
+   * executed on the exchange after the close, was booked first), the fill is still the exchange's: it moves
+   * the ledger by its size at its price, so the ledger holds what the exchange holds (equity is the same
+   * either way; only which trade carries which price differs) instead of ending the run in a mismatch.
+   */
+  bookExchangeClose(fill: ExchangeCloseFill): BrokerOutcome {
+    const held = this.qty
+    const signed = fill.side === 'BUY' ? fill.qty : -fill.qty
+    if (held !== 0 && Math.sign(signed) === -Math.sign(held)) {
+      return this.paper.exchangeClose(Math.min(Math.abs(held), fill.qty), fill.price, fill.time, exchangeCloseReason(fill.clientOrderId)!, fill.fee)
+    }
+    return this.paper.fillAt(roundTo(held + signed, this.decimals), fill.price, fill.time, false)
   }
 
   /** The symbol's open orders (GET /fapi/v1/openOrders). */

@@ -102,12 +102,23 @@ export class PaperBroker implements Broker {
 
   /**
    * Moves the ledger to the signed quantity `qty` by one fill at `price` (the engine's moveTo: fee at the
-   * taker rate, round trips closed): how an exchange run books the fill the exchange reported.
+   * taker rate, round trips closed): how an exchange run books the fill the exchange reported. `intent`
+   * false: the fill is no order of the run's (an exchange-side close), so it settles no intent.
    */
-  fillAt(qty: number, price: number, time: number): BrokerOutcome {
+  fillAt(qty: number, price: number, time: number, intent = true): BrokerOutcome {
     const before = this.begin()
     this.ledger.moveTo(0, qty, price, time)
-    return this.finish(before, time, 0, true)
+    return this.finish(before, time, 0, intent)
+  }
+
+  /**
+   * The exchange closed `size` of the position itself (liquidation, ADL) at `price` for `fee`: booked as
+   * reported, with no intent of ours filled; the stepper carries on flat, as a backtest after a liquidation.
+   */
+  exchangeClose(size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): BrokerOutcome {
+    const before = this.begin()
+    this.ledger.exchangeClose(0, size, price, time, reason, fee)
+    return this.finish(before, time, 0, false)
   }
 
   /**

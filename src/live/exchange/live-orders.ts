@@ -1,6 +1,6 @@
 import type { BinanceTrade } from '../../trading/binance/trading-client.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
-import type { ExchangeBroker, Execution } from '../brokers/exchange-broker.js'
+import { type ExchangeBroker, type ExchangeCloseFill, exchangeCloseReason, type Execution } from '../brokers/exchange-broker.js'
 import { RunFailure } from './run-failure.js'
 import type { OrderUpdate } from './user-data-streams.js'
 
@@ -14,6 +14,8 @@ export interface LiveState {
   marginRefusals?: number | undefined
   /** The exchange's trade id from which the next fills check reads userTrades (every earlier fill is accounted for). */
   tradesFromId?: number | undefined
+  /** The exchange-side close fills already booked (`<orderId>:<tradeId>`, the latest EXCHANGE_FILLS_KEPT): each is booked once. */
+  exchangeFills?: string[] | undefined
 }
 
 export interface LiveOrdersDeps {
@@ -36,6 +38,9 @@ export interface LiveOrdersDeps {
 
 /** userTrades' largest page. */
 const TRADES_PAGE = 1000
+
+/** Exchange-side close fills remembered as booked: far more than one liquidation's fills, however many the exchange splits it in. */
+const EXCHANGE_FILLS_KEPT = 64
 
 /** -2019 "Margin is insufficient" this many times in a row moves the strategy to error (a fourth order would fare no better). */
 const MARGIN_REFUSALS_TO_FAIL = 3
@@ -60,6 +65,7 @@ export class LiveOrders {
   private held: number
   private refusals: number
   private tradesFromId: number | undefined
+  private exchangeFills: string[]
   /** The last reconciliation found the exchange and the ledger in agreement; new orders go out only then. */
   private agreed = false
 
@@ -71,10 +77,11 @@ export class LiveOrders {
     this.held = deps.state?.heldTarget ?? Number.NaN
     this.refusals = deps.state?.marginRefusals ?? 0
     this.tradesFromId = deps.state?.tradesFromId ?? undefined
+    this.exchangeFills = deps.state?.exchangeFills ?? []
   }
 
   state(): LiveState {
-    return { pendingSentAt: this.sentAt, heldTarget: this.held === this.held ? this.held : null, marginRefusals: this.refusals, tradesFromId: this.tradesFromId }
+    return { pendingSentAt: this.sentAt, heldTarget: this.held === this.held ? this.held : null, marginRefusals: this.refusals, tradesFromId: this.tradesFromId, exchangeFills: this.exchangeFills }
   }
 
   prepare(): Promise<void> {
@@ -111,6 +118,14 @@ export class LiveOrders {
    * pending, so a late (or repeated) event of it changes nothing.
    */
   async onOrderUpdate(update: OrderUpdate): Promise<void> {
+    // The exchange closing the position itself (liquidation, ADL): booked from its fill, not a mismatch.
+    if (exchangeCloseReason(update.clientOrderId)) {
+      if ((update.execution === 'TRADE' || update.execution === 'CALCULATED') && update.lastQty > 0) {
+        const { orderId, tradeId, clientOrderId, side, lastQty: qty, lastPrice: price, commission: fee, time } = update
+        await this.bookExchangeClose({ orderId, tradeId, clientOrderId, side, qty, price, fee, time })
+      }
+      return
+    }
     // Someone else's order on the run's symbol: the run reconciles now (FOREIGN_ORDER while it is open,
     // POSITION_MISMATCH once it filled) rather than at the next reconnect.
     if (!update.clientOrderId.startsWith(this.deps.prefix)) {
@@ -198,6 +213,13 @@ export class LiveOrders {
       for (const trade of trades) byOrder.set(trade.orderId, [...(byOrder.get(trade.orderId) ?? []), trade])
       for (const [orderId, fills] of byOrder) {
         const order = await this.broker.orderById(orderId)
+        if (exchangeCloseReason(order.clientOrderId)) {
+          // An exchange-side close the stream did not bring (the runner was down, the socket dropped): booked from its trades.
+          for (const t of fills) {
+            await this.bookExchangeClose({ orderId, tradeId: t.id, clientOrderId: order.clientOrderId, side: t.side, qty: Number(t.qty), price: Number(t.price), fee: Number(t.commission), time: t.time })
+          }
+          continue
+        }
         if (!order.clientOrderId.startsWith(this.deps.prefix)) continue
         const status = await this.deps.bookedStatus(order.clientOrderId)
         if (status === undefined || status === 'filled') continue
@@ -206,6 +228,19 @@ export class LiveOrders {
       if (trades.length > 0) this.tradesFromId = Math.max(...trades.map((t) => t.id)) + 1
       if (trades.length < TRADES_PAGE) return
     }
+  }
+
+  /**
+   * Books one fill of an exchange-side close as the run's closing trade (exit_reason liquidation or adl),
+   * at the exchange's price and fee, once: the fill's key is saved with the outcome in one commit, so the
+   * stream's event, a repeat of it and the REST fills check after a restart book it a single time. The run
+   * carries on flat, as a backtest does after a liquidation: its next target may open a position again.
+   */
+  private async bookExchangeClose(fill: ExchangeCloseFill): Promise<void> {
+    const key = `${fill.orderId}:${fill.tradeId}`
+    if (this.exchangeFills.includes(key)) return
+    this.exchangeFills = [...this.exchangeFills, key].slice(-EXCHANGE_FILLS_KEPT)
+    await this.deps.commit(this.broker.bookExchangeClose(fill), undefined)
   }
 
   /** Looks the pending order up; `exchangeNow` (a bar's close) lets a long-missing one be settled as never executed. */

@@ -15,6 +15,15 @@ export interface OrderUpdate {
   avgPrice: number
   /** T: transaction time. */
   time: number
+  /** i: the exchange's order id. */
+  orderId: number
+  /** x: execution type (NEW, TRADE, CALCULATED = a liquidation's fill, CANCELED, EXPIRED, …). */
+  execution: string
+  /** l, L, n, t: this event's fill (quantity, price, commission, trade id); 0 when it is no fill. */
+  lastQty: number
+  lastPrice: number
+  commission: number
+  tradeId: number
 }
 
 /** What a runner hears from its account's user data stream. `connected`: after every (re)connect, so it reconciles over REST. */
@@ -195,6 +204,13 @@ function parseUserEvent(text: string): UserStreamEvent[] | 'expired' {
       executedQty: Number(o.z),
       avgPrice: Number(o.ap),
       time: Number(o.T),
+      orderId: Number(o.i),
+      execution: String(o.x),
+      lastQty: Number(o.l ?? 0),
+      lastPrice: Number(o.L ?? 0),
+      // "will not push if no commission"
+      commission: Number(o.n ?? 0),
+      tradeId: Number(o.t ?? 0),
     }
     return [{ type: 'order', update }]
   }

@@ -74,7 +74,7 @@ export class MultiSymbolRunner {
   async start(): Promise<void> {
     const { run, deps } = this
     if (!run.dry_run) throw new Error(`run ${run.strategy_id}/${run.run} is live: many-symbol runs are dry runs for now`)
-    const rules = await Promise.all(run.symbols.map((symbol) => deps.rules(symbol)))
+    const rules = await Promise.all(run.symbols.map((symbol) => deps.rules(symbol, run)))
     this.rules = rules
     let template: MultiSymbolTemplate
     if (isCustomTemplateId(run.template_id)) {

@@ -3,6 +3,7 @@ import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
 import type { Db } from '../../db/connect.js'
+import { exchangeServerTime } from '../../market/exchange-clock.js'
 import type { MarketData } from '../../market/market-data.js'
 import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
 import { KlineStreams } from '../stream/kline-streams.js'
@@ -10,6 +11,7 @@ import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
 import { RunFailure } from '../exchange/run-failure.js'
 import { tradingClientOf } from '../exchange/trading-client-of.js'
+import { withAccountBrackets } from '../exchange/account-brackets.js'
 import { UserDataStreams } from '../exchange/user-data-streams.js'
 import { RunCommits } from './run-commits.js'
 import { SharedHistory, sharedClock } from './shared-history.js'
@@ -85,10 +87,7 @@ export class RunnerPool {
     this.now = options.now ?? Date.now
     this.history = new SharedHistory(new UpstreamHistory(options.market))
     this.commits = new RunCommits(options.db, this.owner, !options.serialTransactions)
-    this.exchangeNow = sharedClock(async () => {
-      const response = await options.market.client.get({ host: 'api', path: '/fapi/v1/time', query: '', weight: 1 }, performance.now() + 5_000)
-      return Number((JSON.parse(response.body) as { serverTime: number }).serverTime)
-    })
+    this.exchangeNow = sharedClock(() => exchangeServerTime(options.market))
     if (options.secrets) {
       const { db, secrets, log } = options
       this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, now: this.now, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })
@@ -159,7 +158,12 @@ export class RunnerPool {
         commits: this.commits,
         history: this.history,
         streams: this.streams,
-        rules: (symbol) => symbolRules(this.options.market, symbol),
+        rules: async (symbol, live) => {
+          const rules = await symbolRules(this.options.market, symbol)
+          // A live run margins with its account's own tiers (the exchange liquidates by them).
+          if (live.dry_run || !this.options.secrets) return rules
+          return withAccountBrackets(rules, await tradingClientOf(db, this.options.secrets, this.options.market.client, live, this.now), symbol)
+        },
         owner: this.owner,
         now: this.now,
         exchangeNow: this.exchangeNow,

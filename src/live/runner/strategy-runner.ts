@@ -29,7 +29,8 @@ export interface RunnerDeps {
   commits: Pick<RunCommits, 'commit'>
   history: HistorySource
   streams: KlineStreams
-  rules: (symbol: string) => Promise<SymbolRules>
+  /** The symbol's rules for this run (a live run's brackets are its account's). */
+  rules: (symbol: string, run: RunRow) => Promise<SymbolRules>
   owner: string
   now: () => number
   /** The exchange's clock (GET /fapi/v1/time): the replay exchange's runs faster than ours. */
@@ -99,7 +100,7 @@ export class StrategyRunner {
 
   async start(): Promise<void> {
     const { run, deps } = this
-    const rules = await deps.rules(run.symbol)
+    const rules = await deps.rules(run.symbol, run)
     this.rules = rules
     let template: SingleSymbolTemplate
     if (isCustomTemplateId(run.template_id)) {

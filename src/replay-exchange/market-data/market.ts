@@ -1,3 +1,4 @@
+import { BracketBook } from '../../market/leverage-brackets.js'
 import { type Bars, endTime, firstAtOrAfter } from './recorded/bars.js'
 import type { DataFiles, SampleKind } from './recorded/data-files.js'
 import type { ExchangeInfoSnapshot, PremiumSnapshot, PremiumSnapshotEntry, SymbolInfo } from './recorded/exchange-info.js'
@@ -55,6 +56,8 @@ export class Market {
     files: DataFiles,
     readonly exchangeInfo: ExchangeInfoSnapshot,
     readonly premium: PremiumSnapshot | undefined,
+    /** Each symbol's margin tiers (README "Accounts"). */
+    readonly brackets: BracketBook = new BracketBook(new Map(), ''),
   ) {
     this.build = lazy(() => buildSymbols(files, exchangeInfo, premium))
   }

@@ -63,7 +63,8 @@ export function viewContext(deps: TradingDeps, account: Account): ViewContext {
     return value
   }
   return {
-    summary: marginSummary(account, mark),
+    summary: marginSummary(account, mark, deps.venue.brackets),
+    brackets: deps.venue.brackets,
     mark,
     info: (symbol) => deps.market.get(symbol)!.info,
     symbols: () =>

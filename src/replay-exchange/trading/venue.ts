@@ -50,6 +50,9 @@ export class Venue {
     return this.clock.now()
   }
 
+  /** A symbol's margin tiers (the data folder's snapshot, else the BTCUSDT sample). */
+  readonly brackets = (symbol: string) => this.market.brackets.bracketsFor(symbol).brackets
+
   create(apiKey: string, secretKey: string, balances: Map<string, number>): Account {
     if (this.accounts.has(apiKey)) throw new Error(`account ${apiKey.slice(0, 8)}… exists`)
     const account = newAccount(apiKey, secretKey, balances, this.now())
@@ -133,7 +136,7 @@ export class Venue {
     }
     const fee = (crosses ? request.quantity * market : 0) * TAKER_RATE
     const required = orderInitialMargin(account, { ...order, price: crosses ? market : order.price }) + fee
-    if (!request.reduceOnly && required > marginSummary(account, (s) => this.mark(s, now)).available + 1e-9) {
+    if (!request.reduceOnly && required > marginSummary(account, (s) => this.mark(s, now), this.brackets).available + 1e-9) {
       this.ids.order--
       throw new BinanceError(400, -2019, 'Margin is insufficient.')
     }
@@ -192,7 +195,7 @@ export class Venue {
         const symbol = this.market.get(name)!
         const [funding] = fundingTimes(symbol, cursor + 1, now, 1, false)
         consider(funding, () => this.settleFunding(account, symbol, funding!))
-        const liquidation = isolatedLiquidationPrice(account, name)
+        const liquidation = isolatedLiquidationPrice(account, name, this.brackets)
         if (liquidation > 0) {
           const time = firstTouch(symbol, cursor, now, liquidation, position.amount > 0 ? 'down' : 'up')
           consider(time, () => this.liquidate(account, symbol, liquidation, time!))
@@ -293,15 +296,41 @@ export class Venue {
    * to the insurance fund (INSURANCE_CLEAR), so the whole isolated margin is lost, as on Binance.
    */
   private liquidate(account: Account, symbol: MarketSymbol, price: number, time: number): void {
+    const position = account.positions.get(symbol.info.symbol)!
+    this.exchangeClose(account, symbol, Math.abs(position.amount), price, time, 'liquidation', false)
+  }
+
+  /**
+   * The control behind `accounts.liquidate` (tests): the exchange closes `qty` (default: all) of the
+   * account's position on `symbol` now, at `price` (default: the last price), as a liquidation
+   * (`autoclose-<time>`, execution CALCULATED, the taker fee; an isolated position's remaining margin
+   * goes to the insurance fund) or an auto-deleverage (`adl_autoclose`, execution TRADE, no fee).
+   */
+  forceClose(account: Account, name: string, kind: 'liquidation' | 'adl', qty?: number, price?: number): Order {
+    this.settle(account)
+    const symbol = this.market.get(name)
+    if (!symbol) throw new Error(`no symbol ${name}`)
+    const amount = positionOf(account, name).amount
+    if (amount === 0) throw new Error(`the account holds no ${name} position`)
+    const size = qty === undefined ? Math.abs(amount) : roundQty(qty)
+    if (!(size > 0) || size > Math.abs(amount)) throw new Error(`qty must be above 0 and at most the position's ${Math.abs(amount)}`)
+    const now = this.now()
+    return this.exchangeClose(account, symbol, size, price ?? this.lastPrice(symbol, now), now, kind, true)
+  }
+
+  /**
+   * An order the exchange places itself to close (part of) a position, as Binance's user stream shows it:
+   * NEW, then its fill. A liquidation of an isolated position also clears the rest of its margin.
+   */
+  private exchangeClose(account: Account, symbol: MarketSymbol, qty: number, price: number, time: number, kind: 'liquidation' | 'adl', charged: boolean): Order {
     const name = symbol.info.symbol
     const position = account.positions.get(name)!
     const side: Side = position.amount > 0 ? 'SELL' : 'BUY'
     const tick = symbol.info.tickSize
     const fillPrice = Math.round(price / tick) * tick
-    const qty = Math.abs(position.amount)
     const order: Order = {
       orderId: this.ids.order++,
-      clientOrderId: `autoclose-${time}`,
+      clientOrderId: kind === 'adl' ? 'adl_autoclose' : `autoclose-${time}`,
       symbol: name,
       side,
       type: 'LIMIT',
@@ -317,20 +346,29 @@ export class Venue {
       expireReason: 0,
     }
     account.orders.set(order.orderId, order)
+    this.emitOrder(account, order, 'NEW', time)
+    const isolated = configOf(account, name).marginType === 'isolated'
+    const whole = qty >= Math.abs(position.amount)
     const walletBefore = position.isolatedWallet
     const realized = applyFill(account, name, side, qty, fillPrice, time)
-    const remainder = round8(walletBefore + realized)
-    account.balances.set('USDT', round8((account.balances.get('USDT') ?? 0) - remainder))
-    const trade: Trade = { id: this.ids.trade++, orderId: order.orderId, symbol: name, side, price: fillPrice, qty, quoteQty: qty * fillPrice, commission: 0, realizedPnl: realized, maker: false, time }
+    const commission = charged && kind === 'liquidation' ? round8(qty * fillPrice * TAKER_RATE) : 0
+    // A liquidated isolated position loses its whole margin: what the fill left of it goes to the insurance fund.
+    const remainder = kind === 'liquidation' && isolated && whole ? round8(walletBefore + realized - commission) : 0
+    account.balances.set('USDT', round8((account.balances.get('USDT') ?? 0) - commission - remainder))
+    const trade: Trade = { id: this.ids.trade++, orderId: order.orderId, symbol: name, side, price: fillPrice, qty, quoteQty: qty * fillPrice, commission, realizedPnl: realized, maker: false, time }
     account.trades.push(trade)
     this.income(account, name, 'REALIZED_PNL', realized, time, String(trade.id))
+    if (commission !== 0) this.income(account, name, 'COMMISSION', -commission, time, String(trade.id))
     if (remainder !== 0) this.income(account, name, 'INSURANCE_CLEAR', -remainder, time, '')
     order.executedQty = qty
     order.cumQuote = qty * fillPrice
     order.status = 'FILLED'
+    order.updateTime = time
+    account.updateTime = time
     this.changed = true
-    this.emitOrder(account, order, 'CALCULATED', time, trade)
+    this.emitOrder(account, order, kind === 'liquidation' ? 'CALCULATED' : 'TRADE', time, trade)
     this.emitAccount(account, 'ORDER', 0, name, time)
+    return { ...order }
   }
 
   private income(account: Account, symbol: string, incomeType: IncomeType, income: number, time: number, tradeId: string): void {

@@ -112,6 +112,11 @@ export class BinanceTradingClient {
     return this.call('POST', '/fapi/v1/marginType', { symbol, marginType }, 1)
   }
 
+  /** GET /fapi/v1/leverageBracket (weight 1): the account's own margin tiers of the symbol (a list of one row; parsed by market/leverage-brackets). */
+  leverageBrackets(symbol: string): Promise<ExchangeAnswer<unknown>> {
+    return this.call('GET', '/fapi/v1/leverageBracket', { symbol }, 1)
+  }
+
   positionMode(): Promise<ExchangeAnswer<{ dualSidePosition: boolean }>> {
     return this.call('GET', '/fapi/v1/positionSide/dual', {}, 30)
   }

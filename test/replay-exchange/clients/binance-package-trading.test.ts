@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { USDMClient, WebsocketClient } from 'binance'
-import { BINANCE_BTCUSDT_BRACKETS } from '../../../src/engine/margin.js'
+import { bracketsFor } from '../../../src/market/leverage-brackets.js'
 import { type ReplayExchange, startReplayExchange } from '../../../src/replay-exchange/index.js'
 import { poll } from '../support.js'
 import { marketFillPrice, rejection, round8, takerFee, unrefIntervalsFromNow, usdmClient, usdmWebsocket } from './clients.js'
@@ -69,14 +69,15 @@ describe('the binance package trading on the replay exchange', () => {
     assert.equal(brackets.length, 1)
     assert.deepEqual(
       brackets[0]!.brackets.map((b) => [b.notionalFloor, b.notionalCap, b.maintMarginRatio, b.initialLeverage, b.cum]),
-      BINANCE_BTCUSDT_BRACKETS.map((b) => [b.notionalFloor, b.notionalCap, b.maintMarginRatio, b.initialLeverage, b.cum]),
+      // BTCUSDT's own tiers (the 2024-10-24 snapshot, 12 tiers), as the account's answer.
+      bracketsFor('BTCUSDT').brackets.map((b) => [b.notionalFloor, b.notionalCap, b.maintMarginRatio, b.initialLeverage, b.cum]),
     )
-    assert.deepEqual(await client.setLeverage({ symbol: 'BTCUSDT', leverage: 5 }), { leverage: 5, maxNotionalValue: '100000000', symbol: 'BTCUSDT' })
+    assert.deepEqual(await client.setLeverage({ symbol: 'BTCUSDT', leverage: 5 }), { leverage: 5, maxNotionalValue: '480000000', symbol: 'BTCUSDT' })
     assert.deepEqual(await client.setMarginType({ symbol: 'ETHUSDT', marginType: 'ISOLATED' }), { code: 200, msg: 'success' })
     const again = await rejection(client.setMarginType({ symbol: 'ETHUSDT', marginType: 'ISOLATED' }))
     assert.deepEqual(again.body, { code: -4046, msg: 'No need to change margin type.' })
     const config = await client.getFuturesSymbolConfig({ symbol: 'BTCUSDT' })
-    assert.deepEqual(config, [{ symbol: 'BTCUSDT', marginType: 'CROSSED', isAutoAddMargin: 'false', leverage: 5, maxNotionalValue: '100000000' }])
+    assert.deepEqual(config, [{ symbol: 'BTCUSDT', marginType: 'CROSSED', isAutoAddMargin: 'false', leverage: 5, maxNotionalValue: '480000000' }])
     assert.equal((await client.getFuturesSymbolConfig({ symbol: 'ETHUSDT' }))[0]!.marginType, 'ISOLATED')
     assert.equal((await client.getFuturesAccountConfig()).dualSidePosition, false)
     const leverageTooHigh = await rejection(client.setLeverage({ symbol: 'BTCUSDT', leverage: 126 }))

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { BINANCE_BTCUSDT_BRACKETS } from '../../../src/engine/margin.js'
+import { bracketsFor } from '../../../src/market/leverage-brackets.js'
 import { type ReplayExchange, startReplayExchange } from '../../../src/replay-exchange/index.js'
 import { poll } from '../support.js'
 import { binanceusdm, type Ccxt, marketFillPrice, rejection, round8, takerFee, within } from './clients.js'
@@ -55,7 +55,8 @@ describe('ccxt binanceusdm trading on the replay exchange', () => {
     const tiers = (await exchange.fetchLeverageTiers([BTC]))[BTC]!
     assert.deepEqual(
       tiers.map((t) => [t.minNotional, t.maxNotional, t.maintenanceMarginRate, t.maxLeverage]),
-      BINANCE_BTCUSDT_BRACKETS.map((b) => [b.notionalFloor, b.notionalCap, b.maintMarginRatio, b.initialLeverage]),
+      // BTCUSDT's own tiers (the 2024-10-24 snapshot, 12 tiers), as the account's answer.
+      bracketsFor('BTCUSDT').brackets.map((b) => [b.notionalFloor, b.notionalCap, b.maintMarginRatio, b.initialLeverage]),
     )
     const before = await exchange.fetchLeverage(BTC)
     assert.deepEqual([before.longLeverage, before.marginMode], [20, 'cross'], "Binance's defaults for a new account")

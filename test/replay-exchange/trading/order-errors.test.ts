@@ -127,8 +127,16 @@ describe("replay exchange trading: Binance's filters and errors, each from its c
     assert.equal(more.length, 0)
     assert.equal(brackets.symbol, 'ETHUSDT')
     assert.deepEqual(brackets.brackets[0], { bracket: 1, initialLeverage: 125, notionalCap: 50000, notionalFloor: 0, maintMarginRatio: 0.004, cum: 0 })
-    assert.deepEqual((await t.call(keys, 'POST', '/fapi/v1/leverage', { symbol: 'ETHUSDT', leverage: 10 })).body, { leverage: 10, maxNotionalValue: '40000000', symbol: 'ETHUSDT' })
+    // ETHUSDT's own tiers (the 2024-10-24 snapshot): 10x reaches up to its 150,000,000 tier, not the BTCUSDT sample's 40,000,000.
+    assert.deepEqual(brackets.brackets[1], { bracket: 2, initialLeverage: 100, notionalCap: 600000, notionalFloor: 50000, maintMarginRatio: 0.005, cum: 50 })
+    assert.equal(brackets.brackets.length, 12)
+    assert.deepEqual((await t.call(keys, 'POST', '/fapi/v1/leverage', { symbol: 'ETHUSDT', leverage: 10 })).body, { leverage: 10, maxNotionalValue: '150000000', symbol: 'ETHUSDT' })
     assert.equal((await t.call(keys, 'POST', '/fapi/v1/leverage', { symbol: 'ETHUSDT', leverage: 126 })).body.code, -4028)
+    // XRPUSDT allows 75x at most: 100x is refused there, as on Binance.
+    const [xrp] = (await t.call(keys, 'GET', '/fapi/v1/leverageBracket', { symbol: 'XRPUSDT' })).body
+    assert.deepEqual(xrp.brackets[0], { bracket: 1, initialLeverage: 75, notionalCap: 10000, notionalFloor: 0, maintMarginRatio: 0.005, cum: 0 })
+    assert.deepEqual((await t.call(keys, 'POST', '/fapi/v1/leverage', { symbol: 'XRPUSDT', leverage: 100 })).body, { code: -4028, msg: 'Leverage 100 is not valid' })
+    assert.equal((await t.call(keys, 'POST', '/fapi/v1/leverage', { symbol: 'XRPUSDT', leverage: 75 })).status, 200)
     assert.deepEqual((await t.call(keys, 'GET', '/fapi/v1/commissionRate', { symbol: 'BTCUSDT' })).body, { symbol: 'BTCUSDT', makerCommissionRate: '0.0002', takerCommissionRate: '0.0005' })
   })
 })

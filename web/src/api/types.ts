@@ -32,6 +32,8 @@ export type Job = BacktestJob
 export type JobResult = NonNullable<Job['result']>
 export type BacktestTrade = NonNullable<JobResult['trades']>[number]
 export type Metrics = JobResult['metrics']
+/** What history a symbol and timeframe have: `{symbol, timeframe, start, end}` (ISO, or null when none). */
+export type Coverage = Ok<'/v1/backtest/coverage'>
 export type FundingRate = Ok<'/funding/rates'>[number]
 export type TickerRow = Ok<'/ticker/24hr/active'>[number]
 export type WhaleBoard = Ok<'/whale-board'>

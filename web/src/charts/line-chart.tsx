@@ -1,6 +1,6 @@
 import { LineSeries, type ISeriesApi, type UTCTimestamp } from 'lightweight-charts'
 import { useEffect, useRef } from 'preact/hooks'
-import { expose, newChart, type ChartHost } from './chart-host.js'
+import { expose, fitRun, newChart, removeChart, unexpose, type ChartHost } from './chart-host.js'
 
 export interface Line {
   name: string
@@ -20,11 +20,11 @@ export function LineChart({ lines, testId, label, percent = false, height = 260 
       s.setData(line.points.map((p) => ({ time: p.time as UTCTimestamp, value: p.value })))
       return s
     })
-    chart.timeScale().fitContent()
-    expose(container, series)
+    fitRun(chart)
+    expose(container, chart, series)
     return () => {
-      container.chartSeries = undefined
-      chart.remove()
+      unexpose(container)
+      removeChart(chart)
     }
   }, [lines, percent])
   return <div ref={ref} class="chart" style={{ height: `${height}px` }} data-testid={testId} role="img" aria-label={label} />

@@ -1,48 +1,60 @@
-import { CandlestickSeries, createSeriesMarkers, type SeriesMarker, type Time, type UTCTimestamp } from 'lightweight-charts'
+import { CandlestickSeries, createSeriesMarkers, type LogicalRange, type UTCTimestamp } from 'lightweight-charts'
 import { useEffect, useRef } from 'preact/hooks'
-import { expose, newChart, seconds, type ChartHost } from './chart-host.js'
+import { expose, fitRun, newChart, removeChart, unexpose, type ChartHost } from './chart-host.js'
+import { groupMarkers, MARKER_PX, tradeEvents } from './trade-markers.js'
 import type { BacktestTrade, KlineRow } from '../api/types.js'
 
-/** Candles with each trade's entry and exit marked at the bar that holds it. */
-export function PriceChart({ klines, trades, intervalMs, testId }: { klines: KlineRow[]; trades: BacktestTrade[]; intervalMs: number; testId: string }) {
+/**
+ * Candles with each trade's entry and exit marked at the bar that holds it. Markers closer than
+ * MARKER_PX share one (its count: "12") and split again as the user zooms in, so a 3-year run of 500 trades
+ * reads as well as a week of five. `priceDecimals`: the symbol's tick decimals, for the price axis.
+ */
+export function PriceChart({ klines, trades, intervalMs, priceDecimals, testId }: { klines: KlineRow[]; trades: BacktestTrade[]; intervalMs: number; priceDecimals: number | undefined; testId: string }) {
   const ref = useRef<ChartHost>(null)
   useEffect(() => {
     const container = ref.current!
     const chart = newChart(container)
-    const candles = chart.addSeries(CandlestickSeries, { upColor: '#1a9d62', downColor: '#d4414b', borderVisible: false, wickUpColor: '#1a9d62', wickDownColor: '#d4414b' })
+    const candles = chart.addSeries(CandlestickSeries, {
+      upColor: '#1a9d62',
+      downColor: '#d4414b',
+      borderVisible: false,
+      wickUpColor: '#1a9d62',
+      wickDownColor: '#d4414b',
+      ...(priceDecimals === undefined ? {} : { priceFormat: { type: 'price', precision: priceDecimals, minMove: 10 ** -priceDecimals } }),
+    })
     candles.setData(klines.map((k) => ({ time: (Number(k[0]) / 1000) as UTCTimestamp, open: Number(k[1]), high: Number(k[2]), low: Number(k[3]), close: Number(k[4]) })))
-    const first = Number(klines[0]?.[0] ?? 0)
-    const last = Number(klines.at(-1)?.[0] ?? 0)
-    // A marker sits on a bar: the bar of the chart's interval that holds the fill time.
-    const barOf = (iso: string) => {
-      const ms = new Date(iso).getTime()
-      return seconds(first + Math.floor((ms - first) / intervalMs) * intervalMs)
+    const barTimes = klines.map((k) => Number(k[0]) / 1000)
+    const events = tradeEvents(trades, barTimes, intervalMs / 1000)
+    // The axis fits the candles, not the markers (with markers in its autoscale, a long run's stacked
+    // markers pushed it down to 0); the margins leave the markers room above and below.
+    candles.priceScale().applyOptions({ scaleMargins: { top: 0.1, bottom: 0.1 } })
+    const plugin = createSeriesMarkers(candles, [], { autoScale: false })
+    let drawn = ''
+    const regroup = (range: LogicalRange | null) => {
+      if (!range) return
+      const width = chart.timeScale().width() || container.clientWidth
+      const barsInSight = Math.max(1, range.to - range.from)
+      const barsPerGroup = Math.max(1, Math.ceil(MARKER_PX / (width / barsInSight)))
+      const inSight = events.filter((e) => e.bar >= range.from && e.bar <= range.to).length / 2
+      const markers = groupMarkers(events, barTimes, barsPerGroup, inSight)
+      const key = `${barsPerGroup}:${markers.some((m) => m.text?.startsWith('#'))}`
+      if (key === drawn) return
+      drawn = key
+      plugin.setMarkers(markers)
+      container.chartMarkers = markers
+      container.dataset.markers = String(markers.length)
+      container.dataset.markedFills = String(events.length)
+      container.dataset.barsPerMarker = String(barsPerGroup)
     }
-    const inRange = (iso: string) => {
-      const ms = new Date(iso).getTime()
-      return ms >= first && ms < last + intervalMs
-    }
-    const markers: SeriesMarker<Time>[] = []
-    // Labels help with a few trades and hide the candles when there are many.
-    const labelled = trades.length <= 30
-    for (const trade of trades) {
-      const long = trade.side === 'buy'
-      if (inRange(trade.entry_time)) {
-        markers.push({ time: barOf(trade.entry_time) as UTCTimestamp, position: long ? 'belowBar' : 'aboveBar', shape: long ? 'arrowUp' : 'arrowDown', color: long ? '#1a9d62' : '#d4414b', ...(labelled ? { text: `#${trade.id} ${long ? 'long' : 'short'}` } : {}), id: `entry-${trade.id}` })
-      }
-      if (inRange(trade.exit_time)) {
-        markers.push({ time: barOf(trade.exit_time) as UTCTimestamp, position: long ? 'aboveBar' : 'belowBar', shape: 'circle', color: '#6b7280', ...(labelled ? { text: `#${trade.id} exit` } : {}), id: `exit-${trade.id}` })
-      }
-    }
-    markers.sort((a, b) => (a.time as number) - (b.time as number))
-    const plugin = createSeriesMarkers(candles, markers)
-    chart.timeScale().fitContent()
-    expose(container, [candles])
-    container.dataset.markers = String(plugin.markers().length)
+    fitRun(chart)
+    regroup(chart.timeScale().getVisibleLogicalRange())
+    chart.timeScale().subscribeVisibleLogicalRangeChange(regroup)
+    expose(container, chart, [candles])
     return () => {
-      container.chartSeries = undefined
-      chart.remove()
+      chart.timeScale().unsubscribeVisibleLogicalRangeChange(regroup)
+      unexpose(container)
+      removeChart(chart)
     }
-  }, [klines, trades, intervalMs])
+  }, [klines, trades, intervalMs, priceDecimals])
   return <div ref={ref} class="chart" style={{ height: '340px' }} data-testid={testId} role="img" aria-label="Price with trade entries and exits" />
 }

@@ -1,11 +1,15 @@
+import { Fragment } from 'preact'
 import { useState } from 'preact/hooks'
 import { api } from '../api/endpoints.js'
 import { signIn, type Credentials } from '../api/session.js'
 import { ErrorBox, toError } from '../components/async.js'
 
+/** The scopes the dashboard uses, which the key hint's command asks for. */
+const KEY_SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write', 'webhooks:read', 'webhooks:write', 'market:read']
+
 /**
  * Sign in with an app token or an API key and secret. They are checked with GET /v1/templates
- * (signed, no scope needed) before the session keeps them, in memory only.
+ * (signed, no scope needed) before the session keeps them (web/src/api/session.ts says where).
  */
 export function SignIn() {
   const [mode, setMode] = useState<'token' | 'key'>('token')
@@ -26,7 +30,7 @@ export function SignIn() {
     }
     setBusy(true)
     try {
-      signIn(await api.check(next))
+      signIn(await api.check(next), next)
     } catch (failure) {
       setError(toError(failure))
       setBusy(false)
@@ -52,8 +56,9 @@ export function SignIn() {
               <textarea name="token" rows={3} required autocomplete="off" spellcheck={false} value={token} onInput={(e) => setToken(e.currentTarget.value)} />
             </label>
             <p class="hint">
-              From the app's sign-in, or on the server: <code>npx perpetua tokens issue --email you@example.com</code>
+              From the app's sign-in, or in the server's folder: <Command text="node dist/cli.js tokens issue --email you@example.com" />
             </p>
+            <p class="hint">Kept for this tab until you sign out or close it.</p>
           </>
         ) : (
           <>
@@ -66,16 +71,40 @@ export function SignIn() {
               <input name="api_secret" type="password" required autocomplete="off" value={apiSecret} onInput={(e) => setApiSecret(e.currentTarget.value)} />
             </label>
             <p class="hint">
-              <code>npx perpetua keys create --email you@example.com --scopes backtests:read,backtests:write,strategies:read,strategies:write,webhooks:read,webhooks:write,market:read</code>
+              <Command text={`node dist/cli.js keys create --email you@example.com --scopes ${KEY_SCOPES.join(',')}`} />
             </p>
+            <p class="hint">The secret stays in this tab's memory only: a reload asks for it again.</p>
           </>
         )}
-        <p class="hint">Held in this tab's memory only: reloading or closing the page signs you out.</p>
         <ErrorBox error={error} />
         <button type="submit" class="primary" disabled={busy} data-testid="sign-in-submit">
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
     </main>
+  )
+}
+
+/**
+ * A command to copy: it wraps between words and after a list's commas, never inside a word (not at
+ * the hyphens of `--scopes` either), and copies as the plain text it shows.
+ */
+function Command({ text }: { text: string }) {
+  const words = text.split(' ')
+  return (
+    <code class="command">
+      {words.map((word, i) => (
+        <Fragment key={i}>
+          {i > 0 ? ' ' : ''}
+          {word.split(',').map((part, j) => (
+            <Fragment key={j}>
+              {j > 0 ? ',' : ''}
+              {j > 0 ? <wbr /> : null}
+              <span>{part}</span>
+            </Fragment>
+          ))}
+        </Fragment>
+      ))}
+    </code>
   )
 }

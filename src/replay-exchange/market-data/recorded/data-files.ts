@@ -42,6 +42,8 @@ export interface DataFiles {
   samples: SampleFile[]
   exchangeInfo: string
   premiumIndex: string | undefined
+  /** snapshots/leverageBracket-YYYYMMDD.json: every symbol's margin tiers (absent: the BTCUSDT sample for all). */
+  leverageBracket: string | undefined
 }
 
 const KLINE = /^([A-Z0-9]+)-(\w+)-(\d{8})-(\d{8})\.csv(\.gz)?$/
@@ -57,7 +59,7 @@ function dayStart(yyyymmdd: string): number {
 export function scanDataDir(dir: string): DataFiles {
   const futures = path.join(dir, 'binance-um-futures')
   if (!fs.existsSync(futures)) throw new Error(`replay exchange: no binance-um-futures/ folder in ${dir}`)
-  const files: DataFiles = { dir, klines: [], multiDaily: [], funding: new Map(), samples: [], exchangeInfo: '', premiumIndex: undefined }
+  const files: DataFiles = { dir, klines: [], multiDaily: [], funding: new Map(), samples: [], exchangeInfo: '', premiumIndex: undefined, leverageBracket: undefined }
   for (const name of fs.readdirSync(futures).sort()) {
     const file = path.join(futures, name)
     let match: RegExpExecArray | null
@@ -84,5 +86,6 @@ export function scanDataDir(dir: string): DataFiles {
   if (!exchangeInfo) throw new Error(`replay exchange: no snapshots/exchangeInfo-*.json in ${futures}`)
   files.exchangeInfo = exchangeInfo
   files.premiumIndex = snapshot('premiumIndex')
+  files.leverageBracket = snapshot('leverageBracket')
   return files
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { TradingWing } from '../trading-wing.js'
+import { orderView } from '../orders/order-views.js'
 import { checkAmount, checkAsset, checkCredentials } from './accounts-file.js'
 
 export interface AccountControl {
@@ -7,11 +8,18 @@ export interface AccountControl {
   create(account: { apiKey: string; secretKey: string; balances?: Record<string, string | number> }): void
   /** Adds `amount` (negative: takes) to an asset's balance; returns the new balance. */
   fund(apiKey: string, asset: string, amount: string | number): number
+  /**
+   * The exchange closes (part of) the account's position on `symbol` now: a liquidation (`autoclose-…`)
+   * or an auto-deleverage (`adl_autoclose`), at `price` (default: the last price), `qty` (default: all).
+   * Returns the exchange's order as GET /fapi/v1/order shows it.
+   */
+  liquidate(apiKey: string, close: { symbol: string; kind?: 'liquidation' | 'adl'; qty?: string | number; price?: string | number }): Record<string, unknown>
 }
 
 /**
- * /__replay/accounts (POST {apiKey, secretKey, balances?}) and /__replay/accounts/<apiKey>/fund
- * (POST {asset, amount}), for tests and the standalone process; the same from code on the handle.
+ * /__replay/accounts (POST {apiKey, secretKey, balances?}), /__replay/accounts/<apiKey>/fund
+ * (POST {asset, amount}) and /__replay/accounts/<apiKey>/liquidate (POST {symbol, kind?, qty?, price?}),
+ * for tests and the standalone process; the same from code on the handle.
  */
 export function accountControlRoutes(app: FastifyInstance, trading: TradingWing): AccountControl {
   const { venue } = trading
@@ -27,6 +35,14 @@ export function accountControlRoutes(app: FastifyInstance, trading: TradingWing)
       const negative = typeof amount === 'string' ? amount.startsWith('-') : amount < 0
       const value = checkAmount(typeof amount === 'string' ? amount.replace(/^-/, '') : Math.abs(amount), 'amount')
       return venue.fund(account, checkAsset(asset), negative ? -value : value)
+    },
+    liquidate(apiKey, { symbol, kind = 'liquidation', qty, price }) {
+      const account = venue.accounts.get(apiKey)
+      if (!account) throw new Error(`no account with that apiKey`)
+      if (typeof symbol !== 'string') throw new Error('symbol is required')
+      if (kind !== 'liquidation' && kind !== 'adl') throw new Error('kind must be liquidation or adl')
+      const order = venue.forceClose(account, symbol, kind, qty === undefined ? undefined : checkAmount(qty, 'qty'), price === undefined ? undefined : checkAmount(price, 'price'))
+      return orderView(venue.tradable(order.symbol)!.info, order, true)
     },
   }
   const attempt = (run: () => unknown, conflict = false) => {
@@ -52,6 +68,12 @@ export function accountControlRoutes(app: FastifyInstance, trading: TradingWing)
     const { apiKey } = request.params as { apiKey: string }
     const body = (request.body ?? {}) as Record<string, unknown>
     const result = attempt(() => ({ asset: body.asset, balance: control.fund(apiKey, body.asset as string, body.amount as string) }))
+    return reply.code(result.status).send(result.body)
+  })
+  app.post('/__replay/accounts/:apiKey/liquidate', async (request, reply) => {
+    const { apiKey } = request.params as { apiKey: string }
+    const body = (request.body ?? {}) as Parameters<AccountControl['liquidate']>[1]
+    const result = attempt(() => control.liquidate(apiKey, body))
     return reply.code(result.status).send(result.body)
   })
   app.post('/__replay/user-streams/expire', async () => ({ expired: trading.streams.expireNow() }))

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { BinanceError, invalidData, invalidSymbol } from '../../common/errors.js'
 import { integer, limit, type Query, required, text, timeRange } from '../../common/params.js'
 import { incomeView } from '../orders/order-views.js'
-import { BRACKETS, maxNotional } from '../positions/margin.js'
+import { maxNotional } from '../positions/margin.js'
 import { signedRoute, type TradingDeps, viewContext } from '../trading-context.js'
 import { MAKER_RATE, TAKER_RATE } from '../venue.js'
 import { accountV2, accountV3, balances, positionRisk } from './account-views.js'
@@ -26,32 +26,37 @@ export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
     )
   }
 
-  // The engine's BTCUSDT table is the only one recorded: every symbol answers it (README "Accounts").
-  // With `symbol` Binance's docs show one object, but the live API answers a list of one
-  // (sieblyio/binance issue #310, 2023; Binance_Futures_python PR #119, 2021): the list is served.
-  signedRoute(app, deps, 'GET', '/fapi/v1/leverageBracket', 1, ({ params }) => {
-    const symbol = symbolParam(params, true)
-    const brackets = BRACKETS.map((b, i) => ({
+  // Each symbol's own tiers (the data folder's snapshot; the engine's BTCUSDT sample for a symbol it
+  // lacks; README "Accounts"). With `symbol` Binance's docs show one object, but the live API answers a
+  // list of one (sieblyio/binance issue #310, 2023; Binance_Futures_python PR #119, 2021): the list is served.
+  const bracketRow = (symbol: string) => ({
+    symbol,
+    notionalCoef: 1.0,
+    brackets: deps.venue.brackets(symbol).map((b, i) => ({
       bracket: i + 1,
       initialLeverage: b.initialLeverage ?? 1,
       notionalCap: b.notionalCap,
       notionalFloor: b.notionalFloor,
       maintMarginRatio: b.maintMarginRatio,
       cum: b.cum,
-    }))
-    if (symbol !== undefined) return [{ symbol, notionalCoef: 1.0, brackets }]
-    return deps.market.all().map((s) => ({ symbol: s.info.symbol, notionalCoef: 1.0, brackets }))
+    })),
+  })
+  signedRoute(app, deps, 'GET', '/fapi/v1/leverageBracket', 1, ({ params }) => {
+    const symbol = symbolParam(params, true)
+    if (symbol !== undefined) return [bracketRow(symbol)]
+    return deps.market.all().map((s) => bracketRow(s.info.symbol))
   })
 
   signedRoute(app, deps, 'POST', '/fapi/v1/leverage', 1, ({ account, params }) => {
     const symbol = symbolParam(params)!
     const leverage = integer(params, 'leverage')
     if (leverage === undefined) throw new BinanceError(400, -1102, "Mandatory parameter 'leverage' was not sent, was empty/null, or malformed.")
-    const top = BRACKETS[0]?.initialLeverage ?? 125
+    const brackets = deps.venue.brackets(symbol)
+    const top = brackets[0]?.initialLeverage ?? 125
     if (leverage < 1 || leverage > top) throw new BinanceError(400, -4028, `Leverage ${leverage} is not valid`)
     account.config.set(symbol, { ...configOf(account, symbol), leverage })
     deps.venue.changed = true
-    return { leverage, maxNotionalValue: String(maxNotional(leverage)), symbol }
+    return { leverage, maxNotionalValue: String(maxNotional(brackets, leverage)), symbol }
   })
 
   signedRoute(app, deps, 'POST', '/fapi/v1/marginType', 1, ({ account, params }) => {
@@ -81,7 +86,7 @@ export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
         marginType: config.marginType === 'isolated' ? 'ISOLATED' : 'CROSSED',
         isAutoAddMargin: 'false',
         leverage: config.leverage,
-        maxNotionalValue: String(maxNotional(config.leverage)),
+        maxNotionalValue: String(maxNotional(deps.venue.brackets(name), config.leverage)),
       }
     })
   })

@@ -1,12 +1,13 @@
 import { maintenanceMargin } from '../../../engine/margin.js'
 import type { SymbolInfo } from '../../market-data/recorded/exchange-info.js'
 import { amountText, money, priceText } from '../format.js'
-import { BRACKETS, isolatedLiquidationPrice, type MarginSummary, maxNotional, orderInitialMargin, positionInitialMargin, unrealizedPnl } from '../positions/margin.js'
+import { type Brackets, isolatedLiquidationPrice, type MarginSummary, maxNotional, orderInitialMargin, positionInitialMargin, unrealizedPnl } from '../positions/margin.js'
 import { type Account, configOf, positionOf } from './account.js'
 
 /** What the views need of the market at the moment of the request. */
 export interface ViewContext {
   summary: MarginSummary
+  brackets: Brackets
   mark: (symbol: string) => number
   info: (symbol: string) => SymbolInfo
   /** Symbols listed in "all symbols" views (v2 account positions, v2 positionRisk). */
@@ -87,7 +88,7 @@ function accountPosition(account: Account, name: string, ctx: ViewContext, v3: b
     notional: money(notional),
     isolatedWallet: money(p.isolatedWallet),
     initialMargin: money(initial + orders),
-    maintMargin: money(maintenanceMargin(BRACKETS, Math.abs(notional))),
+    maintMargin: money(maintenanceMargin(ctx.brackets(name), Math.abs(notional))),
     updateTime: p.updateTime,
   }
   if (v3) return common
@@ -102,7 +103,7 @@ function accountPosition(account: Account, name: string, ctx: ViewContext, v3: b
     isolated: config.marginType === 'isolated',
     entryPrice: priceText(info, p.entryPrice),
     breakEvenPrice: priceText(info, p.entryPrice),
-    maxNotional: String(maxNotional(config.leverage)),
+    maxNotional: String(maxNotional(ctx.brackets(name), config.leverage)),
     bidNotional: '0',
     askNotional: '0',
     positionSide: 'BOTH',
@@ -167,7 +168,7 @@ export function positionRisk(account: Account, ctx: ViewContext, v3: boolean, sy
         breakEvenPrice: priceText(info, p.entryPrice),
         markPrice: money(mark),
         unRealizedProfit: money(pnl),
-        liquidationPrice: money(isolatedLiquidationPrice(account, name)),
+        liquidationPrice: money(isolatedLiquidationPrice(account, name, ctx.brackets)),
         isolatedMargin: money(config.marginType === 'isolated' ? p.isolatedWallet + pnl : 0),
         notional: money(p.amount * mark),
         marginAsset: 'USDT',
@@ -178,7 +179,7 @@ export function positionRisk(account: Account, ctx: ViewContext, v3: boolean, sy
         const orders = openOrderMargin(account, name)
         Object.assign(row, {
           initialMargin: money(initial + orders),
-          maintMargin: money(maintenanceMargin(BRACKETS, Math.abs(p.amount * mark))),
+          maintMargin: money(maintenanceMargin(ctx.brackets(name), Math.abs(p.amount * mark))),
           positionInitialMargin: money(initial),
           openOrderInitialMargin: money(orders),
           adl: 0,
@@ -188,7 +189,7 @@ export function positionRisk(account: Account, ctx: ViewContext, v3: boolean, sy
       } else {
         Object.assign(row, {
           leverage: String(config.leverage),
-          maxNotionalValue: String(maxNotional(config.leverage)),
+          maxNotionalValue: String(maxNotional(ctx.brackets(name), config.leverage)),
           marginType: config.marginType,
           isAutoAddMargin: 'false',
         })

@@ -1,12 +1,12 @@
-import { BINANCE_BTCUSDT_BRACKETS, liquidationPrice, maintenanceMargin } from '../../../engine/margin.js'
+import { liquidationPrice, maintenanceMargin } from '../../../engine/margin.js'
 import type { MaintenanceBracket } from '../../../engine/types.js'
 import { type Account, configOf, type Order } from '../accounts/account.js'
 
 /**
- * Margin arithmetic of a one-way account in single-asset (USDT) mode. Brackets: Binance's BTCUSDT
- * table from the backtest engine for every symbol (the only one recorded; README "Accounts").
+ * Margin arithmetic of a one-way account in single-asset (USDT) mode, with each symbol's own tiers
+ * (the data folder's leverageBracket snapshot, else the engine's BTCUSDT sample; README "Accounts").
  */
-export const BRACKETS: readonly MaintenanceBracket[] = BINANCE_BTCUSDT_BRACKETS
+export type Brackets = (symbol: string) => readonly MaintenanceBracket[]
 
 /** Mark price per symbol at the moment of the calculation. */
 export type Marks = (symbol: string) => number
@@ -48,7 +48,7 @@ export interface MarginSummary {
   available: number
 }
 
-export function marginSummary(account: Account, marks: Marks): MarginSummary {
+export function marginSummary(account: Account, marks: Marks, brackets: Brackets): MarginSummary {
   const wallet = account.balances.get('USDT') ?? 0
   let crossWallet = wallet
   let crossUnrealized = 0
@@ -63,7 +63,7 @@ export function marginSummary(account: Account, marks: Marks): MarginSummary {
     const initial = positionInitialMargin(account, symbol, mark)
     unrealized += pnl
     positionInitial += initial
-    maintenance += maintenanceMargin(BRACKETS, Math.abs(position.amount) * mark)
+    maintenance += maintenanceMargin(brackets(symbol), Math.abs(position.amount) * mark)
     if (configOf(account, symbol).marginType === 'isolated') {
       crossWallet -= position.isolatedWallet
     } else {
@@ -78,15 +78,15 @@ export function marginSummary(account: Account, marks: Marks): MarginSummary {
 }
 
 /** An isolated position's liquidation price with the engine's formula and brackets; 0 for none (cross or flat). */
-export function isolatedLiquidationPrice(account: Account, symbol: string): number {
+export function isolatedLiquidationPrice(account: Account, symbol: string, brackets: Brackets): number {
   const position = account.positions.get(symbol)
   if (!position || position.amount === 0 || configOf(account, symbol).marginType !== 'isolated') return 0
-  return liquidationPrice(position.amount > 0 ? 1 : -1, Math.abs(position.amount), position.entryPrice, position.isolatedWallet, BRACKETS)
+  return liquidationPrice(position.amount > 0 ? 1 : -1, Math.abs(position.amount), position.entryPrice, position.isolatedWallet, brackets(symbol))
 }
 
 /** The largest notional a leverage allows: the cap of the last tier whose initial leverage reaches it. */
-export function maxNotional(leverage: number): number {
+export function maxNotional(brackets: readonly MaintenanceBracket[], leverage: number): number {
   let cap = 0
-  for (const bracket of BRACKETS) if ((bracket.initialLeverage ?? 0) >= leverage) cap = bracket.notionalCap
+  for (const bracket of brackets) if ((bracket.initialLeverage ?? 0) >= leverage) cap = bracket.notionalCap
   return cap
 }

@@ -36,8 +36,8 @@ export function orderTradeUpdate(
       l: qtyText(symbol, trade?.qty ?? 0),
       z: qtyText(symbol, order.executedQty),
       L: priceText(symbol, trade?.price ?? 0),
-      // "will not push if no commission": N and n only on fills.
-      ...(trade ? { N: 'USDT', n: money(trade.commission) } : {}),
+      // "will not push if no commission": N and n only on fills that paid one (an ADL fill pays none).
+      ...(trade && trade.commission !== 0 ? { N: 'USDT', n: money(trade.commission) } : {}),
       T: trade?.time ?? order.updateTime,
       t: trade?.id ?? 0,
       b: money(notional.bids),

@@ -6,6 +6,7 @@ import { ErrorBox, toError } from '../../components/async.js'
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
 import { FEE_MODELS } from '../../components/templates.js'
 import { navigate } from '../../router.js'
+import { CoverageHint } from './coverage.js'
 
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
@@ -87,6 +88,18 @@ export function BacktestForm({ templateId }: { templateId?: string } = {}) {
         <button type="submit" class="primary" disabled={busy || !state.template} data-testid="backtest-submit">
           {busy ? 'Submitting…' : 'Run backtest'}
         </button>
+        {/* Below the button: the hint arrives 0.4 s after an edit and must not move the button under a click. */}
+        <CoverageHint
+          symbols={draftBody(state.draft).symbols}
+          timeframe={state.draft.timeframe}
+          start={start}
+          end={end}
+          onFit={(range) => {
+            datesTouched.current = true
+            setStart(range.start)
+            setEnd(range.end)
+          }}
+        />
       </div>
     </form>
   )

@@ -3,7 +3,7 @@ import { fullJob, isTerminal, submittedJob, watchBacktest } from '../../api/back
 import { api } from '../../api/endpoints.js'
 import type { Job } from '../../api/types.js'
 import { ErrorBox, Loading, toError } from '../../components/async.js'
-import { time } from '../../format.js'
+import { money, time } from '../../format.js'
 import { StatusBadge } from './backtests-page.js'
 import { BacktestResult } from './backtest-result.js'
 
@@ -43,7 +43,7 @@ export function BacktestPage({ id }: { id: string }) {
       </div>
       <p class="muted">
         {c.template_id}
-        {c.template_version ? ` v${c.template_version}` : ''} · {c.symbols.join(', ')} · {c.timeframe} · {c.start.slice(0, 10)} → {c.end.slice(0, 10)} · capital {c.capital} · ×{c.leverage} · {c.fee_model}
+        {c.template_version ? ` v${c.template_version}` : ''} · {c.symbols.join(', ')} · {c.timeframe} · {c.start.slice(0, 10)} → {c.end.slice(0, 10)} · capital {money(c.capital)} · ×{c.leverage} · {c.fee_model}
         {c.fee_bps ? ` ${c.fee_bps} bps` : ''} · params <code>{JSON.stringify(c.params)}</code>
       </p>
       <div class="progress-box" data-testid="backtest-progress" data-status={job.status} data-progress={job.progress} data-seen={seen.join(',')}>

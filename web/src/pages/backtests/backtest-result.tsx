@@ -5,7 +5,7 @@ import type { Job } from '../../api/types.js'
 import { ErrorBox, TableWrap, toError } from '../../components/async.js'
 import { seconds } from '../../charts/chart-host.js'
 import { LineChart, type Line } from '../../charts/line-chart.js'
-import { num, time } from '../../format.js'
+import { money, time } from '../../format.js'
 import { navigate } from '../../router.js'
 import { MetricsGrid } from './metrics.js'
 import { PricePanel } from './price-panel.js'
@@ -17,9 +17,16 @@ export function equityPoints(job: Job): { time: number; value: number }[] {
   return (job.result?.equity_curve ?? []).map(([at, equity]) => ({ time: seconds(at!), value: Number(equity) }))
 }
 
-/** A finished backtest: metrics, equity and drawdown, price with trades, the trades table. */
+/** The result's warnings (partial data coverage, …); none from a server that does not send them. */
+export function warningsOf(job: Job): string[] {
+  const warnings = (job.result as { warnings?: unknown } | null | undefined)?.warnings
+  return Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === 'string') : []
+}
+
+/** A finished backtest: its warnings first, then metrics, equity and drawdown, price with trades, the trades table. */
 export function BacktestResult({ job }: { job: Job }) {
   const result = job.result!
+  const warnings = warningsOf(job)
   const equity = useMemo<Line[]>(() => [{ name: 'Equity', color: '#3b6fd8', points: equityPoints(job) }], [job])
   const drawdown = useMemo<Line[]>(() => {
     const points = equityPoints(job)
@@ -29,19 +36,31 @@ export function BacktestResult({ job }: { job: Job }) {
 
   return (
     <>
+      {warnings.length > 0 ? (
+        <div class="card notice" role="status" data-testid="warnings">
+          <strong>
+            {warnings.length === 1 ? 'A warning' : `${warnings.length} warnings`} about the history behind these figures
+          </strong>
+          <ul>
+            {warnings.map((w) => (
+              <li key={w}>{w}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
       <MetricsGrid metrics={result.metrics} />
       <dl class="facts">
         <div>
           <dt>Final equity</dt>
-          <dd data-testid="final-equity">{num(result.final_equity)}</dd>
+          <dd data-testid="final-equity">{money(result.final_equity)}</dd>
         </div>
         <div>
-          <dt>Fees</dt>
-          <dd>{num(result.fees_paid)}</dd>
+          <dt>Fees paid</dt>
+          <dd data-testid="fees-paid">{money(result.fees_paid)}</dd>
         </div>
-        <div>
-          <dt>Funding</dt>
-          <dd>{num(result.funding_paid)}</dd>
+        <div title="Net funding over the run: positive means the account paid it, negative that it received it">
+          <dt>Funding (+ paid, − received)</dt>
+          <dd data-testid="funding-paid">{money(result.funding_paid)}</dd>
         </div>
         <div>
           <dt>Open at end</dt>
@@ -76,14 +95,18 @@ export function BacktestResult({ job }: { job: Job }) {
           </TableWrap>
         </>
       ) : null}
-      <SaveAsStrategy job={job} />
+      <SaveAsStrategy job={job} warnings={warnings} />
     </>
   )
 }
 
-/** Stores the backtest's configuration as a strategy (draft), ready to deploy. */
-function SaveAsStrategy({ job }: { job: Job }) {
+/**
+ * Stores the backtest's configuration as a strategy (draft), ready to deploy. A result with warnings
+ * is never saved silently: the form says what they mean and the save waits for the user to confirm it.
+ */
+function SaveAsStrategy({ job, warnings }: { job: Job; warnings: string[] }) {
   const [name, setName] = useState(`${job.config.template_id} ${job.config.symbols.join(',')} ${job.config.timeframe}`)
+  const [confirmed, setConfirmed] = useState(false)
   const [error, setError] = useState<Error>()
   const save = async (event: Event) => {
     event.preventDefault()
@@ -101,7 +124,15 @@ function SaveAsStrategy({ job }: { job: Job }) {
         Save as strategy
         <input name="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <button type="submit">Save</button>
+      {warnings.length > 0 ? (
+        <label class="check" data-testid="save-remark">
+          <input type="checkbox" name="confirm_partial" required checked={confirmed} onChange={(e) => setConfirmed(e.currentTarget.checked)} />
+          This backtest ran on partial data ({warnings.length === 1 ? 'see the warning' : `see the ${warnings.length} warnings`} above): save it anyway
+        </label>
+      ) : null}
+      <button type="submit" disabled={warnings.length > 0 && !confirmed}>
+        {warnings.length > 0 ? 'Save anyway' : 'Save'}
+      </button>
       <ErrorBox error={error} />
     </form>
   )

@@ -63,15 +63,15 @@ export function BacktestsPage() {
               <th />
               <th>Job</th>
               <th>Status</th>
-              <th>Template</th>
-              <th>Symbols</th>
-              <th>TF</th>
-              <th>Span</th>
-              <th class="num">CAGR</th>
-              <th class="num">Sharpe</th>
-              <th class="num">Max DD</th>
-              <th class="num">Trades</th>
-              <th>Submitted</th>
+              <th class="secondary">Template</th>
+              <th class="secondary">Symbols</th>
+              <th class="secondary">TF</th>
+              <th class="secondary">Span</th>
+              <th class="num" data-key="cagr">CAGR</th>
+              <th class="num" data-key="sharpe">Sharpe</th>
+              <th class="num" data-key="max_drawdown">Max DD</th>
+              <th class="num secondary">Trades</th>
+              <th class="secondary">Submitted</th>
             </tr>
           </thead>
           <tbody>
@@ -83,20 +83,20 @@ export function BacktestsPage() {
                 <td>
                   <Link href={`/backtests/${job.id}`}>{job.id}</Link>
                 </td>
-                <td>
+                <td class="status">
                   <StatusBadge job={job} />
                 </td>
-                <td>{job.config.template_id}</td>
-                <td>{job.config.symbols.join(', ')}</td>
-                <td>{job.config.timeframe}</td>
-                <td>
+                <td class="secondary">{job.config.template_id}</td>
+                <td class="secondary">{job.config.symbols.join(', ')}</td>
+                <td class="secondary">{job.config.timeframe}</td>
+                <td class="secondary">
                   {job.config.start.slice(0, 10)} → {job.config.end.slice(0, 10)}
                 </td>
                 <td class="num">{pct(job.result?.metrics.cagr)}</td>
                 <td class="num">{num(job.result?.metrics.sharpe)}</td>
                 <td class="num">{pct(job.result?.metrics.max_drawdown)}</td>
-                <td class="num">{job.result?.metrics.total_trades ?? '—'}</td>
-                <td>{time(job.submitted_at)}</td>
+                <td class="num secondary">{job.result?.metrics.total_trades ?? '—'}</td>
+                <td class="secondary">{time(job.submitted_at)}</td>
               </tr>
             ))}
           </tbody>

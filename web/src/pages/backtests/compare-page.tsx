@@ -3,6 +3,7 @@ import { fullJob } from '../../api/backtest-watch.js'
 import type { Job } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, useAsync } from '../../components/async.js'
 import { LineChart, type Line } from '../../charts/line-chart.js'
+import { money } from '../../format.js'
 import { Link } from '../../router.js'
 import { equityPoints } from './backtest-result.js'
 import { METRICS } from './metrics.js'
@@ -35,10 +36,12 @@ export function ComparePage({ a, b }: { a: string; b: string }) {
     ['Symbols', (j) => j.config.symbols.join(', ')],
     ['Timeframe', (j) => j.config.timeframe],
     ['Span', (j) => `${j.config.start.slice(0, 10)} → ${j.config.end.slice(0, 10)}`],
-    ['Capital', (j) => j.config.capital],
+    ['Capital', (j) => money(j.config.capital)],
     ['Leverage', (j) => String(j.config.leverage)],
     ['Fees', (j) => j.config.fee_model + (j.config.fee_bps ? ` ${j.config.fee_bps} bps` : '')],
-    ['Final equity', (j) => j.result?.final_equity ?? '—'],
+    ['Final equity', (j) => money(j.result?.final_equity)],
+    ['Fees paid', (j) => money(j.result?.fees_paid)],
+    ['Funding (+ paid)', (j) => money(j.result?.funding_paid)],
   ]
   return (
     <section data-testid="compare-page">
@@ -57,10 +60,10 @@ export function ComparePage({ a, b }: { a: string; b: string }) {
           </thead>
           <tbody>
             {configRows.map(([label, show]) => (
-              <tr key={label}>
+              <tr key={label} data-row={label}>
                 <th>{label}</th>
-                <td>{show(left)}</td>
-                <td>{show(right)}</td>
+                <td data-job={left.id}>{show(left)}</td>
+                <td data-job={right.id}>{show(right)}</td>
               </tr>
             ))}
             {METRICS.map((metric) => (

@@ -1,5 +1,5 @@
 import type { Metrics } from '../../api/types.js'
-import { duration, num, pct } from '../../format.js'
+import { duration, money, num, pct } from '../../format.js'
 
 type MetricName = keyof Metrics
 
@@ -12,7 +12,7 @@ export const METRICS: { name: MetricName; label: string; show: (m: Metrics) => s
   { name: 'max_drawdown', label: 'Max drawdown', show: (m) => pct(m.max_drawdown) },
   { name: 'win_rate', label: 'Win rate', show: (m) => pct(m.win_rate, 1) },
   { name: 'profit_factor', label: 'Profit factor', show: (m) => num(m.profit_factor) },
-  { name: 'expected_value', label: 'Expected value / trade', show: (m) => num(m.expected_value) },
+  { name: 'expected_value', label: 'Expected value / trade', show: (m) => money(m.expected_value) },
   { name: 'total_trades', label: 'Trades', show: (m) => String(m.total_trades) },
   { name: 'avg_trade_duration_seconds', label: 'Avg trade', show: (m) => duration(m.avg_trade_duration_seconds) },
 ]

@@ -1,5 +1,6 @@
-import { useState } from 'preact/hooks'
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
+import { usePriceDecimals } from '../../api/symbol-rules.js'
 import type { Job, KlineInterval } from '../../api/types.js'
 import { ErrorBox, Loading, useAsync } from '../../components/async.js'
 import { TIMEFRAME_MS } from '../../components/templates.js'
@@ -16,23 +17,52 @@ const INTERVALS: [KlineInterval, number][] = [
   ['1w', 604_800_000],
 ]
 const MAX_BARS = 1500
+/** Candles per pixel of chart width at most: more than 1.5 a pixel draw as a smear on a phone. */
+const BARS_PER_PX = 1.5
 
-/** The finest interval, no finer than the job's, that shows its whole span in one klines call (≤ 1500 bars). */
-export function chartInterval(job: Job): [KlineInterval, number] {
+/**
+ * The finest interval, no finer than the job's, that shows its whole span in one klines call
+ * (≤ 1500 bars) and, on a chart `width` px wide, at most 1.5 candles a pixel (a phone shows a
+ * half-year of 4 h bars as daily candles, a laptop keeps the 4 h).
+ */
+export function chartInterval(job: Job, width = Infinity): [KlineInterval, number] {
   const span = new Date(job.config.end).getTime() - new Date(job.config.start).getTime()
   const floor = (TIMEFRAME_MS as Record<string, number>)[job.config.timeframe] ?? 60_000
-  return INTERVALS.find(([, ms]) => ms >= floor && span / ms <= MAX_BARS) ?? INTERVALS.at(-1)!
+  const most = Math.min(MAX_BARS, width * BARS_PER_PX)
+  return INTERVALS.find(([, ms]) => ms >= floor && span / ms <= most) ?? INTERVALS.at(-1)!
 }
 
-/** The traded symbol's candles over the backtest's span with every trade marked (klines from the public mirror). */
+/** The element's width in CSS pixels, following resizes (Infinity until it is laid out). */
+function useWidth(ref: { current: HTMLElement | null }): number {
+  const [width, setWidth] = useState(Infinity)
+  useEffect(() => {
+    const element = ref.current
+    if (!element) return
+    const observer = new ResizeObserver(([entry]) => entry && entry.contentRect.width > 0 && setWidth(entry.contentRect.width))
+    observer.observe(element)
+    return () => observer.disconnect()
+  }, [])
+  return width
+}
+
+/** The traded symbol's candles over the backtest's span with every trade marked, once its width is known. */
 export function PricePanel({ job }: { job: Job }) {
+  const box = useRef<HTMLDivElement>(null)
+  const width = useWidth(box)
+  return <div ref={box}>{width < Infinity ? <PriceBody job={job} width={width} /> : null}</div>
+}
+
+/** Klines from the public mirror at the interval that suits `width`, read again only when that interval changes. */
+function PriceBody({ job, width }: { job: Job; width: number }) {
   const [symbol, setSymbol] = useState(job.config.symbols[0]!)
-  const [interval, intervalMs] = chartInterval(job)
+  const [interval, intervalMs] = chartInterval(job, width)
+  // The candles travel with their interval: until a resize's coarser candles arrive, the chart keeps the old pair.
   const klines = useAsync(
-    () => api.klines(symbol, interval, new Date(job.config.start).getTime(), new Date(job.config.end).getTime()),
+    async () => ({ rows: await api.klines(symbol, interval, new Date(job.config.start).getTime(), new Date(job.config.end).getTime()), intervalMs }),
     [symbol, interval, job.id],
   )
-  const trades = (job.result?.trades ?? []).filter((t) => t.symbol === symbol)
+  const trades = useMemo(() => (job.result?.trades ?? []).filter((t) => t.symbol === symbol), [job, symbol])
+  const decimals = usePriceDecimals([symbol])
   return (
     <div>
       <div class="toolbar">
@@ -45,10 +75,10 @@ export function PricePanel({ job }: { job: Job }) {
         ) : (
           <strong>{symbol}</strong>
         )}
-        <span class="muted">{interval} candles; ▲▼ entries, ● exits</span>
+        <span class="muted">{interval} candles; ▲▼ entries, ● exits; a number: that many fills share the marker until you zoom in</span>
       </div>
       <ErrorBox error={klines.error} />
-      {klines.data ? <PriceChart klines={klines.data} trades={trades} intervalMs={intervalMs} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
+      {klines.data ? <PriceChart klines={klines.data.rows} trades={trades} intervalMs={klines.data.intervalMs} priceDecimals={decimals(symbol)} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
     </div>
   )
 }

@@ -1,15 +1,20 @@
 import { useState } from 'preact/hooks'
 import type { BacktestTrade } from '../../api/types.js'
 import { TableWrap } from '../../components/async.js'
-import { num, sign, time } from '../../format.js'
+import { usePriceDecimals } from '../../api/symbol-rules.js'
+import { num, price, QUOTE, sign, time } from '../../format.js'
 
 const PAGE = 100
 
-/** Every closed trade of a result, a page of 100 at a time; rows carry the API's exact values in data-* attributes. */
+/**
+ * Every closed trade of a result, a page of 100 at a time; rows carry the API's exact values in data-*
+ * attributes. On a phone the secondary columns give way, so side, entry and PnL stay in sight.
+ */
 export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
   const [page, setPage] = useState(0)
   const pages = Math.max(1, Math.ceil(trades.length / PAGE))
   const rows = trades.slice(page * PAGE, page * PAGE + PAGE)
+  const decimals = usePriceDecimals(rows.map((t) => t.symbol))
   return (
     <div data-testid="trades" data-trade-count={trades.length}>
       <TableWrap>
@@ -18,16 +23,20 @@ export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
             <tr>
               <th class="num">#</th>
               <th>Side</th>
-              <th>Symbol</th>
+              <th class="secondary">Symbol</th>
               <th>Entry</th>
-              <th class="num">Entry price</th>
-              <th>Exit</th>
-              <th class="num">Exit price</th>
-              <th class="num">Qty</th>
-              <th class="num">Fee</th>
-              <th class="num">Funding</th>
-              <th class="num">PnL</th>
-              <th>Exit reason</th>
+              <th class="num secondary">Entry price</th>
+              <th class="secondary">Exit</th>
+              <th class="num secondary">Exit price</th>
+              <th class="num secondary">Qty</th>
+              <th class="num secondary">Fee ({QUOTE})</th>
+              <th class="num secondary" title="Funding paid during the trade: positive is paid, negative received">
+                Funding ({QUOTE}, + paid)
+              </th>
+              <th class="num" data-key="pnl" title="Net of fees and funding">
+                PnL ({QUOTE})
+              </th>
+              <th class="secondary">Exit reason</th>
             </tr>
           </thead>
           <tbody>
@@ -49,16 +58,16 @@ export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
                 <td>
                   <span class={`badge ${t.side === 'buy' ? 'long' : 'short'}`}>{t.side === 'buy' ? 'long' : 'short'}</span>
                 </td>
-                <td>{t.symbol}</td>
+                <td class="secondary">{t.symbol}</td>
                 <td>{time(t.entry_time)}</td>
-                <td class="num">{t.entry_price}</td>
-                <td>{time(t.exit_time)}</td>
-                <td class="num">{t.exit_price}</td>
-                <td class="num">{t.qty}</td>
-                <td class="num">{num(t.fee)}</td>
-                <td class="num">{num(t.funding)}</td>
+                <td class="num secondary">{price(t.entry_price, decimals(t.symbol))}</td>
+                <td class="secondary">{time(t.exit_time)}</td>
+                <td class="num secondary">{price(t.exit_price, decimals(t.symbol))}</td>
+                <td class="num secondary">{t.qty}</td>
+                <td class="num secondary">{num(t.fee)}</td>
+                <td class="num secondary">{num(t.funding)}</td>
                 <td class={`num ${sign(t.pnl)}`}>{num(t.pnl)}</td>
-                <td>{t.exit_reason ?? ''}</td>
+                <td class="secondary">{t.exit_reason ?? ''}</td>
               </tr>
             ))}
           </tbody>

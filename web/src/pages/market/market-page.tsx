@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import { ErrorBox, Loading, TableWrap, useAsync } from '../../components/async.js'
+import { EXCHANGE_CLOCK } from '../../components/clocks.js'
 import { compact, num, pct, sign, time } from '../../format.js'
 
 type Tab = 'funding' | 'tickers' | 'whales'
@@ -54,12 +55,12 @@ function Funding() {
           <thead>
             <tr>
               <th>Symbol</th>
-              <th class="num">Funding rate</th>
+              <th class="num" title="Positive: longs pay shorts; negative: shorts pay longs">Funding rate (+ longs pay)</th>
               <th class="num" title="The rate times the symbol's fundings per year (its own interval: 8 h, or 4 h or 1 h for many symbols)">
                 Annualised
               </th>
               <th class="num">Mark price</th>
-              <th>Next funding</th>
+              <th title={EXCHANGE_CLOCK}>Next funding</th>
             </tr>
           </thead>
           <tbody>

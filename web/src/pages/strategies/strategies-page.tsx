@@ -3,7 +3,8 @@ import { api } from '../../api/endpoints.js'
 import type { Strategy } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
-import { num, pct, sign, time } from '../../format.js'
+import { num, pct, QUOTE, sign, time } from '../../format.js'
+import { SERVER_CLOCK } from '../../components/clocks.js'
 import { Link, navigate } from '../../router.js'
 import { ModeBadge } from './run-mode.js'
 
@@ -42,15 +43,15 @@ export function StrategiesPage() {
               <th>Name</th>
               <th>Status</th>
               <th>Mode</th>
-              <th>Template</th>
-              <th>Symbols</th>
-              <th>TF</th>
-              <th class="num">Capital</th>
+              <th class="secondary">Template</th>
+              <th class="secondary">Symbols</th>
+              <th class="secondary">TF</th>
+              <th class="num secondary">Capital ({QUOTE})</th>
               <th class="num">Open</th>
-              <th class="num">PnL</th>
-              <th class="num">Trades</th>
-              <th class="num">Win rate</th>
-              <th>Deployed</th>
+              <th class="num" data-key="pnl">PnL ({QUOTE})</th>
+              <th class="num secondary">Trades</th>
+              <th class="num secondary">Win rate</th>
+              <th class="secondary" title={SERVER_CLOCK}>Deployed</th>
             </tr>
           </thead>
           <tbody>
@@ -65,15 +66,15 @@ export function StrategiesPage() {
                 <td>
                   <ModeBadge strategy={s} />
                 </td>
-                <td>{s.template_id}</td>
-                <td>{s.symbols.join(', ')}</td>
-                <td>{s.timeframe}</td>
-                <td class="num">{num(s.capital)}</td>
+                <td class="secondary">{s.template_id}</td>
+                <td class="secondary">{s.symbols.join(', ')}</td>
+                <td class="secondary">{s.timeframe}</td>
+                <td class="num secondary">{num(s.capital)}</td>
                 <td class="num">{s.stats.open_positions}</td>
                 <td class={`num ${sign(s.stats.total_pnl)}`}>{num(s.stats.total_pnl)}</td>
-                <td class="num">{s.stats.total_trades}</td>
-                <td class="num">{pct(s.stats.win_rate, 1)}</td>
-                <td>{time(s.deployed_at)}</td>
+                <td class="num secondary">{s.stats.total_trades}</td>
+                <td class="num secondary">{pct(s.stats.win_rate, 1)}</td>
+                <td class="secondary">{time(s.deployed_at)}</td>
               </tr>
             ))}
           </tbody>

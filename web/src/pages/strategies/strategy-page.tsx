@@ -3,18 +3,25 @@ import { api } from '../../api/endpoints.js'
 import { client } from '../../api/session.js'
 import type { Strategy, StrategyOrder, StrategyPosition, StrategyTrade, StreamMessage } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError } from '../../components/async.js'
-import { num, pct, sign, time } from '../../format.js'
+import { usePriceDecimals } from '../../api/symbol-rules.js'
+import { EXCHANGE_CLOCK, SERVER_CLOCK } from '../../components/clocks.js'
+import { money, num, pct, price, QUOTE, sign, time } from '../../format.js'
 import { DeployPanel } from './deploy-panel.js'
+import { describeStreamMessage } from './stream-entry.js'
 import { ModeBadge } from './run-mode.js'
 
 /** A position as GET /v1/strategies/{id}/positions gives it; one from a position_opened message lacks the marks until re-read. */
 type Position = Pick<StrategyPosition, 'symbol' | 'side' | 'qty' | 'entry_price' | 'opened_at'> & Partial<Pick<StrategyPosition, 'mark_price' | 'unrealized_pnl' | 'liquidation_price' | 'mode'>>
 
-type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string }
+/** `time`: the fill's (the exchange's clock), or for an order not filled when we recorded it (ours). */
+type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string; clock: 'exchange' | 'server' }
 
 const LOG_SIZE = 100
 
 type StreamState = 'connecting' | 'open' | 'reconnecting' | 'closed'
+
+/** The page's connection to the stream, in words that cannot pass for the strategy's own status ("live"). */
+const STREAM_LABELS: Record<StreamState, string> = { connecting: 'updates: connecting…', open: 'updates: connected', reconnecting: 'updates: reconnecting…', closed: 'updates: off' }
 
 /**
  * One strategy: its definition and stats, deploy and pause, and a live view fed by its status
@@ -32,7 +39,7 @@ export function StrategyPage({ id }: { id: string }) {
   const refreshTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
 
   const loadHistory = () => {
-    api.strategyOrders(id).then((page) => setOrders(page.data.map((o) => ({ ...o, time: o.filled_at ?? o.created_at }))), (e: unknown) => setError(toError(e)))
+    api.strategyOrders(id).then((page) => setOrders(page.data.map((o) => ({ ...o, time: o.filled_at ?? o.created_at, clock: o.filled_at ? 'exchange' : 'server' }))), (e: unknown) => setError(toError(e)))
     api.strategyTrades(id).then((page) => setTrades(page.data), (e: unknown) => setError(toError(e)))
   }
   const loadStrategy = () => api.strategy(id).then(setStrategy, (e: unknown) => setError(toError(e)))
@@ -81,6 +88,7 @@ export function StrategyPage({ id }: { id: string }) {
             price: data.price ?? null,
             fee: data.fee ?? null,
             time: data.time ?? message.time,
+            clock: data.time ? 'exchange' : 'server',
           }
           setOrders((previous) => [order, ...previous.filter((o) => o.client_order_id !== order.client_order_id)])
           refreshSoon()
@@ -103,6 +111,8 @@ export function StrategyPage({ id }: { id: string }) {
     }
   }, [id])
 
+  const decimals = usePriceDecimals(strategy?.symbols ?? [])
+  const tick = (symbol: string, value: unknown) => price(value as string | null | undefined, decimals(symbol))
   if (!strategy) return error ? <ErrorBox error={error} /> : <Loading what={id} />
   const stats = strategy.stats
   return (
@@ -113,18 +123,18 @@ export function StrategyPage({ id }: { id: string }) {
           {strategy.status}
         </span>
         <ModeBadge strategy={strategy} />
-        <span class={`stream ${stream.state}`} data-testid="stream-state" data-state={stream.state} title={stream.detail}>
-          {stream.state === 'open' ? 'live' : stream.state}
+        <span class={`stream ${stream.state}`} data-testid="stream-state" data-state={stream.state} title={stream.detail ?? "This page's connection to the strategy's updates, not the strategy's status"}>
+          {STREAM_LABELS[stream.state]}
         </span>
       </div>
       <p class="muted">
-        {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {strategy.capital} · ×{strategy.leverage} · params{' '}
+        {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {money(strategy.capital)} · ×{strategy.leverage} · params{' '}
         <code>{JSON.stringify(strategy.params)}</code>
       </p>
       {strategy.last_error ? <LastError strategy={strategy} onChange={setStrategy} /> : null}
       <dl class="metrics" data-testid="strategy-stats">
         <div data-stat="total_pnl" data-value={stats.total_pnl}>
-          <dt>PnL (realized + unrealized)</dt>
+          <dt>PnL (realized + unrealized, {QUOTE})</dt>
           <dd class={sign(stats.total_pnl)}>{num(stats.total_pnl)}</dd>
         </div>
         <div data-stat="open_positions" data-value={stats.open_positions}>
@@ -139,7 +149,7 @@ export function StrategyPage({ id }: { id: string }) {
           <dt>Win rate</dt>
           <dd>{pct(stats.win_rate, 1)}</dd>
         </div>
-        <div>
+        <div title={SERVER_CLOCK} data-clock="server">
           <dt>Deployed</dt>
           <dd>{time(strategy.deployed_at)}</dd>
         </div>
@@ -156,13 +166,13 @@ export function StrategyPage({ id }: { id: string }) {
         {positions.length > 0 ? (
           positions.map((p) => (
             <p key={p.symbol} data-testid="position-row" data-symbol={p.symbol} data-qty={p.qty} data-mark={p.mark_price ?? ''} data-pnl={p.unrealized_pnl ?? ''}>
-              <span class={`badge ${p.side === 'buy' ? 'long' : 'short'}`}>{p.side === 'buy' ? 'long' : 'short'}</span> {p.qty} {p.symbol} at {p.entry_price} since{' '}
-              {time(p.opened_at ?? null)}
+              <span class={`badge ${p.side === 'buy' ? 'long' : 'short'}`}>{p.side === 'buy' ? 'long' : 'short'}</span> {p.qty} {p.symbol} at {tick(p.symbol, p.entry_price)} since{' '}
+              <span title={EXCHANGE_CLOCK}>{time(p.opened_at ?? null)}</span>
               {p.mark_price ? (
                 <>
                   {' '}
-                  · mark {p.mark_price} · unrealized <span class={sign(p.unrealized_pnl ?? '0')}>{num(p.unrealized_pnl ?? '0')}</span>
-                  {p.liquidation_price ? ` · liquidation ${p.liquidation_price}` : ''}
+                  · mark {tick(p.symbol, p.mark_price)} · unrealized <span class={sign(p.unrealized_pnl ?? '0')}>{money(p.unrealized_pnl ?? '0')}</span>
+                  {p.liquidation_price ? ` · liquidation ${tick(p.symbol, p.liquidation_price)}` : ''}
                 </>
               ) : null}
             </p>
@@ -177,27 +187,29 @@ export function StrategyPage({ id }: { id: string }) {
         <table data-testid="orders-table">
           <thead>
             <tr>
-              <th>Time</th>
-              <th>Client order id</th>
+              <th title={`A fill's time: ${EXCHANGE_CLOCK}`} data-clock="exchange">Time</th>
+              <th class="secondary">Client order id</th>
               <th>Status</th>
               <th>Side</th>
               <th class="num">Qty</th>
               <th class="num">Price</th>
-              <th class="num">Fee</th>
+              <th class="num secondary">Fee ({QUOTE})</th>
             </tr>
           </thead>
           <tbody>
             {orders.map((o) => (
               <tr key={o.client_order_id} data-order-id={o.client_order_id} data-status={o.status}>
-                <td>{time(o.time)}</td>
-                <td>
+                <td title={o.clock === 'exchange' ? EXCHANGE_CLOCK : SERVER_CLOCK} data-clock={o.clock}>
+                  {time(o.time)}
+                </td>
+                <td class="secondary">
                   <code>{o.client_order_id}</code>
                 </td>
                 <td>{o.status}</td>
                 <td>{o.side ?? '—'}</td>
                 <td class="num">{o.qty ?? '—'}</td>
-                <td class="num">{o.price ?? '—'}</td>
-                <td class="num">{o.fee === null ? '—' : num(o.fee, 4)}</td>
+                <td class="num">{tick(o.symbol, o.price)}</td>
+                <td class="num secondary">{o.fee === null ? '—' : num(o.fee, 4)}</td>
               </tr>
             ))}
           </tbody>
@@ -212,12 +224,12 @@ export function StrategyPage({ id }: { id: string }) {
             <tr>
               <th class="num">#</th>
               <th>Side</th>
-              <th>Entry</th>
-              <th class="num">Entry price</th>
-              <th>Exit</th>
-              <th class="num">Exit price</th>
-              <th class="num">Qty</th>
-              <th class="num">PnL</th>
+              <th title={EXCHANGE_CLOCK} data-clock="exchange">Entry</th>
+              <th class="num secondary">Entry price</th>
+              <th class="secondary">Exit</th>
+              <th class="num secondary">Exit price</th>
+              <th class="num secondary">Qty</th>
+              <th class="num" data-key="pnl">PnL ({QUOTE})</th>
             </tr>
           </thead>
           <tbody>
@@ -226,10 +238,10 @@ export function StrategyPage({ id }: { id: string }) {
                 <td class="num">{t.id}</td>
                 <td>{t.side === 'buy' ? 'long' : 'short'}</td>
                 <td>{time(t.entry_time)}</td>
-                <td class="num">{t.entry_price}</td>
-                <td>{time(t.exit_time)}</td>
-                <td class="num">{t.exit_price}</td>
-                <td class="num">{t.qty}</td>
+                <td class="num secondary">{tick(t.symbol, t.entry_price)}</td>
+                <td class="secondary">{time(t.exit_time)}</td>
+                <td class="num secondary">{tick(t.symbol, t.exit_price)}</td>
+                <td class="num secondary">{t.qty}</td>
                 <td class={`num ${sign(t.pnl)}`}>{num(t.pnl)}</td>
               </tr>
             ))}
@@ -240,8 +252,8 @@ export function StrategyPage({ id }: { id: string }) {
       <h2>Stream</h2>
       <ol class="log" data-testid="stream-log">
         {log.map((m, i) => (
-          <li key={`${m.time}-${i}`} data-type={m.type}>
-            <time>{time(m.time)}</time> <strong>{m.type}</strong> <code>{JSON.stringify(m.data)}</code>
+          <li key={`${m.time}-${i}`} data-type={m.type} title={JSON.stringify(m.data)}>
+            <time title={SERVER_CLOCK}>{time(m.time)}</time> {describeStreamMessage(m, tick)}
           </li>
         ))}
       </ol>

@@ -91,30 +91,33 @@ export function WebhookPage({ id }: { id: string }) {
             <thead>
               <tr>
                 <th>Attempted</th>
-                <th>Event</th>
+                <th class="secondary">Event</th>
                 <th>Type</th>
-                <th class="num">Attempt</th>
-                <th>Result</th>
-                <th class="num">HTTP</th>
-                <th class="num">ms</th>
-                <th>State</th>
-                <th>Next retry</th>
+                <th class="num secondary">Attempt</th>
+                <th data-key="result">Result</th>
+                <th class="num secondary">HTTP</th>
+                <th class="num secondary">ms</th>
+                <th class="secondary">State</th>
+                <th class="secondary">Next retry</th>
               </tr>
             </thead>
             <tbody>
               {deliveries.data.data.map((d) => (
                 <tr key={`${d.event_id}-${d.attempt}`} data-event-id={d.event_id} data-delivered={String(d.delivered)}>
                   <td>{time(d.attempted_at)}</td>
-                  <td>
+                  <td class="secondary">
                     <code>{d.event_id}</code>
                   </td>
                   <td>{d.event_type}</td>
-                  <td class="num">{d.attempt}</td>
-                  <td>{d.delivered ? 'delivered' : d.error ?? 'failed'}</td>
-                  <td class="num">{d.response_status ?? '—'}</td>
-                  <td class="num">{d.response_time_ms ?? '—'}</td>
-                  <td>{d.delivery_state}</td>
-                  <td>{time(d.next_attempt_at)}</td>
+                  <td class="num secondary">{d.attempt}</td>
+                  <td class="wrap">
+                    {d.delivered ? 'delivered' : d.error ?? 'failed'}
+                    {d.response_status !== null ? ` · HTTP ${d.response_status}` : ''}
+                  </td>
+                  <td class="num secondary">{d.response_status ?? '—'}</td>
+                  <td class="num secondary">{d.response_time_ms ?? '—'}</td>
+                  <td class="secondary">{d.delivery_state}</td>
+                  <td class="secondary">{time(d.next_attempt_at)}</td>
                 </tr>
               ))}
             </tbody>
