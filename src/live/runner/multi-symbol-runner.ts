@@ -18,7 +18,7 @@ import { RunFunding } from './run-funding.js'
 import { type Step, StepAssembly } from './step-assembly.js'
 import type { RunnerDeps } from './strategy-runner.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
-import { feedModule, startRunSandbox, stepFailed } from './run-steps.js'
+import { feedModule, startRunSandbox, StepChain, stepFailed } from './run-steps.js'
 
 /**
  * How long (wall time) a step waits, after its first bar arrived, for the bars of its other symbols before
@@ -48,7 +48,7 @@ export class MultiSymbolRunner {
   private broker!: MultiPaperBroker
   private pendingOrders: PendingOrders = {}
   private readonly unsubscribes: (() => void)[] = []
-  private chain: Promise<void> = Promise.resolve()
+  private readonly chain = new StepChain(() => this.stopped, (error) => stepFailed(error, this, this.deps))
   private stopped = false
   private readonly interval: number
   private readonly funding: RunFunding[]
@@ -133,19 +133,11 @@ export class MultiSymbolRunner {
 
   /** Resolves once every queued step is done (tests and shutdown). */
   idle(): Promise<void> {
-    return this.chain
+    return this.chain.idle()
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
-    this.chain = this.chain.then(async () => {
-      if (this.stopped) return
-      try {
-        await step()
-      } catch (error) {
-        await stepFailed(error, this, this.deps)
-      }
-    })
-    return this.chain
+    return this.chain.enqueue(step)
   }
 
   /**

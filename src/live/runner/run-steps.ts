@@ -36,3 +36,33 @@ export async function stepFailed(error: unknown, runner: { stop(): void; readonl
   }
   deps.onError(error, runner.run)
 }
+
+/**
+ * A runner's steps, one after another (bars, user-stream events, the start): none runs beside another, a
+ * stopped runner skips what is still queued, and a step that throws goes to `failed` without breaking the chain.
+ */
+export class StepChain {
+  private tail: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly stopped: () => boolean,
+    private readonly failed: (error: unknown) => Promise<void>,
+  ) {}
+
+  enqueue(step: () => Promise<void>): Promise<void> {
+    this.tail = this.tail.then(async () => {
+      if (this.stopped()) return
+      try {
+        await step()
+      } catch (error) {
+        await this.failed(error)
+      }
+    })
+    return this.tail
+  }
+
+  /** Resolves once every queued step is done (tests and shutdown). */
+  idle(): Promise<void> {
+    return this.tail
+  }
+}

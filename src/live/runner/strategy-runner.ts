@@ -20,7 +20,7 @@ import type { RunCommits } from './run-commits.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { RunFunding } from './run-funding.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
-import { feedModule, startRunSandbox, stepFailed } from './run-steps.js'
+import { feedModule, startRunSandbox, StepChain, stepFailed } from './run-steps.js'
 import { intervalMs } from '../timeframes.js'
 
 export interface RunnerDeps {
@@ -76,7 +76,7 @@ export class StrategyRunner {
   private pendingOrder: string | null = null
   private unsubscribe: (() => void) | undefined
   private unsubscribeUser: (() => void) | undefined
-  private chain: Promise<void> = Promise.resolve()
+  private readonly chain = new StepChain(() => this.stopped, (error) => stepFailed(error, this, this.deps))
   private stopped = false
   private readonly interval: number
   private readonly funding: RunFunding
@@ -192,19 +192,11 @@ export class StrategyRunner {
 
   /** Resolves once every queued step is done (tests and shutdown). */
   idle(): Promise<void> {
-    return this.chain
+    return this.chain.idle()
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
-    this.chain = this.chain.then(async () => {
-      if (this.stopped) return
-      try {
-        await step()
-      } catch (error) {
-        await stepFailed(error, this, this.deps)
-      }
-    })
-    return this.chain
+    return this.chain.enqueue(step)
   }
 
   /** The user data stream, through the chain like every step: settles and checks never run beside a bar. */
