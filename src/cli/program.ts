@@ -12,8 +12,8 @@ from ~/.config/perpetua/profiles.json (PERPETUA_PROFILES names another file), {"
 set. Results go to stdout (--json: the API's answer exactly), progress and notes to stderr.
 Operator commands (serve, worker, migrate, keys, users, tokens, replay-exchange) run Perpetua or act on
 its database, configured by the environment (README, "Configuration").
-Every command takes --help. Exit 0 done, 1 refused or failed (the API's message and code on stderr),
-2 usage error, 130 interrupted.`
+perpetua --version (or -V) prints the version. Every command takes --help. Exit 0 done, 1 refused or
+failed (the API's message and code on stderr), 2 usage error, 130 interrupted.`
 
 /**
  * The `perpetua` program around `commands`: one place gives every command and sub-command its --help
@@ -23,7 +23,6 @@ Every command takes --help. Exit 0 done, 1 refused or failed (the API's message 
 export function perpetuaProgram(commands: Command[]): Command {
   const program = new Command('perpetua')
     .description('Perpetua: a market data gateway, strategies, backtests and webhooks for crypto futures traders')
-    .version(packageVersion(), '-V, --version', 'print the version')
     .option('--profile <name>', 'client commands: use this profile of the profile file (and nothing of the environment)')
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
@@ -46,6 +45,12 @@ export async function runProgram(program: Command, argv: string[], output: Outpu
   if (argv.length === 0) {
     program.outputHelp({ error: true })
     return 2
+  }
+  // --version only as the whole command line: commander's program-wide --version would also take a
+  // command's own (templates show ID --version 2).
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    output.out(packageVersion())
+    return 0
   }
   try {
     await program.parseAsync(argv, { from: 'user' })
