@@ -90,6 +90,9 @@ export class MultiSymbolRunner {
     } else {
       template = getTemplate(run.template_id) as MultiSymbolTemplate
     }
+    // Stopped while its start awaited (the pool's shutdown, a lost lease): it starts nothing more, and stop()
+    // again closes the sandbox thread that arrived after the first stop (else it keeps the process alive).
+    if (this.stopped) return this.stop()
     const setup = multiPaperSetup(run, template, rules, PAPER_FEES)
     const state = run.state as unknown as MultiRunnerState | null
     this.broker = new MultiPaperBroker(setup, state?.broker)

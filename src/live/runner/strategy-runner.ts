@@ -117,6 +117,9 @@ export class StrategyRunner {
     } else {
       template = getTemplate(run.template_id) as SingleSymbolTemplate
     }
+    // Stopped while its start awaited (the pool's shutdown, a lost lease): it starts nothing more, and stop()
+    // again closes the sandbox thread that arrived after the first stop (else it keeps the process alive).
+    if (this.stopped) return this.stop()
     const setup = paperSetup(run, template, rules)
     const state = run.state as unknown as RunnerState | null
     const paper = new PaperBroker(setup, state?.broker)
