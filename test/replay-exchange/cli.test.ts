@@ -42,7 +42,7 @@ describe('perpetua replay-exchange', () => {
     assert.match(stderr, /listening/)
   })
 
-  it('rejects a bad option with a message and exit code 1', async () => {
+  it('rejects a bad option with a message and exit code 2 (a usage error)', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'replay-exchange', '--speed', '0'], {
       cwd: PROJECT_ROOT,
       env: { PATH: process.env.PATH ?? '' },
@@ -52,7 +52,7 @@ describe('perpetua replay-exchange', () => {
     let stderr = ''
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
     const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)))
-    assert.equal(code, 1)
-    assert.match(stderr, /--speed must be a positive number/)
+    assert.equal(code, 2)
+    assert.match(stderr, /--speed .*'0' is invalid/)
   })
 })

@@ -122,13 +122,13 @@ for (const backend of backends()) {
     })
 
     it("refuses leverage above the symbol's maximum at its notional at deploy (400 before the 402 funds check)", async () => {
-      const s = await create({ capital: '2000000' })
-      // 2,000,000 × 20 = 40,000,000 USDT of BTCUSDT: the tier of 20M–40M allows 10x.
+      const s = await create({ capital: '6000000' })
+      // BTCUSDT's own tiers (the 2024-10-24 snapshot): 6,000,000 × 20 = 120,000,000 USDT falls in 100M–230M, which allows 10x.
       const high = await t.signed(key, 'POST', `/v1/strategies/${s.id}/deploy`, { dry_run: true, leverage: 20 })
       assert.equal(high.statusCode, 400, high.body)
       assert.equal(high.json().error.field, 'leverage')
-      assert.match(high.json().error.message, /leverage 20 exceeds BTCUSDT's maximum of 10x at a notional of 40000000 USDT/)
-      // 2,000,000 × 10 = 20,000,000: the 3M–20M tier allows 20x, so the leverage passes and the wallet decides.
+      assert.match(high.json().error.message, /leverage 20 exceeds BTCUSDT's maximum of 10x at a notional of 120000000 USDT/)
+      // 6,000,000 × 10 = 60,000,000: the 12M–70M tier allows 25x, so the leverage passes and the wallet decides.
       const fits = await t.signed(key, 'POST', `/v1/strategies/${s.id}/deploy`, { dry_run: true, leverage: 10 })
       assert.equal(fits.statusCode, 402, fits.body)
       assert.equal((await get(s.id)).status, 'draft')
