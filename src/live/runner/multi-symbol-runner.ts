@@ -1,14 +1,11 @@
-import { isCustomTemplateId } from '../../custom-templates/ids.js'
 import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
-import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { KlineRow } from '../../backtests/history-store.js'
 import type { SymbolRules } from '../../engine/types.js'
 import type { MultiSymbolTemplate } from '../../templates/types.js'
-import { getTemplate } from '../../templates/validate.js'
 import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broker.js'
 import { PAPER_FEES } from '../deploy.js'
-import { failRun, RunFailure } from '../exchange/run-failure.js'
+import { RunFailure } from '../exchange/run-failure.js'
 import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
 import { nextIntent, nextTradeId, type RunRow } from '../queries.js'
 import type { OutcomeCounters } from '../record-outcome.js'
@@ -18,7 +15,7 @@ import { RunFunding } from './run-funding.js'
 import { type Step, StepAssembly } from './step-assembly.js'
 import type { RunnerDeps } from './strategy-runner.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
-import { feedModule, startRunSandbox, StepChain, stepFailed } from './run-steps.js'
+import { feedModule, openRunTemplate, StepChain, stepFailed } from './run-steps.js'
 
 /**
  * How long (wall time) a step waits, after its first bar arrived, for the bars of its other symbols before
@@ -76,20 +73,10 @@ export class MultiSymbolRunner {
     if (!run.dry_run) throw new Error(`run ${run.strategy_id}/${run.run} is live: many-symbol runs are dry runs for now`)
     const rules = await Promise.all(run.symbols.map((symbol) => deps.rules(symbol, run)))
     this.rules = rules
-    let template: MultiSymbolTemplate
-    if (isCustomTemplateId(run.template_id)) {
-      try {
-        this.sandbox = await startRunSandbox(deps, run, this.interval, rules)
-      } catch (error) {
-        if (!(error instanceof StrategyError)) throw error
-        this.stop()
-        await failRun(deps.db, run, deps.owner, new RunFailure(error.code, error.message), new Date(deps.now()))
-        return
-      }
-      template = this.sandbox.template as MultiSymbolTemplate
-    } else {
-      template = getTemplate(run.template_id) as MultiSymbolTemplate
-    }
+    const opened = await openRunTemplate(this, deps, this.interval, rules)
+    if (!opened) return
+    this.sandbox = opened.sandbox
+    const template = opened.template as MultiSymbolTemplate
     // Stopped while its start awaited (the pool's shutdown, a lost lease): it starts nothing more, and stop()
     // again closes the sandbox thread that arrived after the first stop (else it keeps the process alive).
     if (this.stopped) return this.stop()

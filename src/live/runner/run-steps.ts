@@ -1,7 +1,10 @@
+import { isCustomTemplateId } from '../../custom-templates/ids.js'
 import { findCustomVersion } from '../../custom-templates/queries.js'
 import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
 import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { SymbolRules } from '../../engine/types.js'
+import type { Template } from '../../templates/types.js'
+import { getTemplate } from '../../templates/validate.js'
 import { failRun, RunFailure } from '../exchange/run-failure.js'
 import type { RunRow } from '../queries.js'
 import type { RunnerDeps } from './strategy-runner.js'
@@ -13,6 +16,30 @@ export async function startRunSandbox(deps: Pick<RunnerDeps, 'db' | 'sandboxes'>
   const version = await findCustomVersion(deps.db, run.user_id, run.template_id, run.template_version ?? undefined, true)
   if (!version) throw new StrategyError('STRATEGY_ERROR', `template ${run.template_id} version ${run.template_version} no longer exists`)
   return deps.sandboxes.start({ version, seed: run.seed ?? 0, params: run.params, symbols: run.symbols, timeframe: run.timeframe, intervalMs, rules })
+}
+
+/**
+ * The template a run steps: a built-in's, or its custom module's in a sandbox thread of this node. A module
+ * that cannot start (its pinned version fails where it passed before) stops the runner and moves the run to
+ * error: undefined then.
+ */
+export async function openRunTemplate(
+  runner: { stop(): void; readonly run: RunRow },
+  deps: Pick<RunnerDeps, 'db' | 'sandboxes' | 'owner' | 'now'>,
+  intervalMs: number,
+  rules: SymbolRules[],
+): Promise<{ template: Template; sandbox?: RunSandbox } | undefined> {
+  const { run } = runner
+  if (!isCustomTemplateId(run.template_id)) return { template: getTemplate(run.template_id) }
+  try {
+    const sandbox = await startRunSandbox(deps, run, intervalMs, rules)
+    return { template: sandbox.template, sandbox }
+  } catch (error) {
+    if (!(error instanceof StrategyError)) throw error
+    runner.stop()
+    await failRun(deps.db, run, deps.owner, new RunFailure(error.code, error.message), new Date(deps.now()))
+    return undefined
+  }
 }
 
 /** Feeds a custom module (`call`); its failure is the run's: it ends the run in error. */

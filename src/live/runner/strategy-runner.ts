@@ -1,15 +1,12 @@
 import type { Db } from '../../db/connect.js'
 import type { SymbolRules } from '../../engine/types.js'
 import type { HistorySource } from '../../backtests/history-store.js'
-import { getTemplate } from '../../templates/validate.js'
-import { isCustomTemplateId } from '../../custom-templates/ids.js'
 import type { RunSandbox, RunSandboxes } from '../../custom-templates/sandbox/run-sandbox.js'
-import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { ExchangeBroker } from '../brokers/exchange-broker.js'
 import { PaperBroker, type PaperSetup } from '../brokers/paper-broker.js'
-import { failRun, RunFailure } from '../exchange/run-failure.js'
+import { RunFailure } from '../exchange/run-failure.js'
 import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import type { UserDataStreams, UserStreamEvent } from '../exchange/user-data-streams.js'
@@ -20,7 +17,7 @@ import type { RunCommits } from './run-commits.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import { RunFunding } from './run-funding.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
-import { feedModule, startRunSandbox, StepChain, stepFailed } from './run-steps.js'
+import { feedModule, openRunTemplate, StepChain, stepFailed } from './run-steps.js'
 import { intervalMs } from '../timeframes.js'
 
 export interface RunnerDeps {
@@ -102,21 +99,10 @@ export class StrategyRunner {
     const { run, deps } = this
     const rules = await deps.rules(run.symbol, run)
     this.rules = rules
-    let template: SingleSymbolTemplate
-    if (isCustomTemplateId(run.template_id)) {
-      try {
-        this.sandbox = await startRunSandbox(deps, run, this.interval, [rules])
-      } catch (error) {
-        if (!(error instanceof StrategyError)) throw error
-        // The module cannot start (its pinned version fails where it passed before): the run moves to error.
-        this.stop()
-        await failRun(deps.db, run, deps.owner, new RunFailure(error.code, error.message), new Date(deps.now()))
-        return
-      }
-      template = this.sandbox.template as SingleSymbolTemplate
-    } else {
-      template = getTemplate(run.template_id) as SingleSymbolTemplate
-    }
+    const opened = await openRunTemplate(this, deps, this.interval, [rules])
+    if (!opened) return
+    this.sandbox = opened.sandbox
+    const template = opened.template as SingleSymbolTemplate
     // Stopped while its start awaited (the pool's shutdown, a lost lease): it starts nothing more, and stop()
     // again closes the sandbox thread that arrived after the first stop (else it keeps the process alive).
     if (this.stopped) return this.stop()
