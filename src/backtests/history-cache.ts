@@ -79,7 +79,7 @@ export interface HistoryCaches {
  */
 export function historyCaches(klineBytes = 64 * 1024 * 1024, fundingBytes = 4 * 1024 * 1024): HistoryCaches {
   return {
-    klineChunks: new HistoryCache<BarColumns>(klineBytes, (bars) => bars.openTime.byteLength * 6),
+    klineChunks: new HistoryCache<BarColumns>(klineBytes, (bars) => bars.openTime.byteLength * 8),
     funding: new HistoryCache<FundingColumns>(fundingBytes, (funding) => funding.time.byteLength * 3),
   }
 }

@@ -1,11 +1,10 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { BarInput } from '../engine/growing-series.js'
 import type { FundingColumns, HistoryCaches } from './history-cache.js'
-import { type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars } from './kline-codec.js'
+import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars, type StoredBar } from './kline-codec.js'
 
-/** A kline as stored and served: the engine's bar input. */
-export type KlineRow = BarInput
+/** A kline as stored and served: the engine's bar input with quote volume and trades. */
+export type KlineRow = StoredBar
 
 export interface FundingRow {
   fundingTime: number
@@ -145,7 +144,7 @@ function mergeBars(a: BarColumns, b: BarColumns): BarColumns {
   const all = concatBars([a, b])
   for (let i = 0; i < all.openTime.length; i++) byTime.set(all.openTime[i]!, i)
   const order = [...byTime.entries()].sort((x, y) => x[0] - y[0]).map(([, i]) => i)
-  return barsFromRows(order.map((i) => ({ openTime: all.openTime[i]!, open: all.open[i]!, high: all.high[i]!, low: all.low[i]!, close: all.close[i]!, volume: all.volume[i]! })))
+  return Object.fromEntries(BAR_COLUMNS.map((name) => [name, Float64Array.from(order, (i) => all[name][i]!)])) as unknown as BarColumns
 }
 
 /**
