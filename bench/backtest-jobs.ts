@@ -12,7 +12,7 @@ import { RequestSigner, signedJson } from './support/signing.js'
 /** Stored-history runs on the warm server; the median is held against the goal. */
 const STORED_RUNS = 7
 /** The shared data folder beside the checkout: ../shared for the main checkout, ../../shared for a worktree under wt/. */
-const SHARED_DATA = [path.resolve(REPO_ROOT, '..', 'shared', 'data'), path.resolve(REPO_ROOT, '..', '..', 'shared', 'data')].find((dir) =>
+export const SHARED_DATA = [path.resolve(REPO_ROOT, '..', 'shared', 'data'), path.resolve(REPO_ROOT, '..', '..', 'shared', 'data')].find((dir) =>
   fs.existsSync(path.join(dir, 'binance-um-futures')),
 )
 const JOB = {
@@ -47,13 +47,25 @@ interface Timed {
 /**
  * POST to done for BTCUSDT 5m over 2023-01-01..2026-02-19 (330k bars, 5,683 trades), through the whole
  * service: signed request, queue, history store, engine thread, result stored. First with a cold store
- * (the replay exchange over shared/data serves the klines and funding, within its weight limits), then
+ * (the replay exchange over shared/data serves whole months and days of klines from its archive layout,
+ * generating each file on its first request, and the rest of the klines and the funding over REST), then
  * STORED_RUNS times with the history stored, then once more after a restart on the same DATA_DIR
  * (history in the database, nothing in the new process's memory).
  */
 export interface JobsReport {
   job: typeof JOB
-  cold_store: { post_to_done_ms: number; server_ms: number | null; status: string; trades: number | null; upstream_requests: number }
+  cold_store: {
+    post_to_done_ms: number
+    server_ms: number | null
+    status: string
+    trades: number | null
+    /** REST requests (klines, funding, time, exchangeInfo). */
+    upstream_requests: number
+    /** Archive zips downloaded (each with its .CHECKSUM). */
+    archive_files: number
+    /** Issue 25's starting point: REST alone (225 requests). */
+    rest_only_baseline_ms: number
+  }
   stored: {
     runs: number
     /** The median of the runs: what the goal holds. */
@@ -76,14 +88,15 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Job
   // Its clock after the 5m series ends, so the whole range is history.
   const replay = await startBenchReplay(['--data', SHARED_DATA, '--start', '2026-05-17T00:00:00Z'])
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-jobs-'))
-  const env = { UPSTREAM_URL: replay.url, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000', WORKERS: '1' }
+  const env = { UPSTREAM_URL: replay.url, UPSTREAM_ARCHIVE_URL: replay.url, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000', WORKERS: '1' }
   let server: BenchServer | undefined
   try {
     server = await startServer({ env, dataDir, cpuProfile: options.cpuProfile })
     const [key] = await createApiKeys(server, 'bench-jobs@perpetua.test', ['backtests:read', 'backtests:write'], 1)
     const signer = new RequestSigner(key!)
     const cold = await timeJob(server, signer)
-    const upstreamCalls = (await replay.stats()).requests
+    const coldStats = await replay.stats()
+    const upstreamCalls = coldStats.requests
     const stored: Timed[] = []
     const startUs = monotonicUs()
     for (let k = 0; k < STORED_RUNS; k++) stored.push(await timeJob(server, signer))
@@ -98,7 +111,11 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Job
     const allDone = stored.every((run) => run.job.status === 'done')
     return {
       job: JOB,
-      cold_store: { post_to_done_ms: cold.ms, server_ms: cold.server_ms, status: cold.job.status, trades: cold.job.result?.metrics.total_trades ?? null, upstream_requests: upstreamCalls },
+      cold_store: { post_to_done_ms: cold.ms, server_ms: cold.server_ms, status: cold.job.status, trades: cold.job.result?.metrics.total_trades ?? null,
+        upstream_requests: upstreamCalls,
+        archive_files: coldStats.archiveFiles,
+        rest_only_baseline_ms: 40_400,
+      },
       stored: {
         runs: STORED_RUNS,
         post_to_done_ms: ms,

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import { type ArchiveFile, archivable, planKlineFiles } from '../market/archive/archive-files.js'
-import type { KlineArchive } from '../market/archive/kline-archive.js'
+import type { ArchiveOutcome, KlineArchive } from '../market/archive/kline-archive.js'
 import type { FundingColumns, HistoryCaches } from './history-cache.js'
 import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars, type StoredBar } from './kline-codec.js'
 
@@ -58,11 +58,16 @@ export async function loadBars(
   await revalidateLegacySpans(db, symbol, dataset, request.now)
   for (const [from, to] of await missingSpans(db, symbol, dataset, request.start, end + 1)) {
     const files = archive && archivable(intervalMs) ? planKlineFiles(symbol, interval, from, to, request.now) : []
-    // A year of monthly files at a time: stored before the next are downloaded, so memory stays bounded.
-    for (let first = 0, cursor = from; cursor < to; first += ARCHIVE_BATCH) {
-      const batch = files.slice(first, first + ARCHIVE_BATCH)
-      const until = first + ARCHIVE_BATCH < files.length ? batch[batch.length - 1]!.to : to
-      const parts = await fetchSpan(db, source, archive, batch, { ...request, dataset, from: cursor, to: until })
+    // A year of monthly files at a time, stored before more are held, while the next year downloads.
+    const batches: ArchiveFile[][] = []
+    for (let first = 0; first === 0 || first < files.length; first += ARCHIVE_BATCH) batches.push(files.slice(first, first + ARCHIVE_BATCH))
+    const download = (batch: ArchiveFile[]) => downloadFiles(db, archive, batch, { symbol, dataset, intervalMs })
+    let next = download(batches[0]!)
+    for (let k = 0, cursor = from; k < batches.length; k++) {
+      const [batch, outcomes] = [batches[k]!, next]
+      if (k + 1 < batches.length) next = download(batches[k + 1]!)
+      const until = k + 1 < batches.length ? batch[batch.length - 1]!.to : to
+      const parts = await assembleSpan(source, archive, batch, await outcomes, { ...request, from: cursor, to: until })
       const bars = concatBars(parts)
       const n = bars.openTime.length
       const received = n > 0 ? bars.openTime[n - 1]! + intervalMs : undefined
@@ -77,26 +82,41 @@ export async function loadBars(
 const ARCHIVE_BATCH = 12
 
 /**
- * The bars of [from, to): each archive file's from the archive (unless another job or node stored its
- * span meanwhile), and every span between them, before them, after them or of a file refused from REST.
+ * Each file's bars from the archive (started at once; the archive client limits how many download
+ * together), or undefined where another job or node stored the file's span meanwhile. Never rejects
+ * (a refused file is an outcome), so a batch downloading ahead of the one being stored cannot go unheard.
  */
-async function fetchSpan(
+function downloadFiles(
   db: Db,
+  archive: ArchiveSource | undefined,
+  files: ArchiveFile[],
+  span: { symbol: string; dataset: string; intervalMs: number },
+): Promise<(ArchiveOutcome | undefined)[]> {
+  const one = async (file: ArchiveFile): Promise<ArchiveOutcome | undefined> => {
+    try {
+      if ((await missingSpans(db, span.symbol, span.dataset, file.from, file.to)).length === 0) return undefined
+      return await archive!.client.klines(file, span.intervalMs)
+    } catch (error) {
+      return { ok: false, reason: error instanceof Error ? error.message : String(error) }
+    }
+  }
+  return Promise.all(files.map(one))
+}
+
+/** The bars of [from, to): the files' where they gave them, REST's around them and for every file refused. */
+async function assembleSpan(
   source: HistorySource,
   archive: ArchiveSource | undefined,
   files: ArchiveFile[],
-  span: { symbol: string; interval: string; intervalMs: number; dataset: string; from: number; to: number; now: number },
+  outcomes: (ArchiveOutcome | undefined)[],
+  span: { symbol: string; interval: string; intervalMs: number; from: number; to: number; now: number },
 ): Promise<BarColumns[]> {
-  const { symbol, dataset } = span
-  const outcomes = await Promise.all(
-    files.map(async (file) => ((await missingSpans(db, symbol, dataset, file.from, file.to)).length === 0 ? undefined : archive!.client.klines(file, span.intervalMs))),
-  )
   const parts: BarColumns[] = []
   let cursor = span.from
   for (const [i, file] of files.entries()) {
     const outcome = outcomes[i]
     if (outcome && !outcome.ok) {
-      archive!.warn({ symbol, interval: span.interval, file: file.path, reason: outcome.reason }, 'archive file refused: its span is fetched over REST')
+      archive!.warn({ symbol: span.symbol, interval: span.interval, file: file.path, reason: outcome.reason }, 'archive file refused: its span is fetched over REST')
       continue // left to REST with the span around it
     }
     if (file.from > cursor) parts.push(await restBars(source, { ...span, from: cursor, to: file.from }))

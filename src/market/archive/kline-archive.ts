@@ -75,7 +75,7 @@ export class KlineArchive {
     const actual = crypto.createHash('sha256').update(zip).digest('hex')
     if (actual !== expected) return refuse(`checksum mismatch: the file's SHA-256 is ${actual}, its .CHECKSUM says ${expected}`)
     try {
-      const bars = parseKlineCsv(readZipEntry(zip).data.toString('latin1'), intervalMs, file.from, file.to)
+      const bars = parseKlineCsv(readZipEntry(zip).data, intervalMs, file.from, file.to)
       this.stats.files++
       this.stats.bytes += zip.length
       this.stats.bars += bars.openTime.length

@@ -60,7 +60,8 @@ export function readZipEntry(zip: Buffer): { name: string; data: Buffer } {
 
 /** A zip of one deflated file (what the replay exchange's archive serves). */
 export function writeZip(name: string, data: Buffer): Buffer {
-  const packed = zlib.deflateRawSync(data, { level: 6 })
+  // Level 1: a month of 5m klines deflates in 26 ms instead of 70–100 ms at level 6, 10% larger (426 kB vs 387 kB).
+  const packed = zlib.deflateRawSync(data, { level: 1 })
   const fileName = Buffer.from(name, 'utf8')
   const crc = zlib.crc32(data) >>> 0
   // Version 2.0, no flags, deflate, DOS time and date of 1980-01-01 00:00 (a fixed stamp: the same bytes every time).
