@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import { type ArchiveFile, archivable, planKlineFiles } from '../market/archive/archive-files.js'
 import type { ArchiveOutcome, KlineArchive } from '../market/archive/kline-archive.js'
+import { awaitFile, claimFile, NODE_ID, releaseFiles } from './archive-claims.js'
 import type { FundingColumns, HistoryCaches } from './history-cache.js'
 import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars, type StoredBar } from './kline-codec.js'
 
@@ -18,6 +19,8 @@ export interface FundingRow {
 export interface ArchiveSource {
   client: KlineArchive
   warn(details: Record<string, unknown>, message: string): void
+  /** The node's name in download claims (archive-claims.ts); this process's by default. */
+  node?: string
 }
 
 /** Where history comes from when it is not stored yet: the upstream exchange (market/ implements it). */
@@ -72,6 +75,7 @@ export async function loadBars(
       const n = bars.openTime.length
       const received = n > 0 ? bars.openTime[n - 1]! + intervalMs : undefined
       await storeBars(db, symbol, interval, intervalMs, bars, [cursor, coveredUntil(cursor, until, received, request.now)], request.now)
+      await releaseFiles(db, batch.map((file) => file.path), archive?.node)
       cursor = until
     }
   }
@@ -83,7 +87,8 @@ const ARCHIVE_BATCH = 12
 
 /**
  * Each file's bars from the archive (started at once; the archive client limits how many download
- * together), or undefined where another job or node stored the file's span meanwhile. Never rejects
+ * together), or undefined where another job or node stored the file's span meanwhile. A file is
+ * claimed first (archive-claims.ts), so nodes sharing the store download it once. Never rejects
  * (a refused file is an outcome), so a batch downloading ahead of the one being stored cannot go unheard.
  */
 function downloadFiles(
@@ -92,9 +97,13 @@ function downloadFiles(
   files: ArchiveFile[],
   span: { symbol: string; dataset: string; intervalMs: number },
 ): Promise<(ArchiveOutcome | undefined)[]> {
+  const node = archive?.node ?? NODE_ID
   const one = async (file: ArchiveFile): Promise<ArchiveOutcome | undefined> => {
     try {
-      if ((await missingSpans(db, span.symbol, span.dataset, file.from, file.to)).length === 0) return undefined
+      const stored = async () => (await missingSpans(db, span.symbol, span.dataset, file.from, file.to)).length === 0
+      if (await stored()) return undefined
+      // Another node downloading this file: wait for its bars in the store rather than download it again.
+      if (!(await claimFile(db, file.path, node)) && (await awaitFile(db, file.path, stored, node)) === 'stored') return undefined
       return await archive!.client.klines(file, span.intervalMs)
     } catch (error) {
       return { ok: false, reason: error instanceof Error ? error.message : String(error) }

@@ -114,13 +114,25 @@ for (const backend of backends()) {
       assert.throws(() => readZipEntry(zip.subarray(0, zip.length >> 1)), /truncated or not a zip/)
     })
 
-    it('downloads a month once for two jobs that want it at the same time', async () => {
+    it('downloads a month once for two jobs that want it at the same time, on one node or two', async () => {
       const client = new KlineArchive(t.replay!.url)
       t.replay!.faults.add({ path: '/data/', latencyMs: 200 }) // both jobs ask while the first download is under way
       const [a, b] = await Promise.all([load(archive(client)), load(archive(client))])
       assert.deepEqual(a, b)
       assert.equal(t.replay!.stats().archiveByPath[`/${APRIL}`], 1)
       assert.equal(client.stats.files, 22 + 2 + 15)
+      // Two nodes sharing the store: one downloads each file, the other waits for its bars in the store.
+      await t.database.handle.db.deleteFrom('kline_chunks').execute()
+      await t.database.handle.db.deleteFrom('market_coverage').execute()
+      t.replay!.resetStats()
+      const nodeA = { ...archive(new KlineArchive(t.replay!.url)), node: 'node-a' }
+      const nodeB = { ...archive(new KlineArchive(t.replay!.url)), node: 'node-b' }
+      const [c, d] = await Promise.all([load(nodeA), load(nodeB)])
+      assert.deepEqual(c, d)
+      assert.deepEqual(c, a)
+      assert.equal(t.replay!.stats().archiveByPath[`/${APRIL}`], 1)
+      assert.equal(nodeA.client.stats.files + nodeB.client.stats.files, 22 + 2 + 15)
+      assert.equal((await t.database.handle.db.selectFrom('archive_claims').selectAll().execute()).length, 0, 'claims end once the files are stored')
       // A later job finds the month stored and downloads nothing.
       t.replay!.resetStats()
       await load(archive(client))

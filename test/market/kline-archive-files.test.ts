@@ -73,7 +73,7 @@ describe('archive files: layout, CSV and zip', () => {
     assert.deepEqual(readZipEntry(zip), { name: 'BTCUSDT-1h-2023-01.csv', data: csv })
     assert.throws(() => readZipEntry(zip.subarray(0, zip.length - 30)), ZipError)
     const corrupt = Buffer.from(zip)
-    corrupt[30 + 22 + 3] ^= 0xff // inside the deflated data (after the 30-byte header and the 22-byte name)
+    corrupt[30 + 22 + 3]! ^= 0xff // inside the deflated data (after the 30-byte header and the 22-byte name)
     assert.throws(() => readZipEntry(corrupt), ZipError)
     assert.throws(() => readZipEntry(zlib.gzipSync(csv)), ZipError)
   })
