@@ -11,14 +11,15 @@ const POLL_MS = 250
 export const NODE_ID: string = crypto.randomUUID()
 
 /**
- * Takes or renews this node's lease on downloading `file` for the store: true when this node holds it,
- * false while another node does. The database's clock times leases, so nodes' clocks need not agree.
+ * Takes or renews this node's leases on downloading `files` for the store: the ones this node holds now
+ * (the others another node does). The database's clock times leases, so nodes' clocks need not agree.
  */
-export async function claimFile(db: Db, file: string, node = NODE_ID): Promise<boolean> {
+export async function claimFiles(db: Db, files: string[], node = NODE_ID): Promise<Set<string>> {
+  if (files.length === 0) return new Set()
   const until = sql<string>`(extract(epoch from clock_timestamp()) * 1000)::bigint + ${LEASE_MS}`
   const taken = await db
     .insertInto('archive_claims')
-    .values({ file, node, claimed_until: until as never })
+    .values(files.map((file) => ({ file, node, claimed_until: until as never })))
     .onConflict((oc) =>
       oc
         .column('file')
@@ -26,8 +27,8 @@ export async function claimFile(db: Db, file: string, node = NODE_ID): Promise<b
         .where((eb) => eb.or([eb('archive_claims.node', '=', node), eb('archive_claims.claimed_until', '<', sql<string>`(extract(epoch from clock_timestamp()) * 1000)::bigint`)])),
     )
     .returning('file')
-    .executeTakeFirst()
-  return taken !== undefined
+    .execute()
+  return new Set(taken.map((row) => row.file))
 }
 
 /** Ends this node's leases on `files` (once their spans are stored, or given up). */
@@ -43,7 +44,7 @@ export async function releaseFiles(db: Db, files: string[], node = NODE_ID): Pro
 export async function awaitFile(db: Db, file: string, isStored: () => Promise<boolean>, node = NODE_ID): Promise<'stored' | 'claimed'> {
   for (;;) {
     if (await isStored()) return 'stored'
-    if (await claimFile(db, file, node)) return 'claimed'
+    if ((await claimFiles(db, [file], node)).size > 0) return 'claimed'
     await sleep(POLL_MS)
   }
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import { type ArchiveFile, archivable, planKlineFiles } from '../market/archive/archive-files.js'
 import type { ArchiveOutcome, KlineArchive } from '../market/archive/kline-archive.js'
-import { awaitFile, claimFile, NODE_ID, releaseFiles } from './archive-claims.js'
+import { awaitFile, claimFiles, NODE_ID, releaseFiles } from './archive-claims.js'
 import type { FundingColumns, HistoryCaches } from './history-cache.js'
 import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars, type StoredBar } from './kline-codec.js'
 
@@ -97,19 +97,30 @@ function downloadFiles(
   files: ArchiveFile[],
   span: { symbol: string; dataset: string; intervalMs: number },
 ): Promise<(ArchiveOutcome | undefined)[]> {
+  if (files.length === 0) return Promise.resolve([])
   const node = archive?.node ?? NODE_ID
-  const one = async (file: ArchiveFile): Promise<ArchiveOutcome | undefined> => {
+  const stored = async (file: ArchiveFile) => (await missingSpans(db, span.symbol, span.dataset, file.from, file.to)).length === 0
+  // One look at the coverage and one claim statement for the batch (not three queries a file: 56 files of
+  // 5m bars spent ~0.4 s on them through PGlite's worker).
+  const batch = async () => {
+    const covered = await coverageWithin(db, span.symbol, span.dataset, files[0]!.from, files[files.length - 1]!.to)
+    const pending = files.filter((file) => uncovered(covered, file.from, file.to).length > 0)
+    return { pending: new Set(pending), claimed: await claimFiles(db, pending.map((file) => file.path), node) }
+  }
+  const one = async (file: ArchiveFile, ahead: Awaited<ReturnType<typeof batch>>): Promise<ArchiveOutcome | undefined> => {
     try {
-      const stored = async () => (await missingSpans(db, span.symbol, span.dataset, file.from, file.to)).length === 0
-      if (await stored()) return undefined
+      if (!ahead.pending.has(file)) return undefined
       // Another node downloading this file: wait for its bars in the store rather than download it again.
-      if (!(await claimFile(db, file.path, node)) && (await awaitFile(db, file.path, stored, node)) === 'stored') return undefined
+      if (!ahead.claimed.has(file.path) && (await awaitFile(db, file.path, () => stored(file), node)) === 'stored') return undefined
       return await archive!.client.klines(file, span.intervalMs)
     } catch (error) {
       return { ok: false, reason: error instanceof Error ? error.message : String(error) }
     }
   }
-  return Promise.all(files.map(one))
+  return batch().then(
+    (ahead) => Promise.all(files.map((file) => one(file, ahead))),
+    (error: unknown) => files.map(() => ({ ok: false as const, reason: error instanceof Error ? error.message : String(error) })),
+  )
 }
 
 /** The bars of [from, to): the files' where they gave them, REST's around them and for every file refused. */
@@ -348,7 +359,12 @@ async function revalidateLegacySpans(db: Db, symbol: string, dataset: string, no
 /** The parts of [from, to) not covered by stored spans of this dataset. */
 async function missingSpans(db: Db, symbol: string, dataset: string, from: number, to: number): Promise<[number, number][]> {
   if (to <= from) return []
-  const covered = await db
+  return uncovered(await coverageWithin(db, symbol, dataset, from, to), from, to)
+}
+
+/** The stored spans of this dataset that overlap [from, to), by start. */
+async function coverageWithin(db: Db, symbol: string, dataset: string, from: number, to: number): Promise<[number, number][]> {
+  const rows = await db
     .selectFrom('market_coverage')
     .select(['from_ms', 'to_ms'])
     .where('symbol', '=', symbol)
@@ -357,10 +373,16 @@ async function missingSpans(db: Db, symbol: string, dataset: string, from: numbe
     .where('from_ms', '<', to as never)
     .orderBy('from_ms')
     .execute()
+  return rows.map((row) => [Number(row.from_ms), Number(row.to_ms)])
+}
+
+/** The parts of [from, to) none of `covered` (sorted by start) holds. */
+function uncovered(covered: [number, number][], from: number, to: number): [number, number][] {
   const missing: [number, number][] = []
   let cursor = from
-  for (const span of covered) {
-    const [a, b] = [Number(span.from_ms), Number(span.to_ms)]
+  for (const [a, b] of covered) {
+    if (b <= cursor) continue
+    if (a >= to) break
     if (a > cursor) missing.push([cursor, Math.min(a, to)])
     cursor = Math.max(cursor, b)
     if (cursor >= to) break
