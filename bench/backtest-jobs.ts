@@ -5,7 +5,7 @@ import { type ProfileSummary, summariseProfiles } from './support/cpu-profile.js
 import { createApiKeys } from './support/keys.js'
 import { cpuMicros, monotonicUs } from './support/load.js'
 import { log } from './support/log.js'
-import { startBenchReplay } from './support/replay.js'
+import { type ReplayStats, replayStats, startBenchReplay } from './support/replay.js'
 import { type BenchServer, REPO_ROOT, startServer } from './support/server.js'
 import { RequestSigner, signedJson } from './support/signing.js'
 
@@ -79,6 +79,11 @@ export interface JobsReport {
     upstream_requests: number
   }
   stored_after_restart: { post_to_done_ms: number; server_ms: number | null; server_cpu_ms: number; status: string }
+  /**
+   * A cold store again (a fresh DATA_DIR) once the replay exchange has made its archive files: what the
+   * job costs where the archive is a static file host, as Binance's is.
+   */
+  cold_store_archive_files_made: { post_to_done_ms: number; server_ms: number | null; server_cpu_ms: number; status: string; upstream_requests: number; archive_files: number }
   load_average: number[]
   cpu_profile_stored_runs?: ProfileSummary[]
 }
@@ -107,6 +112,8 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Job
     const profiles: ProfileSummary[] | undefined = server.profileDir ? summariseProfiles(server.profileDir, { startUs, endUs }, 25) : undefined
     server = await startServer({ env, dataDir })
     const fresh = await timeJob(server, signer)
+    await server.stop()
+    const coldAgain = await coldStoreAgain(env, await replay.stats())
     const ms = median(stored.map((run) => run.ms))
     const allDone = stored.every((run) => run.job.status === 'done')
     return {
@@ -127,12 +134,34 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Job
         upstream_requests: upstreamCallsAfter - upstreamCalls,
       },
       stored_after_restart: { post_to_done_ms: fresh.ms, server_ms: fresh.server_ms, server_cpu_ms: fresh.server_cpu_ms, status: fresh.job.status },
+      cold_store_archive_files_made: coldAgain,
       load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
       ...(profiles ? { cpu_profile_stored_runs: profiles } : {}),
     }
   } finally {
     await server?.stop()
     replay.stop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+async function coldStoreAgain(env: Record<string, string>, before: ReplayStats): Promise<JobsReport['cold_store_archive_files_made']> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-jobs-'))
+  const server = await startServer({ env, dataDir })
+  try {
+    const [key] = await createApiKeys(server, 'bench-jobs@perpetua.test', ['backtests:read', 'backtests:write'], 1)
+    const run = await timeJob(server, new RequestSigner(key!))
+    const after = await replayStats(env.UPSTREAM_URL!)
+    return {
+      post_to_done_ms: run.ms,
+      server_ms: run.server_ms,
+      server_cpu_ms: run.server_cpu_ms,
+      status: run.job.status,
+      upstream_requests: after.requests - before.requests,
+      archive_files: after.archiveFiles - before.archiveFiles,
+    }
+  } finally {
+    await server.stop()
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
 }

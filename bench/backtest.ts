@@ -81,6 +81,10 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
       engine_median_bars_per_s: atLeast(rate(median), GOAL_BARS_PER_S),
       stored_post_to_done_ms: { ...atMost(jobs.stored.post_to_done_ms, GOAL_STORED_MS), met: storedDone && jobs.stored.post_to_done_ms <= GOAL_STORED_MS },
       cold_store_post_to_done_ms: { ...atMost(jobs.cold_store.post_to_done_ms, GOAL_COLD_MS), met: jobs.cold_store.status === 'done' && jobs.cold_store.post_to_done_ms <= GOAL_COLD_MS },
+      cold_store_archive_files_made_post_to_done_ms: {
+        ...atMost(jobs.cold_store_archive_files_made.post_to_done_ms, GOAL_COLD_MS),
+        met: jobs.cold_store_archive_files_made.status === 'done' && jobs.cold_store_archive_files_made.post_to_done_ms <= GOAL_COLD_MS,
+      },
     },
     node: process.version,
   }

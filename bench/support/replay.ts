@@ -16,6 +16,11 @@ export interface ReplayStats {
   archiveFiles: number
 }
 
+/** A replay exchange's /__replay/stats. */
+export async function replayStats(url: string): Promise<ReplayStats> {
+  return (await (await fetch(`${url}/__replay/stats`)).json()) as ReplayStats
+}
+
 /** A standalone replay exchange (`perpetua replay-exchange`) on a free port, so its upstream calls can be counted. */
 export async function startBenchReplay(args: string[] = []): Promise<BenchReplay> {
   const child: ChildProcess = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), 'replay-exchange', '--port', '0', ...args], {
@@ -28,7 +33,7 @@ export async function startBenchReplay(args: string[] = []): Promise<BenchReplay
   const { url } = JSON.parse(line) as { url: string }
   return {
     url,
-    stats: async () => (await (await fetch(`${url}/__replay/stats`)).json()) as ReplayStats,
+    stats: () => replayStats(url),
     stop: () => void child.kill('SIGTERM'),
   }
 }

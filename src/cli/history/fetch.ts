@@ -18,6 +18,8 @@ interface Fetched {
   funding_events: number
   archive_files: number
   rest_requests: number
+  /** The klines' part of `ms` (the funding follows them). */
+  klines_ms: number
   ms: number
 }
 
@@ -61,6 +63,7 @@ export async function runHistoryFetch(config: Config, options: HistoryFetchOptio
         const before = { files: market.archive?.stats.files ?? 0, rest: restRequests(), at: performance.now() }
         const stop = progress.track(`${symbol} ${interval}`, () => ({ files: market.archive?.stats.files ?? 0, bars: market.archive?.stats.bars ?? 0 }))
         const bars = await loadBars(storage.database.db, rest, historyCaches(0, 0), { symbol, interval, intervalMs: TIMEFRAME_MS[interval], start: options.start, end, now }, archive)
+        const klinesMs = Math.round(performance.now() - before.at)
         const funding = await loadFunding(storage.database.db, rest, historyCaches(0, 0), { symbol, start: options.start, end, now })
         stop()
         results.push({
@@ -70,6 +73,7 @@ export async function runHistoryFetch(config: Config, options: HistoryFetchOptio
           funding_events: funding.time.length,
           archive_files: (market.archive?.stats.files ?? 0) - before.files,
           rest_requests: restRequests() - before.rest,
+          klines_ms: klinesMs,
           ms: Math.round(performance.now() - before.at),
         })
       }
