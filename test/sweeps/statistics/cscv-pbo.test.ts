@@ -113,6 +113,14 @@ describe('CSCV PBO against a brute-force computation', () => {
     assertAgrees(columns, 6)
   })
 
+  it('configurations equal on some blocks only: the first of exactly tied in-sample winners, ties averaged out of sample', () => {
+    const base = gaussianMatrix(16, 4, 96)
+    const laterBetter = Float64Array.from(base[0]!, (r, t) => (t >= 80 ? r + 0.02 : r)) // differs on the last block only
+    const earlierWorse = Float64Array.from(base[1]!, (r, t) => (t < 16 ? r - 0.01 : r)) // differs on the first block only
+    assertAgrees([base[0]!, laterBetter, base[1]!, base[2]!, earlierWorse, base[3]!], 6)
+    assertAgrees([earlierWorse, base[1]!, laterBetter, base[0]!, base[2]!], 6)
+  })
+
   it('a sweep without skill scores near 0.5, one with persistent differences near 0', () => {
     const skillless = cscvPbo(gaussianMatrix(5, 40, 1600), 16)
     assert.equal(skillless.combinations, 12_870)
