@@ -89,6 +89,20 @@ function inputProblem(input: WalkForwardInput): string | null {
   return null
 }
 
+/**
+ * Prefix sums round a slice's metric by what came before it, so two configurations with the same days
+ * in a window can differ in the last digits; within this band the days themselves are compared, and
+ * equal days are a tie the earlier configuration keeps.
+ */
+function mayBeTie(a: number, b: number): boolean {
+  return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b))
+}
+
+function sameDays(a: Float64Array, b: Float64Array, from: number, to: number): boolean {
+  for (let t = from; t < to; t++) if (a[t] !== b[t]) return false
+  return true
+}
+
 function span(days: ArrayLike<number>, from: number, to: number): DaySpan {
   return { from, to, first_day: days[from]!, last_day: days[to - 1]!, days: to - from }
 }
@@ -125,13 +139,16 @@ export function walkForward(input: WalkForwardInput): WalkForwardResult {
   const bestIndex = new Int32Array(count).fill(-1)
   const slices = new ColumnSlices()
   for (let j = 0; j < returns.length; j++) {
-    slices.load(returns[j]!)
+    const column = returns[j]!
+    slices.load(column)
     for (let k = 0; k < count; k++) {
       const value = slices.metric(metric, inFrom(k), outFrom(k))
-      if (value !== null && (bestIndex[k] === -1 || value > bestValue[k]!)) {
-        bestValue[k] = value
-        bestIndex[k] = j
-      }
+      if (value === null) continue
+      const incumbent = bestIndex[k]!
+      if (incumbent !== -1 && !(value > bestValue[k]!)) continue
+      if (incumbent !== -1 && mayBeTie(value, bestValue[k]!) && sameDays(returns[incumbent]!, column, inFrom(k), outFrom(k))) continue
+      bestValue[k] = value
+      bestIndex[k] = j
     }
   }
 

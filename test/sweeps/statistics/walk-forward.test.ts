@@ -110,6 +110,17 @@ describe('walkForward edge cases', () => {
     assert.equal(walkForward({ returns, days, in_sample_days: 99, out_of_sample_days: 1 }).windows.length, 1)
   })
 
+  it('configurations with the same days in a window tie there, whatever came before: the first is chosen', () => {
+    for (const objective of Object.keys(WALK_FORWARD_OBJECTIVES)) {
+      // Equal on days 30..59 (window 1's in-sample days), different before and after.
+      const first = Float64Array.from(returns[0]!, (r, t) => (t < 30 ? r * 3 + 0.001 : r))
+      const second = Float64Array.from(returns[0]!, (r, t) => (t >= 60 ? r + 0.01 : t < 30 ? r / 7 - 0.0003 : r))
+      const result = walkForward({ returns: [returns[1]!, first, second], days, in_sample_days: 30, out_of_sample_days: 30, objective })
+      const want = bruteForce([returns[1]!, first, second], 30, 30, false, objective)
+      assert.deepEqual(result.windows.map((w) => w.chosen), want.windows.map((w) => w.chosen), objective)
+    }
+  })
+
   it('a configuration whose objective is undefined everywhere loses; all undefined picks the first, metric null', () => {
     const flat = [new Float64Array(100), new Float64Array(100), returns[2]!]
     const result = walkForward({ returns: flat, days, in_sample_days: 50, out_of_sample_days: 25, objective: 'sharpe' })
