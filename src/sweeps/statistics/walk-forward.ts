@@ -79,6 +79,10 @@ function inputProblem(input: WalkForwardInput): string | null {
   const rows = returns[0]!.length
   if (returns.some((column) => column.length !== rows)) return 'the configurations have different numbers of daily returns'
   if (days.length !== rows) return `${days.length} days for ${rows} daily returns`
+  for (let j = 0; j < returns.length; j++) {
+    const column = returns[j]!
+    for (let t = 0; t < rows; t++) if (!Number.isFinite(column[t]!)) return `configuration ${j} has a non-finite return on row ${t}`
+  }
   if (!Number.isInteger(inDays) || inDays < 2) return `in_sample_days must be an integer of at least 2 (got ${inDays})`
   if (!Number.isInteger(outDays) || outDays < 1) return `out_of_sample_days must be an integer of at least 1 (got ${outDays})`
   if (input.capital !== undefined && !(input.capital > 0 && Number.isFinite(input.capital))) return `capital must be a positive number (got ${input.capital})`

@@ -149,6 +149,7 @@ describe('walkForward edge cases', () => {
       [{ returns: [], days: [], in_sample_days: 10, out_of_sample_days: 5 }, /no configurations/],
       [{ returns: [returns[0]!, returns[1]!.subarray(1)], days, in_sample_days: 10, out_of_sample_days: 5 }, /different numbers/],
       [{ returns, days: days.slice(1), in_sample_days: 10, out_of_sample_days: 5 }, /99 days for 100 daily returns/],
+      [{ returns: [returns[0]!, Float64Array.from(returns[1]!, (r, t) => (t === 7 ? Number.POSITIVE_INFINITY : r))], days, in_sample_days: 10, out_of_sample_days: 5 }, /configuration 1 has a non-finite return on row 7/],
       [{ returns, days, in_sample_days: 1, out_of_sample_days: 5 }, /in_sample_days must be an integer of at least 2/],
       [{ returns, days, in_sample_days: 10, out_of_sample_days: 0 }, /out_of_sample_days/],
       [{ returns, days, in_sample_days: 10, out_of_sample_days: 5, capital: -1 }, /capital/],
