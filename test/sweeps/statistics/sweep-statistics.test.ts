@@ -161,5 +161,9 @@ describe('moments', () => {
     assert.equal(flat.std, 0)
     assert.equal(flat.sharpe, null)
     assert.equal(flat.kurtosis, null)
+    // 0.001 fifty times: the mean rounds off the constant, leaving a deviation of rounding only.
+    const constant = moments(new Float64Array(50).fill(0.001))
+    assert.equal(constant.sharpe, null)
+    assert.equal(constant.skewness, null)
   })
 })
