@@ -5,10 +5,13 @@ import type { MultiSymbolTemplate } from '../../templates/types.js'
 import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broker.js'
 import { PAPER_FEES } from '../deploy.js'
+import { SymbolExchange } from '../brokers/symbol-exchange.js'
+import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
 import { RunFailure } from '../exchange/run-failure.js'
+import type { UserStreamEvent } from '../exchange/user-data-streams.js'
 import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
-import { nextIntent, nextTradeId, type RunRow } from '../queries.js'
-import type { OutcomeCounters } from '../record-outcome.js'
+import { nextIntent, nextTradeId, orderStatus, type RunRow } from '../queries.js'
+import { clientOrderIdPrefix, type OutcomeCounters } from '../record-outcome.js'
 import { type PendingOrders, stepRows } from '../record-step.js'
 import { intervalMs } from '../timeframes.js'
 import { RunFunding } from './run-funding.js'
@@ -29,17 +32,26 @@ const PAGE = 1_500
 /** At most this many steps are replayed when a run is taken over (a week of 1m steps: 7 pages of klines per symbol). */
 const REPLAY_STEPS = 10_080
 
-/** Warm-up and backfill state saved beside the broker's: the first step the run may act on. */
+/** Warm-up and backfill state saved beside the broker's: the first step the run may act on; a live run's order path per symbol. */
 interface MultiRunnerState extends MultiRunState {
   warmupFrom?: number
   firstActive?: number
+  live?: Record<string, LiveState>
+}
+
+/** A live run's exchange side: per symbol (the run's order), its orders on the exchange and its order path. */
+interface LiveSymbols {
+  exchanges: SymbolExchange<StepOutcome>[]
+  orders: LiveOrders<StepOutcome>[]
 }
 
 /**
- * One deployed many-symbol strategy in this process (dry runs): warms its template up on every symbol's
- * recent closed klines, follows each symbol's kline stream, assembles the bars into time steps
- * (StepAssembly) and steps the engine's MultiSymbolStepper (the paper broker) once per step, in order,
- * exactly as simulateMulti steps a backtest over the same bars.
+ * One deployed many-symbol strategy in this process: warms its template up on every symbol's recent closed
+ * klines, follows each symbol's kline stream, assembles the bars into time steps (StepAssembly) and steps
+ * the engine's MultiSymbolStepper (the paper broker) once per step, in order, exactly as simulateMulti steps
+ * a backtest over the same bars. A live run takes each step's targets out of the stepper and sends them as
+ * one order per symbol, each symbol with its own order path (LiveOrders: intent committed before sending,
+ * unknown outcomes looked up, reconciliation with the exchange's position before trading).
  */
 export class MultiSymbolRunner {
   private broker!: MultiPaperBroker
@@ -57,6 +69,9 @@ export class MultiSymbolRunner {
   private rules: SymbolRules[] = []
   /** The bounded wait for the next step's missing bars: its step's open time and timer. */
   private wait: { openTime: number; timer: NodeJS.Timeout } | undefined
+  /** A live run's exchange side; undefined for a dry run. */
+  private live: LiveSymbols | undefined
+  private unsubscribeUser: (() => void) | undefined
 
   constructor(
     readonly run: RunRow,
@@ -70,7 +85,6 @@ export class MultiSymbolRunner {
 
   async start(): Promise<void> {
     const { run, deps } = this
-    if (!run.dry_run) throw new Error(`run ${run.strategy_id}/${run.run} is live: many-symbol runs are dry runs for now`)
     const rules = await Promise.all(run.symbols.map((symbol) => deps.rules(symbol, run)))
     this.rules = rules
     const opened = await openRunTemplate(this, deps, this.interval, rules)
@@ -92,7 +106,16 @@ export class MultiSymbolRunner {
       this.unsubscribes.push(
         deps.streams.subscribe(symbol, run.timeframe, (event) => {
           if (event.type === 'closed') void this.enqueue(() => this.onBar(s, event.bar))
-          else void this.enqueue(() => this.backfill())
+          else
+            void this.enqueue(async () => {
+              // After a reconnect the exchange's picture of the symbol comes first: its trading waits until it agrees.
+              if (this.live) {
+                const client = await deps.tradingClient!(run)
+                for (const exchange of this.live.exchanges) exchange.useClient(client)
+                await this.live.orders[s]!.reconcile()
+              }
+              await this.backfill()
+            })
         }),
       )
     })
@@ -100,6 +123,7 @@ export class MultiSymbolRunner {
     await this.enqueue(async () => {
       try {
         this.counters = { intent: await nextIntent(deps.db, run.strategy_id, run.run), trade: await nextTradeId(deps.db, run.strategy_id) }
+        if (!run.dry_run) await this.goLive(rules, state)
         await this.warmUp(warmup)
       } catch (error) {
         failed = error
@@ -112,8 +136,57 @@ export class MultiSymbolRunner {
     }
   }
 
+  /**
+   * A live run's exchange side, before the warm-up: one SymbolExchange and one LiveOrders per symbol over the
+   * run's one ledger, and the account's user stream (subscribed before the start's reconciliation, so a
+   * change after it reaches the run as an event or a reconnect).
+   */
+  private async goLive(rules: readonly SymbolRules[], state: MultiRunnerState | null): Promise<void> {
+    const { run, deps } = this
+    if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
+    const client = await deps.tradingClient(run)
+    const exchanges = run.symbols.map((symbol, s) => new SymbolExchange(this.broker.symbolLedger(s), client, symbol, rules[s]!, run.leverage))
+    const orders = run.symbols.map(
+      (symbol, s) =>
+        new LiveOrders(exchanges[s]!, {
+          commit: (outcome, settles) => this.commit(outcome, settles === undefined || settles === null ? undefined : { [symbol]: settles }),
+          pendingOrder: () => this.pendingOrders[symbol] ?? null,
+          state: state?.live?.[symbol],
+          prefix: clientOrderIdPrefix(run.strategy_id),
+          bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
+          since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
+        }),
+    )
+    this.live = { exchanges, orders }
+    if (deps.userStreams && run.exchange_key_id !== null) this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => this.onUserEvent(event))
+  }
+
+  /** The user data stream, routed to its symbol's order path, through the chain like every step. */
+  private onUserEvent(event: UserStreamEvent): void {
+    const live = this.live
+    if (!live) return
+    if (event.type === 'connected') {
+      void this.enqueue(() => this.reconcileAll())
+      return
+    }
+    const s = this.run.symbols.indexOf(event.type === 'order' ? event.update.symbol : event.symbol)
+    if (s < 0) return
+    const orders = live.orders[s]!
+    if (event.type === 'order') void this.enqueue(() => orders.onOrderUpdate(event.update))
+    else void this.enqueue(() => orders.onPosition(event.amount))
+  }
+
+  /** Every symbol's reconciliation, one after another (at start and after the user stream reconnects). */
+  private async reconcileAll(): Promise<void> {
+    for (const orders of this.live?.orders ?? []) {
+      if (this.stopped) return
+      await orders.reconcile()
+    }
+  }
+
   stop(): void {
     this.stopped = true
+    this.unsubscribeUser?.()
     for (const unsubscribe of this.unsubscribes) unsubscribe()
     this.unsubscribes.length = 0
     if (this.wait) clearTimeout(this.wait.timer)
@@ -158,6 +231,11 @@ export class MultiSymbolRunner {
     this.broker.warm(history, funding)
     if (!resumed) this.extra = { warmupFrom: from, firstActive: (kept[kept.length - 1] ?? from - this.interval) + this.interval }
     this.assembly.startAt(resumed ? last + this.interval : this.extra.firstActive!)
+    if (this.live) {
+      // Every symbol's leverage and margin type, then every symbol reconciled, before the first order (a takeover's too).
+      for (const exchange of this.live.exchanges) await exchange.prepare()
+      await this.reconcileAll()
+    }
     if (resumed) await this.backfill()
   }
 
@@ -252,9 +330,34 @@ export class MultiSymbolRunner {
   }
 
   private async act(step: Step): Promise<void> {
+    if (this.stopped) return
     const funding = await Promise.all(this.funding.map((f) => f.forBar(step.openTime)))
     await this.feed([step], funding)
+    if (this.live) return this.actLive(this.live, step, funding)
     await this.commit(this.broker.onStep(step, funding))
+  }
+
+  /**
+   * A live run's step: each symbol settles what is pending and must agree with the exchange; the template
+   * steps; its targets leave the stepper and are sized on one equity (the account's at this step's closes, as
+   * the stepper sizes a step's fills); the intents are committed, then each ready symbol's order is sent
+   * (side by side: each is its symbol's only order) and booked. A symbol not ready holds its target.
+   */
+  private async actLive(live: LiveSymbols, step: Step, funding: readonly (readonly FundingEvent[])[]): Promise<void> {
+    const closeTime = step.openTime + this.interval
+    const ready: boolean[] = []
+    for (const orders of live.orders) ready.push(await orders.ready(closeTime))
+    const outcome = this.broker.onStep(step, funding)
+    const targets = this.broker.takeIntents().map((stated, s) => live.orders[s]!.aim(stated, ready[s]!, closeTime))
+    outcome.symbols.forEach((o, s) => (o.newTarget = targets[s]!))
+    const desired = this.broker.desiredQtys(targets, closeTime)
+    const created = await this.commit(outcome)
+    if (!created) return
+    const sends = this.run.symbols.map((symbol, s) => {
+      const id = created[symbol]
+      return id === undefined ? undefined : live.exchanges[s]!.sendQty(id, desired[s]!, this.broker.lastClose[s]!, closeTime).then((execution) => ({ s, id, execution }))
+    })
+    for (const sent of await Promise.all(sends)) if (sent) await live.orders[sent.s]!.book(sent.id, sent.execution)
   }
 
   /** Feeds a custom module the steps the broker is about to take; its failure ends the run in error. */
@@ -263,20 +366,27 @@ export class MultiSymbolRunner {
     if (sandbox) await feedModule(() => sandbox.feedSteps(steps, funding))
   }
 
-  /** Writes one step's rows and the runner's state through the pool's group commit, fenced by the lease. */
-  private async commit(outcome: StepOutcome): Promise<void> {
+  /**
+   * Writes one step's (or one booking's) rows and the runner's state through the pool's group commit, fenced
+   * by the lease. `settles` names, per symbol, the order a booking's fill belongs to (default: the symbol's
+   * pending one). Returns the new intents by symbol, or undefined when the run is no longer this process's.
+   */
+  private async commit(outcome: StepOutcome, settles?: PendingOrders): Promise<PendingOrders | undefined> {
     const { run, deps } = this
     const now = new Date(deps.now())
-    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, this.pendingOrders, this.counters)
-    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra }
+    const pending = settles ? { ...this.pendingOrders, ...settles } : this.pendingOrders
+    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, pending, this.counters)
+    const live = this.live ? { live: Object.fromEntries(run.symbols.map((symbol, s) => [symbol, this.live!.orders[s]!.state()])) } : {}
+    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra, ...live }
     const last = this.broker.lastOpenTime
     const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt: last === last ? new Date(last) : null })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()
-      return
+      return undefined
     }
     this.counters = counters
     this.pendingOrders = pendingOrders
+    return Object.fromEntries(outcome.symbols.filter((o) => o.newTarget === o.newTarget).map((o) => [o.symbol, pendingOrders[o.symbol]!]))
   }
 }
