@@ -60,8 +60,9 @@ export function liveHarness(t: () => TestApp, user: () => SignedInUser) {
     },
     runState: async (id: string) =>
       (await db().selectFrom('strategy_runs').select('state').where('strategy_id', '=', id).orderBy('run', 'desc').executeTakeFirst())?.state as LiveRunState | null | undefined,
-    create: async (name: string, symbol = 'BTCUSDT') => {
-      const res = await call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: LIVE_PARAMS, symbols: [symbol], timeframe: '1m', capital: '1000', leverage: 2 })
+    /** An sma_cross strategy on `symbol`, unless `fields` say otherwise (a many-symbol template, its symbols, capital). */
+    create: async (name: string, symbol = 'BTCUSDT', fields: Record<string, unknown> = {}) => {
+      const res = await call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: LIVE_PARAMS, symbols: [symbol], timeframe: '1m', capital: '1000', leverage: 2, ...fields })
       assert.equal(res.statusCode, 200, res.body)
       return res.json().id as string
     },
