@@ -5,8 +5,8 @@ import type { MultiSymbolTemplate } from '../../templates/types.js'
 import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broker.js'
 import { PAPER_FEES } from '../deploy.js'
-import { SymbolExchange } from '../brokers/symbol-exchange.js'
-import { LiveOrders, type LiveState } from '../exchange/live-orders.js'
+import type { LiveState } from '../exchange/live-orders.js'
+import { LiveSymbols } from '../exchange/live-symbols.js'
 import { RunFailure } from '../exchange/run-failure.js'
 import type { UserStreamEvent } from '../exchange/user-data-streams.js'
 import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
@@ -37,12 +37,6 @@ interface MultiRunnerState extends MultiRunState {
   warmupFrom?: number
   firstActive?: number
   live?: Record<string, LiveState>
-}
-
-/** A live run's exchange side: per symbol (the run's order), its orders on the exchange and its order path. */
-interface LiveSymbols {
-  exchanges: SymbolExchange<StepOutcome>[]
-  orders: LiveOrders<StepOutcome>[]
 }
 
 /**
@@ -110,9 +104,8 @@ export class MultiSymbolRunner {
             void this.enqueue(async () => {
               // After a reconnect the exchange's picture of the symbol comes first: its trading waits until it agrees.
               if (this.live) {
-                const client = await deps.tradingClient!(run)
-                for (const exchange of this.live.exchanges) exchange.useClient(client)
-                await this.live.orders[s]!.reconcile()
+                this.live.useClient(await deps.tradingClient!(run))
+                await this.live.reconcile(s)
               }
               await this.backfill()
             })
@@ -137,50 +130,28 @@ export class MultiSymbolRunner {
   }
 
   /**
-   * A live run's exchange side, before the warm-up: one SymbolExchange and one LiveOrders per symbol over the
-   * run's one ledger, and the account's user stream (subscribed before the start's reconciliation, so a
-   * change after it reaches the run as an event or a reconnect).
+   * A live run's exchange side, before the warm-up (LiveSymbols: one order path per symbol over the run's one
+   * ledger), and the account's user stream, subscribed before the start's reconciliation so a change after it
+   * reaches the run as an event or a reconnect; its events run through the chain like every step.
    */
   private async goLive(rules: readonly SymbolRules[], state: MultiRunnerState | null): Promise<void> {
     const { run, deps } = this
     if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
     const client = await deps.tradingClient(run)
-    const exchanges = run.symbols.map((symbol, s) => new SymbolExchange(this.broker.symbolLedger(s), client, symbol, rules[s]!, run.leverage))
-    const orders = run.symbols.map(
-      (symbol, s) =>
-        new LiveOrders(exchanges[s]!, {
-          commit: (outcome, settles) => this.commit(outcome, settles === undefined || settles === null ? undefined : { [symbol]: settles }),
-          pendingOrder: () => this.pendingOrders[symbol] ?? null,
-          state: state?.live?.[symbol],
-          prefix: clientOrderIdPrefix(run.strategy_id),
-          bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
-          since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
-        }),
-    )
-    this.live = { exchanges, orders }
-    if (deps.userStreams && run.exchange_key_id !== null) this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => this.onUserEvent(event))
-  }
-
-  /** The user data stream, routed to its symbol's order path, through the chain like every step. */
-  private onUserEvent(event: UserStreamEvent): void {
-    const live = this.live
-    if (!live) return
-    if (event.type === 'connected') {
-      void this.enqueue(() => this.reconcileAll())
-      return
-    }
-    const s = this.run.symbols.indexOf(event.type === 'order' ? event.update.symbol : event.symbol)
-    if (s < 0) return
-    const orders = live.orders[s]!
-    if (event.type === 'order') void this.enqueue(() => orders.onOrderUpdate(event.update))
-    else void this.enqueue(() => orders.onPosition(event.amount))
-  }
-
-  /** Every symbol's reconciliation, one after another (at start and after the user stream reconnects). */
-  private async reconcileAll(): Promise<void> {
-    for (const orders of this.live?.orders ?? []) {
-      if (this.stopped) return
-      await orders.reconcile()
+    const live = new LiveSymbols(this.broker, client, run.symbols, rules, run.leverage, {
+      commit: (outcome, settles) => this.commit(outcome, settles),
+      pendingOrders: () => this.pendingOrders,
+      state: state?.live,
+      prefix: clientOrderIdPrefix(run.strategy_id),
+      bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
+      since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
+    })
+    this.live = live
+    if (deps.userStreams && run.exchange_key_id !== null) {
+      this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => {
+        const step = live.stepFor(event, () => this.stopped)
+        if (step) void this.enqueue(step)
+      })
     }
   }
 
@@ -233,8 +204,8 @@ export class MultiSymbolRunner {
     this.assembly.startAt(resumed ? last + this.interval : this.extra.firstActive!)
     if (this.live) {
       // Every symbol's leverage and margin type, then every symbol reconciled, before the first order (a takeover's too).
-      for (const exchange of this.live.exchanges) await exchange.prepare()
-      await this.reconcileAll()
+      await this.live.prepare()
+      await this.live.reconcileAll(() => this.stopped)
     }
     if (resumed) await this.backfill()
   }
@@ -333,31 +304,8 @@ export class MultiSymbolRunner {
     if (this.stopped) return
     const funding = await Promise.all(this.funding.map((f) => f.forBar(step.openTime)))
     await this.feed([step], funding)
-    if (this.live) return this.actLive(this.live, step, funding)
+    if (this.live) return this.live.act(step, funding, step.openTime + this.interval)
     await this.commit(this.broker.onStep(step, funding))
-  }
-
-  /**
-   * A live run's step: each symbol settles what is pending and must agree with the exchange; the template
-   * steps; its targets leave the stepper and are sized on one equity (the account's at this step's closes, as
-   * the stepper sizes a step's fills); the intents are committed, then each ready symbol's order is sent
-   * (side by side: each is its symbol's only order) and booked. A symbol not ready holds its target.
-   */
-  private async actLive(live: LiveSymbols, step: Step, funding: readonly (readonly FundingEvent[])[]): Promise<void> {
-    const closeTime = step.openTime + this.interval
-    const ready: boolean[] = []
-    for (const orders of live.orders) ready.push(await orders.ready(closeTime))
-    const outcome = this.broker.onStep(step, funding)
-    const targets = this.broker.takeIntents().map((stated, s) => live.orders[s]!.aim(stated, ready[s]!, closeTime))
-    outcome.symbols.forEach((o, s) => (o.newTarget = targets[s]!))
-    const desired = this.broker.desiredQtys(targets, closeTime)
-    const created = await this.commit(outcome)
-    if (!created) return
-    const sends = this.run.symbols.map((symbol, s) => {
-      const id = created[symbol]
-      return id === undefined ? undefined : live.exchanges[s]!.sendQty(id, desired[s]!, this.broker.lastClose[s]!, closeTime).then((execution) => ({ s, id, execution }))
-    })
-    for (const sent of await Promise.all(sends)) if (sent) await live.orders[sent.s]!.book(sent.id, sent.execution)
   }
 
   /** Feeds a custom module the steps the broker is about to take; its failure ends the run in error. */
@@ -376,8 +324,7 @@ export class MultiSymbolRunner {
     const now = new Date(deps.now())
     const pending = settles ? { ...this.pendingOrders, ...settles } : this.pendingOrders
     const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, pending, this.counters)
-    const live = this.live ? { live: Object.fromEntries(run.symbols.map((symbol, s) => [symbol, this.live!.orders[s]!.state()])) } : {}
-    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra, ...live }
+    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra, ...(this.live ? { live: this.live.state() } : {}) }
     const last = this.broker.lastOpenTime
     const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt: last === last ? new Date(last) : null })
     if (!ok) {
