@@ -95,8 +95,6 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   assertDeployable(peek)
   await context.tradable(peek.symbols, 'refuse')
   const dryRun = body.dry_run ?? false
-  // A value error of the request comes before the account's (a many-symbol strategy holds two symbols or more).
-  if (!dryRun && peek.symbols.length > 1) throw liveMultiRefused(peek.template_id)
   // Network reads happen before the transaction, so no row stays locked while the exchange answers.
   let exchangeKeyId: string | null = null
   let exchangeAvailable = Number.NaN
@@ -107,7 +105,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const previousRun = await latestRun(db, peek.id)
   const rules = previousRun?.state ? await Promise.all(previousRun.symbols.map((symbol) => context.rules(symbol))) : undefined
   const symbolRules = await Promise.all(peek.symbols.map((symbol) => context.rules(symbol)))
-  const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek, dryRun) : undefined
+  const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek) : undefined
 
   // Lock order (docs/decisions.md): the strategy, then its runs.
   await retryingTransaction(db, async (trx) => {
@@ -118,7 +116,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       if (!(await findTemplate(trx, userId, row.template_id, true))) throw invalidParameter('template_id', `template ${row.template_id} was deleted`)
       if (row.updated_at.getTime() !== peek.updated_at.getTime()) throw new AppError('INVALID_STATE', `strategy ${id} changed while it was being deployed; deploy it again`)
     }
-    const { template, params } = custom ?? runnable(row, dryRun)
+    const { template, params } = custom ?? runnable(row)
     const capitalText = body.capital ?? row.capital
     if (!isPositiveDecimal(capitalText)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0')
     const capital = Number(capitalText)
@@ -198,7 +196,7 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   // process's feed has handed it (and so everything before it) to its clients.
   const token = crypto.randomUUID()
   const wait = context.feed?.waitFor(token, PAUSE_STREAM_WAIT_MS)
-  let liveClose: { run: RunRow; closeId: string } | undefined
+  let liveClose: LiveClose | undefined
   try {
     liveClose = await pauseInTransaction(context, id, closePositions, rules, template, token)
   } catch (error) {
@@ -207,7 +205,13 @@ export async function pauseStrategy(context: DeployContext, id: string, closePos
   }
   await wait?.seen
   context.onRunsChanged?.()
-  if (liveClose && rules) await closeLivePosition({ db, secrets: context.secrets, upstream: context.upstream, rules: rules[0]!, now }, liveClose.run, liveClose.closeId)
+  if (liveClose && rules) await closeLivePosition({ db, secrets: context.secrets, upstream: context.upstream, rules, now }, liveClose.run, liveClose.closeIds)
+}
+
+/** A paused live run whose positions are closed on the exchange after the pause commits: its close intents by symbol. */
+interface LiveClose {
+  run: RunRow
+  closeIds: Record<string, string>
 }
 
 async function pauseInTransaction(
@@ -217,9 +221,9 @@ async function pauseInTransaction(
   rules: import('../engine/types.js').SymbolRules[] | undefined,
   template: Template | undefined,
   token: string,
-): Promise<{ run: RunRow; closeId: string } | undefined> {
+): Promise<LiveClose | undefined> {
   const { db, userId, now } = context
-  let liveClose: { run: RunRow; closeId: string } | undefined
+  let liveClose: LiveClose | undefined
   // Lock order (docs/decisions.md): the strategy, then its run; the runner's batch commit takes them in the same order.
   await retryingTransaction(db, async (trx) => {
     liveClose = undefined
@@ -228,12 +232,18 @@ async function pauseInTransaction(
     const run = await activeRun(trx, row.id, true)
     if (run && !run.dry_run) {
       // A live run's orders waiting for an answer may have executed: they stay 'new' (never cancelled
-      // unseen); the close looks the last one up after this commit, with the run ended so no runner acts.
+      // unseen); the close looks them up after this commit, with the run ended so no runner acts. One
+      // reduce-only close intent per symbol of the run (sized from the exchange's position, so a symbol
+      // found flat is booked skipped): every symbol the run trades ends flat, whatever the ledger thought.
       if (closePositions && run.state) {
-        const intent = await nextIntent(trx, row.id, run.run)
-        const closeId = clientOrderId(row.id, run.run, intent)
-        await insertOrder(trx, { client_order_id: closeId, strategy_id: row.id, run: run.run, intent, symbol: run.symbol, target: '0', reduce_only: true, status: 'new', created_at: now })
-        liveClose = { run, closeId }
+        const first = await nextIntent(trx, row.id, run.run)
+        const closeIds: Record<string, string> = {}
+        for (const [k, symbol] of run.symbols.entries()) {
+          const closeId = clientOrderId(row.id, run.run, first + k)
+          await insertOrder(trx, { client_order_id: closeId, strategy_id: row.id, run: run.run, intent: first + k, symbol, target: '0', reduce_only: true, status: 'new', created_at: now })
+          closeIds[symbol] = closeId
+        }
+        liveClose = { run, closeIds }
       }
       await endRun(trx, row.id, run.run, now)
     } else if (run) {
@@ -268,7 +278,7 @@ function assertDeployable(row: StrategyRow): void {
  * A custom strategy's template and params at deploy: its pinned version, params resolved in the module's
  * sandbox (a module that fails them is a 400 now, not an error later), within the user's limit of runs.
  */
-async function customRunnable(context: DeployContext, row: StrategyRow, dryRun: boolean): Promise<{ template: Template; params: Record<string, unknown>; version: CustomTemplateVersion }> {
+async function customRunnable(context: DeployContext, row: StrategyRow): Promise<{ template: Template; params: Record<string, unknown>; version: CustomTemplateVersion }> {
   const { db, userId } = context
   if ((await deployedCustomStrategies(db, userId)) >= SANDBOX_LIMITS.runsPerUser) {
     throw new AppError('LIMIT_REACHED', `at most ${SANDBOX_LIMITS.runsPerUser} strategies of custom templates run at once; pause one first`)
@@ -276,24 +286,17 @@ async function customRunnable(context: DeployContext, row: StrategyRow, dryRun: 
   const version = row.template_version ?? undefined
   const resolved = await context.templates.resolve(userId, row.template_id, row.params, { version, symbols: row.symbols })
   const found = resolved.custom!
-  if (found.description.multiSymbol && !dryRun) throw liveMultiRefused(row.template_id)
   intervalMs(row.timeframe)
   return { template: detachedTemplate(found), params: resolved.params, version: found }
 }
 
 /** The template and params a run uses; params that no longer validate (a template changed) are a 400. */
-function runnable(row: StrategyRow, dryRun: boolean): { template: Template; params: Record<string, unknown> } {
+function runnable(row: StrategyRow): { template: Template; params: Record<string, unknown> } {
   const template = getTemplate(row.template_id)
   const params = validateParams(row.template_id, row.params)
-  if (template.multiSymbol && !dryRun) throw liveMultiRefused(row.template_id)
   if (!template.multiSymbol && row.symbols.length !== 1) throw invalidParameter('symbols', 'a run of a one-symbol template trades exactly one symbol')
   intervalMs(row.timeframe)
   return { template, params }
-}
-
-/** Live runs hold one symbol for now: a many-symbol template runs as a dry run (docs/decisions.md, "Multi-symbol runs"). */
-function liveMultiRefused(templateId: string): AppError {
-  return invalidParameter('dry_run', `live runs of many-symbol templates (${templateId}) are not supported yet; deploy it with dry_run: true`)
 }
 
 export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: import('../engine/types.js').SymbolRules) {

@@ -3,6 +3,7 @@ import { symbolRules } from '../../src/backtests/upstream-history.js'
 import { runBacktest } from '../../src/engine/index.js'
 import { money, price, quantity } from '../../src/http/decimals.js'
 import { PAPER_FEES } from '../../src/live/deploy.js'
+import type { MarketData } from '../../src/market/market-data.js'
 import type { Template } from '../../src/templates/types.js'
 import type { TestApp } from '../support/app.js'
 import type { KeyPair } from '../support/signing.js'
@@ -25,6 +26,29 @@ export async function runState(t: TestApp, id: string): Promise<RunState | null>
   return (row?.state ?? null) as RunState | null
 }
 
+/** A backtest on the recorded minutes the replay exchange serves (BTCUSDT unless `symbols`), with a run's fees and the exchange's rules: what a run is compared with. */
+export async function minuteBacktest(
+  market: MarketData,
+  run: { params: Record<string, unknown>; capital: number; leverage: number; start: number; end: number; template?: Template; templateId?: string; symbols?: readonly string[] },
+) {
+  const symbols = run.symbols ?? ['BTCUSDT']
+  const rules = await Promise.all(symbols.map((symbol) => symbolRules(market, symbol)))
+  const result = runBacktest({
+    templateId: run.template?.id ?? run.templateId ?? 'sma_cross',
+    template: run.template,
+    params: run.params,
+    bars: symbols.map((symbol) => loadKlines(symbol, MINUTE_FILES[symbol]!, MINUTE)),
+    funding: symbols.map((symbol) => loadFunding(FUNDING_FILES[symbol]!)),
+    rules,
+    capital: run.capital,
+    leverage: run.leverage,
+    fees: PAPER_FEES,
+    start: run.start,
+    end: run.end,
+  })
+  return { result, rules }
+}
+
 /**
  * Asserts that a 1m dry run's stored trades, fees, funding and positions are exactly those of a backtest of
  * the same params over the recorded bars (BTCUSDT unless `symbols`) from its warm-up boundary to its last bar.
@@ -36,20 +60,7 @@ export async function assertBacktestParity(
 ): Promise<RunState> {
   const final = (await runState(t, id))!
   const symbols = run.symbols ?? ['BTCUSDT']
-  const rules = await Promise.all(symbols.map((symbol) => symbolRules(t.services.market, symbol)))
-  const expected = runBacktest({
-    templateId: run.template?.id ?? run.templateId ?? 'sma_cross',
-    template: run.template,
-    params: run.params,
-    bars: symbols.map((symbol) => loadKlines(symbol, MINUTE_FILES[symbol]!, MINUTE)),
-    funding: symbols.map((symbol) => loadFunding(FUNDING_FILES[symbol]!)),
-    rules,
-    capital: run.capital,
-    leverage: run.leverage,
-    fees: PAPER_FEES,
-    start: final.warmupFrom,
-    end: final.broker.lastOpenTime!,
-  })
+  const { result: expected, rules } = await minuteBacktest(t.services.market, { ...run, start: final.warmupFrom, end: final.broker.lastOpenTime! })
   const all = await t.database.handle.db.selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
   const last = final.broker.lastOpenTime!
   // A pause with close_positions closes what the run held at the last close it saw: the backtest's open positions, marked there.

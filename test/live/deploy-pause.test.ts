@@ -85,14 +85,14 @@ for (const backend of backends()) {
       assert.deepEqual(runs.map((r) => [r.symbol, r.symbols]), [['BTCUSDT', ['BTCUSDT']], ['BTCUSDT', ['BTCUSDT']]])
     })
 
-    it('deploys a many-symbol template as a dry run holding every symbol; live is refused (400 on dry_run) and changes nothing', async () => {
+    it('deploys a many-symbol template as a dry run holding every symbol; live meets the live checks (no verified exchange key: 409) and changes nothing', async () => {
       const user = await t.createKey(['strategies:read', 'strategies:write'])
       const fields = { template_id: 'cross_sectional_momentum', params: { lookback: 5 }, symbols: ['ETHUSDT', 'BTCUSDT'], capital: '1000' }
       const live = await create(user, fields)
       const refused = await t.signed(user, 'POST', `/v1/strategies/${live}/deploy`, { dry_run: false })
-      assert.equal(refused.statusCode, 400, refused.body)
-      assert.equal(refused.json().error.code, 'INVALID_PARAMETER')
-      assert.match(refused.json().error.message, /dry_run: true/)
+      assert.equal(refused.statusCode, 409, refused.body)
+      assert.equal(refused.json().error.code, 'INVALID_STATE')
+      assert.match(refused.json().error.message, /exchange key/)
       assert.equal((await t.signed(user, 'GET', `/v1/strategies/${live}`)).json().status, 'draft')
       const dry = await t.signed(user, 'POST', `/v1/strategies/${live}/deploy`, { dry_run: true })
       assert.equal(dry.statusCode, 200, dry.body)

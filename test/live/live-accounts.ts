@@ -23,9 +23,15 @@ export const LIVE_PARAMS = { fast: 3, slow: 8, allow_short: true }
 export interface LiveRunState {
   warmupFrom: number
   firstActive: number
+  /** A one-symbol run's order whose outcome is not booked yet. */
   pendingOrder: string | null
+  /** A many-symbol run's, by symbol. */
+  pendingOrders?: Record<string, string>
   broker: { lastOpenTime: number | null; ledger: { arrays: { qty: number[] } } }
 }
+
+/** Nothing of the run waits for the exchange's answer (one symbol or many). */
+export const nothingPending = (s: LiveRunState): boolean => (s.pendingOrder ?? null) === null && Object.keys(s.pendingOrders ?? {}).length === 0
 
 /** What the live tests read and do beside the app: the exchange as the account holder sees it, and our ledger. */
 export function liveHarness(t: () => TestApp, user: () => SignedInUser) {
@@ -43,19 +49,20 @@ export function liveHarness(t: () => TestApp, user: () => SignedInUser) {
     exchange,
     orders,
     filled: async (id: string) => (await orders(id)).filter((o) => o.status === 'filled'),
-    exchangeOrders: async (a: Account) => {
-      const answer = await exchange(a).allOrders('BTCUSDT', { limit: 1000 })
+    exchangeOrders: async (a: Account, symbol = 'BTCUSDT') => {
+      const answer = await exchange(a).allOrders(symbol, { limit: 1000 })
       assert.equal(answer.kind, 'ok')
       return answer.kind === 'ok' ? answer.value : []
     },
-    exchangeQty: async (a: Account) => {
-      const answer = await exchange(a).positions('BTCUSDT')
+    exchangeQty: async (a: Account, symbol = 'BTCUSDT') => {
+      const answer = await exchange(a).positions(symbol)
       return answer.kind === 'ok' ? Number(answer.value[0]?.positionAmt ?? 0) : Number.NaN
     },
     runState: async (id: string) =>
       (await db().selectFrom('strategy_runs').select('state').where('strategy_id', '=', id).orderBy('run', 'desc').executeTakeFirst())?.state as LiveRunState | null | undefined,
-    create: async (name: string, symbol = 'BTCUSDT') => {
-      const res = await call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: LIVE_PARAMS, symbols: [symbol], timeframe: '1m', capital: '1000', leverage: 2 })
+    /** An sma_cross strategy on `symbol`, unless `fields` say otherwise (a many-symbol template, its symbols, capital). */
+    create: async (name: string, symbol = 'BTCUSDT', fields: Record<string, unknown> = {}) => {
+      const res = await call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: LIVE_PARAMS, symbols: [symbol], timeframe: '1m', capital: '1000', leverage: 2, ...fields })
       assert.equal(res.statusCode, 200, res.body)
       return res.json().id as string
     },
@@ -69,18 +76,22 @@ export function liveHarness(t: () => TestApp, user: () => SignedInUser) {
       return res.json().id as string
     },
     /**
-     * The exchange's orders and position beside the run's booked orders and ledger, read between two
-     * equal reads of the run's state with nothing pending: a run that keeps trading cannot move between the reads.
+     * The exchange's orders and positions on the run's symbols beside the run's booked orders and ledger, read
+     * between two equal reads of the run's state with nothing pending: a run that keeps trading cannot move
+     * between the reads. exchangeQty and ledgerQty are the first symbol's; the ...Qtys every symbol's, in order.
      */
-    quietPicture: (a: Account, id: string) =>
+    quietPicture: (a: Account, id: string, symbols: readonly string[] = ['BTCUSDT']) =>
       poll('a quiet moment to compare the exchange with the ledger', 30_000, async () => {
         const before = await harness.runState(id)
-        const sent = (await harness.exchangeOrders(a)).filter((o) => o.clientOrderId.startsWith('pp-')).map((o) => o.clientOrderId)
+        const sent: string[] = []
+        for (const symbol of symbols) sent.push(...(await harness.exchangeOrders(a, symbol)).filter((o) => o.clientOrderId.startsWith('pp-')).map((o) => o.clientOrderId))
         const booked = (await harness.filled(id)).filter((o) => Number(o.qty) > 0).map((o) => o.client_order_id)
-        const exchangeQty = await harness.exchangeQty(a)
+        const exchangeQtys: number[] = []
+        for (const symbol of symbols) exchangeQtys.push(await harness.exchangeQty(a, symbol))
         const after = await harness.runState(id)
-        if (!before || before.pendingOrder !== null || JSON.stringify(before) !== JSON.stringify(after)) return undefined
-        return { sent: sent.sort(), booked: booked.sort(), exchangeQty, ledgerQty: after!.broker.ledger.arrays.qty[0]! }
+        if (!before || !nothingPending(before) || JSON.stringify(before) !== JSON.stringify(after)) return undefined
+        const ledgerQtys = symbols.map((_, s) => after!.broker.ledger.arrays.qty[s]!)
+        return { sent: sent.sort(), booked: booked.sort(), exchangeQty: exchangeQtys[0]!, ledgerQty: ledgerQtys[0]!, exchangeQtys, ledgerQtys }
       }),
     /** The exchange's clock (GET /fapi/v1/time): the replay runs faster than ours. */
     exchangeNow: async () => {

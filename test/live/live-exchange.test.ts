@@ -5,6 +5,7 @@ import { RunnerPool } from '../../src/live/runner/runner-pool.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
 import { account, hex, LIVE_PARAMS, liveHarness } from './live-accounts.js'
 import { btcMinuteBacktest } from './btc-minute-backtest.js'
+import { assertLiveTrades } from './live-parity.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import { poll } from '../support/poll.js'
@@ -91,33 +92,8 @@ for (const backend of backends()) {
       const stored = await db().selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
       const last = stored[stored.length - 1]!.exit_time.getTime()
       const expected = await btcMinuteBacktest(t.services.market, { params: PARAMS, capital: 1000, leverage: 2, start: done.warmupFrom, end: last })
-      // The live run trails the backtest by up to the entry lag below, so a backtest trade that closes within
-      // that lag of the live run's last exit may still be open live: compare trade for trade up to the live
-      // count, and check no backtest trade closed well before the live run's last exit was left out.
-      const comparable = expected.trades.slice(0, stored.length)
-      assert.equal(comparable.length, stored.length, 'the backtest made at least the live trades')
-      const next = expected.trades[stored.length]
-      assert.ok(!next || next.exitTime > last - 4 * MINUTE, `the backtest's trade ${stored.length} closed at ${next?.exitTime}, before the live run's last exit ${last} less the allowed lag`)
-      let worstBps = 0
-      let worstLag = 0
-      for (const [i, live] of stored.entries()) {
-        const backtest = comparable[i]!
-        assert.equal(live.side, backtest.side)
-        // The order goes out when the closed kline arrives: the stream sends it within a wall second (two
-        // replay minutes at this speed), later on a loaded machine (1.15 s measured with 10 runs on 2 cores).
-        const entryLag = live.entry_time.getTime() - backtest.entryTime
-        worstLag = Math.max(worstLag, entryLag)
-        assert.ok(entryLag >= 0 && entryLag < 4 * MINUTE, `trade ${i} entered ${entryLag} ms after the backtest's`)
-        for (const [a, b] of [
-          [Number(live.entry_price), backtest.entryPrice],
-          [Number(live.exit_price), backtest.exitPrice],
-        ] as const) {
-          worstBps = Math.max(worstBps, (Math.abs(a - b) / b) * 10_000)
-        }
-        assert.ok(Math.abs(Number(live.qty) - backtest.qty) / backtest.qty < 0.01, `trade ${i} qty ${live.qty} against ${backtest.qty}`)
-      }
+      const { worstBps, worstLag } = assertLiveTrades('BTCUSDT', stored, expected.trades)
       console.log(JSON.stringify({ parity_trades: stored.length, worst_price_deviation_bps: Number(worstBps.toFixed(2)), worst_entry_lag_replay_ms: worstLag }))
-      assert.ok(worstBps < 30, `prices within 30 bps of the backtest's (worst ${worstBps.toFixed(2)})`)
       // Every fill is one exchange order under its intent's id, and the exchange holds what our fills add up to.
       const picture = await quietPicture(ACCOUNTS.parity, id)
       assert.deepEqual(picture.sent, picture.booked)

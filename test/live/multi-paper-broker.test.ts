@@ -74,4 +74,33 @@ describe('the many-symbol paper broker', () => {
     assert.ok(liquidated.length >= 1)
     for (const part of liquidated) assert.ok(part.trades.some((t) => t.exitReason === 'liquidation' && t.exitPrice === part.liquidations[0]!.price))
   })
+
+  it('live: the targets leave the stepper, sized on one equity at the closes; every leg it sizes is one the ledger books when the exchange fills it', () => {
+    const a = randomBars('AAAUSDT', 5, 200, START, HOUR, 30_000)
+    const b = randomBars('BBBUSDT', 9, 200, START, HOUR, 2_000)
+    const broker = new MultiPaperBroker({ template: crossSectionalMomentum, params: { ...PARAMS }, symbols: ['AAAUSDT', 'BBBUSDT'], intervalMs: HOUR, rules: [BTCUSDT_RULES, BTCUSDT_RULES], capital: 1_000, leverage: 2, fees: FEES })
+    let sent = 0
+    let skippedLegs = 0
+    for (const step of stepsOf([a, b])) {
+      const outcome = broker.onStep(step, [[], []])
+      assert.ok(outcome.symbols.every((o) => o.filledIntent === undefined), 'the stepper fills nothing: the targets were taken out')
+      const targets = broker.takeIntents()
+      const desired = broker.desiredQtys(targets, step.openTime + HOUR)
+      targets.forEach((target, s) => {
+        if (target !== target) return assert.equal(desired[s], broker.ledger.qty[s], 'a symbol without a target stays as it is')
+        // The engine's size for this target on the step's equity, before the ledger's minimum-notional rule.
+        const equity = broker.ledger.cash + [0, 1].reduce((sum, k) => sum + (broker.ledger.qty[k] ? broker.ledger.unrealized(k, broker.lastClose[k]!) : 0), 0)
+        if (broker.ledger.targetQty(s, target, equity, broker.lastClose[s]!) !== desired[s]) skippedLegs++
+      })
+      // The exchange fills each leg at the close: the ledger must hold exactly what was sent (else the run and the exchange part).
+      targets.forEach((target, s) => {
+        if (target !== target || desired[s] === broker.ledger.qty[s]) return
+        broker.fillAt(s, desired[s]!, broker.lastClose[s]!, step.openTime + HOUR)
+        assert.equal(broker.ledger.qty[s], desired[s], `step ${step.openTime}: symbol ${s} booked as sent`)
+        sent++
+      })
+    }
+    assert.ok(sent >= 20, `${sent} legs sent`)
+    assert.ok(skippedLegs >= 1, 'a resize below the minimum notional came up, and was not sent')
+  })
 })

@@ -9,7 +9,7 @@ import { startTestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { poll } from '../support/poll.js'
 import { assertBacktestParity, deployFastDryRun, FAST_PARAMS, runState } from './backtest-parity.js'
-import { account, hex, liveHarness } from './live-accounts.js'
+import { account, hex, liveHarness, nothingPending } from './live-accounts.js'
 
 const MINUTE = 60_000
 const REPLAY = { speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) }
@@ -87,11 +87,16 @@ describe('a runner whose process dies', () => {
     }
   })
 
-  it('a live runner killed while its order is in flight resumes in another process within 30 s: one exchange order per intent, the same position', { skip: !process.env.TEST_DATABASE_URL }, async () => {
-    const trader = account('TAKEOVER')
-    // The worker must open the exchange key the app sealed: both hold one master key.
+  it('one- and many-symbol live runs killed while their orders are in flight resume in another process within 30 s: one exchange order per intent, the same positions, every account flat after pause with close_positions', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+    const momentum = { lookback: 5, rebalance_every: 3, long_count: 1, short_count: 1 }
+    // A one-symbol run and a two-symbol run, each on its own account (its own exchange key).
+    const runs = [
+      { name: 'one', trader: account('TAKEOVER'), symbols: ['BTCUSDT'], fields: {} },
+      { name: 'many', trader: account('MTAKEOVER'), symbols: ['BTCUSDT', 'ETHUSDT'], fields: { template_id: 'cross_sectional_momentum', params: momentum, symbols: ['BTCUSDT', 'ETHUSDT'], capital: '2000' } },
+    ]
+    // The worker must open the exchange keys the app sealed: both hold one master key.
     const masterKey = crypto.randomBytes(32).toString('base64')
-    const t = await startTestApp('postgres', { MASTER_KEY: masterKey }, { replay: { speed: 120, replayStart: REPLAY.replayStart, accounts: [{ ...trader, balances: { USDT: '10000' } }] } })
+    const t = await startTestApp('postgres', { MASTER_KEY: masterKey }, { replay: { speed: 120, replayStart: REPLAY.replayStart, accounts: runs.map((r) => ({ ...r.trader, balances: { USDT: '10000' } })) } })
     let pool: RunnerPool | undefined
     try {
       const worker = startCli(['worker'], { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, DATA_DIR: tempDir('worker'), WORKERS: '1', LOG_LEVEL: 'info', MASTER_KEY: masterKey })
@@ -101,50 +106,73 @@ describe('a runner whose process dies', () => {
         () => t,
         () => user,
       )
-      const id = await live.create('takeover')
-      await live.deploy(id, await live.registerKey('takeover', trader))
+      const ids: string[] = []
+      for (const r of runs) {
+        const id = await live.create(r.name, 'BTCUSDT', r.fields)
+        await live.deploy(id, await live.registerKey(r.name, r.trader))
+        ids.push(id)
+      }
       const db = t.database.handle.db
-      const run = () => db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
-      const workerOwner = await poll('the worker to claim the run', 30_000, async () => (await run()).lease_owner ?? undefined)
-      await poll('the worker to hold a position', 60_000, async () => {
-        const s = await live.runState(id)
-        return s && s.pendingOrder === null && s.broker.ledger.arrays.qty[0] !== 0 ? true : undefined
+      const run = (id: string) => db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      const workerOwner = await poll('the worker to claim both runs', 30_000, async () => {
+        const owners = await Promise.all(ids.map(async (id) => (await run(id)).lease_owner))
+        return owners.every((o) => o !== null && o === owners[0]) ? owners[0]! : undefined
       })
+      for (const id of ids) {
+        await poll('the worker to hold a position', 60_000, async () => {
+          const s = await live.runState(id)
+          return s && nothingPending(s) && s.broker.ledger.arrays.qty.some((q) => q !== 0) ? true : undefined
+        })
+      }
 
-      // The next order reaches the exchange 4 s after it was sent and executes then; the worker dies while it waits.
+      // Each run's next order reaches the exchange 10 s after it was sent and executes then; the worker dies
+      // while both wait (the one-symbol run trades less often: its order first, then the two-symbol run's).
       const faults = t.replay!.faults
-      faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(id)}-`), executeLate: true, latencyMs: 4_000, times: 1 })
-      await poll('an order in flight', 120_000, () => (faults.active().length === 0 ? true : undefined))
+      for (const id of ids) {
+        faults.add({ path: new RegExp(`newClientOrderId=pp-${hex(id)}-`), executeLate: true, latencyMs: 10_000, times: 1 })
+        await poll(`an order of ${id} in flight`, 120_000, () => (faults.active().length === 0 ? true : undefined))
+      }
       worker.child.kill('SIGKILL')
       await new Promise((resolve) => worker.child.once('exit', resolve))
       const killedAt = Date.now()
-      const atKill = (await live.runState(id))!
-      const inFlight = atKill.pendingOrder
-      assert.ok(inFlight, 'the intent was committed before its order was sent')
-      assert.equal((await live.orders(id)).find((o) => o.client_order_id === inFlight)?.status, 'new')
+      const atKill = await Promise.all(ids.map(async (id) => (await live.runState(id))!))
+      const inFlight = atKill.map((s) => s.pendingOrder ?? Object.values(s.pendingOrders ?? {})[0])
+      for (const [k, id] of ids.entries()) {
+        assert.ok(inFlight[k], `${runs[k]!.name}: the intent was committed before its order was sent`)
+        assert.equal((await live.orders(id)).find((o) => o.client_order_id === inFlight[k])?.status, 'new')
+      }
 
       pool = new RunnerPool({ db, market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), secrets: t.services.secrets })
       pool.start()
       const owner = pool.owner
-      await poll('this process to take the run over', 30_000, async () => ((await run()).lease_owner === owner ? true : undefined))
-      const tookOver = Date.now() - killedAt
       assert.notEqual(owner, workerOwner)
-      const booked = await poll('the in-flight order booked by the successor', 30_000, async () => (await live.orders(id)).find((o) => o.client_order_id === inFlight && o.status === 'filled'))
-      await poll('two more fills under the new owner', 90_000, async () => {
-        const s = await live.runState(id)
-        return (await live.filled(id)).filter((o) => o.intent > booked.intent).length >= 2 && s?.pendingOrder === null ? true : undefined
-      })
-      const resumed = (await live.runState(id))!
-      assert.equal(resumed.warmupFrom, atKill.warmupFrom, 'the same run, not a new warm-up')
-      assert.equal((await run()).run, 1)
-
-      const picture = await live.quietPicture(trader, id)
-      assert.equal(new Set(picture.sent).size, picture.sent.length, 'no client order id twice')
-      assert.deepEqual(picture.sent, picture.booked, 'exactly one exchange order per filled intent')
-      assert.equal(picture.sent.filter((c) => c === inFlight).length, 1, 'the in-flight order went out once')
-      assert.equal(picture.exchangeQty, picture.ledgerQty, 'the exchange holds what the ledger holds')
-      assert.ok(tookOver < 30_000, `taken over ${tookOver} ms after the kill`)
-      process.stdout.write(`# live takeover: lease taken ${tookOver} ms after the kill\n`)
+      const tookOver: number[] = []
+      for (const [k, id] of ids.entries()) {
+        const r = runs[k]!
+        await poll(`this process to take ${r.name} over`, 30_000, async () => ((await run(id)).lease_owner === owner ? true : undefined))
+        // Before it trades, the new owner reconciles every symbol: the in-flight order is looked up and booked, not sent again.
+        const booked = await poll(`${r.name}'s in-flight order booked by the successor`, 30_000, async () => (await live.orders(id)).find((o) => o.client_order_id === inFlight[k] && o.status === 'filled'))
+        tookOver.push(Date.now() - killedAt)
+        await poll(`two more fills of ${r.name} under the new owner`, 90_000, async () => {
+          const s = await live.runState(id)
+          return (await live.filled(id)).filter((o) => o.intent > booked.intent).length >= 2 && s && nothingPending(s) ? true : undefined
+        })
+        const resumed = (await live.runState(id))!
+        assert.equal(resumed.warmupFrom, atKill[k]!.warmupFrom, `${r.name}: the same run, not a new warm-up`)
+        assert.equal((await run(id)).run, 1)
+        const picture = await live.quietPicture(r.trader, id, r.symbols)
+        assert.equal(new Set(picture.sent).size, picture.sent.length, `${r.name}: no client order id twice`)
+        assert.deepEqual(picture.sent, picture.booked, `${r.name}: exactly one exchange order per filled intent`)
+        assert.equal(picture.sent.filter((c) => c === inFlight[k]).length, 1, `${r.name}: the in-flight order went out once`)
+        assert.deepEqual(picture.exchangeQtys, picture.ledgerQtys, `${r.name}: the exchange holds what the ledger holds`)
+      }
+      for (const [k, id] of ids.entries()) {
+        const paused = await live.call('POST', `/v1/strategies/${id}/pause`, { close_positions: true })
+        assert.equal(paused.statusCode, 200, paused.body)
+        for (const symbol of runs[k]!.symbols) assert.equal(await live.exchangeQty(runs[k]!.trader, symbol), 0, `${runs[k]!.name}: flat on ${symbol}`)
+      }
+      assert.ok(tookOver.every((ms) => ms < 30_000), `resumed ${tookOver} ms after the kill`)
+      process.stdout.write(`# live takeover: in-flight orders booked ${tookOver.join(' and ')} ms after the kill (one symbol, two symbols)\n`)
     } finally {
       await pool?.stop()
       await t.close()

@@ -1,61 +1,24 @@
 import { Ledger } from '../../engine/ledger.js'
-import { roundTo, stepDecimals } from '../../engine/steps.js'
-import { quantity } from '../../http/decimals.js'
-import type { BinanceOrder, BinanceTrade, BinanceTradingClient } from '../../trading/binance/trading-client.js'
-import type { ExchangeAnswer } from '../../trading/binance/answer.js'
-import { KEY_REFUSED, RunFailure } from '../exchange/run-failure.js'
-import type { OrderUpdate } from '../exchange/user-data-streams.js'
+import type { Trade } from '../../engine/types.js'
+import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from './broker.js'
 import type { PaperBroker, PaperSetup } from './paper-broker.js'
-
-/** What sending (or looking up) one intent came to. */
-export type Execution =
-  | { kind: 'done'; outcome: BrokerOutcome }
-  | { kind: 'unknown'; reason: string }
-  | { kind: 'refused'; code: number; msg: string }
-
-/** One fill of an order the exchange placed itself to close a position (from the user stream or userTrades). */
-export interface ExchangeCloseFill {
-  orderId: number
-  tradeId: number
-  clientOrderId: string
-  side: string
-  qty: number
-  price: number
-  fee: number
-  time: number
-}
+import { type Execution, SymbolExchange, type SymbolLedger } from './symbol-exchange.js'
 
 /**
- * Orders the exchange places itself to close a position (research/live-trading.md §1.9): `autoclose-…`
- * (liquidation), `adl_autoclose` (auto-deleverage), `settlement_autoclose-…` (delisting or delivery, booked
- * as a liquidation: the exchange closed it at its price). undefined for any other client order id.
+ * The live broker of a one-symbol run: the run's own fill ledger and template are a PaperBroker's (the
+ * engine's code), but the template's target becomes a signed MARKET order (SymbolExchange), sized by the
+ * engine's formula from the run's own equity, and only the fill the exchange reports moves the ledger.
  */
-export function exchangeCloseReason(clientOrderId: string): 'liquidation' | 'adl' | undefined {
-  if (clientOrderId === 'adl_autoclose' || clientOrderId.startsWith('adl_autoclose')) return 'adl'
-  if (clientOrderId.startsWith('autoclose-') || clientOrderId.startsWith('settlement_autoclose-')) return 'liquidation'
-  return undefined
-}
-
-/** Order statuses after which a MARKET order changes nothing more. */
-const FINAL = new Set(['FILLED', 'CANCELED', 'EXPIRED', 'REJECTED', 'EXPIRED_IN_MATCH'])
-
-/**
- * The live broker: the run's own fill ledger and template are a PaperBroker's (the engine's code), but
- * the template's target becomes a signed MARKET order, sized by the engine's formula from the run's own
- * equity, and only the fill the exchange reports moves the ledger. It never resends an intent: an
- * unknown outcome stays unknown until a lookup by client order id settles it.
- */
-export class ExchangeBroker {
+export class ExchangeBroker extends SymbolExchange<BrokerOutcome> {
   readonly kind = 'exchange'
-  private readonly decimals: number
 
   constructor(
     readonly paper: PaperBroker,
-    private client: BinanceTradingClient,
+    client: BinanceTradingClient,
     private readonly setup: PaperSetup,
   ) {
-    this.decimals = stepDecimals(setup.rules.stepSize)
+    super(paperLedger(paper), client, setup.symbol, setup.rules, setup.leverage)
   }
 
   get lastOpenTime(): number {
@@ -64,15 +27,6 @@ export class ExchangeBroker {
 
   get lastClose(): number {
     return this.paper.lastClose
-  }
-
-  get qty(): number {
-    return this.paper.ledger.qty[0]!
-  }
-
-  /** Trades with freshly opened credentials from now on (after a reconnect: a deleted or replaced key shows up). */
-  useClient(client: BinanceTradingClient): void {
-    this.client = client
   }
 
   warm(bars: readonly ClosedBar[], funding: readonly FundingEvent[]): void {
@@ -94,18 +48,6 @@ export class ExchangeBroker {
     return this.paper.totals(mark)
   }
 
-  /**
-   * Before the first order: one-way mode (refused otherwise), then leverage and isolated margin, each
-   * idempotent (-4046 "No need to change margin type", -4059 "No need to change position side").
-   */
-  async prepare(): Promise<void> {
-    const mode = need(await this.client.positionMode(), 'read the position mode')
-    if (mode.dualSidePosition) throw new RunFailure('HEDGE_MODE', 'the account is in Hedge Mode; live runs need One-way Mode (positionSide BOTH)')
-    need(await this.client.setLeverage(this.setup.symbol, this.setup.leverage), `set leverage ${this.setup.leverage}`)
-    const margin = await this.client.setMarginType(this.setup.symbol, 'ISOLATED')
-    if (!(margin.kind === 'rejected' && (margin.code === -4046 || margin.code === -4059))) need(margin, 'set isolated margin')
-  }
-
   /** The signed quantity the engine would hold after moving to `target` at `price` (Ledger.applyTarget on a copy). */
   desiredQty(target: number, price: number, time: number): number {
     const { ledger } = this.paper
@@ -116,152 +58,24 @@ export class ExchangeBroker {
   }
 
   /** Sends the intent `clientOrderId` (already committed) moving the position to `target` of equity at about `price`. */
-  async send(clientOrderId: string, target: number, price: number, time: number): Promise<Execution> {
-    const current = this.qty
-    const desired = this.desiredQty(target, price, time)
-    const delta = roundTo(desired - current, this.decimals)
-    if (delta === 0) return { kind: 'done', outcome: this.paper.fillAt(current, price, time) }
-    const reduceOnly = desired === 0 || (Math.sign(desired) === Math.sign(current) && Math.abs(desired) < Math.abs(current))
-    const answer = await this.client.placeOrder({
-      symbol: this.setup.symbol,
-      side: delta > 0 ? 'BUY' : 'SELL',
-      type: 'MARKET',
-      quantity: quantity(Math.abs(delta), this.setup.rules),
-      reduceOnly,
-      clientOrderId,
-    })
-    return this.settle(answer, clientOrderId)
-  }
-
-  /**
-   * Reduce-only MARKET order for exactly the exchange's position (pause with close_positions): sized from
-   * the exchange, not our ledger, so it can only shrink whatever is open; the ledger is booked flat at its price.
-   */
-  async close(clientOrderId: string, time: number): Promise<Execution> {
-    const theirs = await this.exchangeQty()
-    if (theirs === 0) return { kind: 'done', outcome: this.paper.fillAt(0, this.lastClose, time) }
-    const answer = await this.client.placeOrder({
-      symbol: this.setup.symbol,
-      side: theirs > 0 ? 'SELL' : 'BUY',
-      type: 'MARKET',
-      quantity: quantity(Math.abs(theirs), this.setup.rules),
-      reduceOnly: true,
-      clientOrderId,
-    })
-    if (answer.kind === 'ok' && answer.value.status === 'FILLED') {
-      return { kind: 'done', outcome: this.paper.fillAt(0, Number(answer.value.avgPrice), answer.value.updateTime) }
-    }
-    return this.settle(answer, clientOrderId)
-  }
-
-  /**
-   * Looks a sent intent up by client order id: GET /fapi/v1/order, then the symbol's recent orders
-   * (a second index: the single lookup may "forget" an order it accepted). Not found stays unknown.
-   */
-  async lookUp(clientOrderId: string, sentAfter: number): Promise<Execution> {
-    const found = await this.client.order(this.setup.symbol, { clientOrderId })
-    if (found.kind === 'ok') return this.settle(found, clientOrderId)
-    if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw keyRefused(found)
-    const recent = await this.client.allOrders(this.setup.symbol, sentAfter === sentAfter ? { startTime: sentAfter - 60_000, limit: 1000 } : { limit: 1000 })
-    if (recent.kind === 'ok') {
-      const order = recent.value.find((o) => o.clientOrderId === clientOrderId)
-      if (order) return this.settle({ kind: 'ok', value: order }, clientOrderId)
-    } else if (recent.kind === 'rejected' && KEY_REFUSED.has(recent.code)) throw keyRefused(recent)
-    return { kind: 'unknown', reason: `order ${clientOrderId} was not found yet, which does not prove it was not placed` }
-  }
-
-  /** The exchange's signed position on the symbol (one-way mode: one row, positionSide BOTH). */
-  async exchangeQty(): Promise<number> {
-    const rows = need(await this.client.positions(this.setup.symbol), 'read the position')
-    return roundTo(rows.filter((r) => r.symbol === this.setup.symbol).reduce((sum, r) => sum + Number(r.positionAmt), 0), this.decimals)
-  }
-
-  /**
-   * An ORDER_TRADE_UPDATE of a sent order, booked as its REST answer would be (the same executed
-   * quantity, average price and time), so whichever reports first books the same fill.
-   */
-  settleUpdate(update: OrderUpdate): Execution {
-    return this.outcomeOf(update.clientOrderId, update.status, update.side, update.executedQty, update.avgPrice, update.time)
-  }
-
-  /** The fills of one order as the exchange's trades report them (an order our ledger never booked), booked as one. */
-  bookTrades(side: string, trades: readonly BinanceTrade[]): BrokerOutcome {
-    let qty = 0
-    let notional = 0
-    for (const trade of trades) {
-      qty += Number(trade.qty)
-      notional += Number(trade.qty) * Number(trade.price)
-    }
-    const time = Math.max(...trades.map((t) => t.time))
-    const signed = side === 'BUY' ? qty : -qty
-    return this.paper.fillAt(roundTo(this.qty + signed, this.decimals), trades.length === 1 ? Number(trades[0]!.price) : notional / qty, time)
-  }
-
-  /**
-   * A fill of an order the exchange placed itself (ExchangeCloseFill): the run's closing trade at the
-   * exchange's price and fee. When the ledger no longer holds the side it closed (the run's own reversal,
-   * executed on the exchange after the close, was booked first), the fill is still the exchange's: it moves
-   * the ledger by its size at its price, so the ledger holds what the exchange holds (equity is the same
-   * either way; only which trade carries which price differs) instead of ending the run in a mismatch.
-   */
-  bookExchangeClose(fill: ExchangeCloseFill): BrokerOutcome {
-    const held = this.qty
-    const signed = fill.side === 'BUY' ? fill.qty : -fill.qty
-    if (held !== 0 && Math.sign(signed) === -Math.sign(held)) {
-      return this.paper.exchangeClose(Math.min(Math.abs(held), fill.qty), fill.price, fill.time, exchangeCloseReason(fill.clientOrderId)!, fill.fee)
-    }
-    return this.paper.fillAt(roundTo(held + signed, this.decimals), fill.price, fill.time, false)
-  }
-
-  /** The symbol's open orders (GET /fapi/v1/openOrders). */
-  async openOrders(): Promise<BinanceOrder[]> {
-    return need(await this.client.openOrders(this.setup.symbol), 'read the open orders')
-  }
-
-  /** Cancels an open order by client order id; true when it is gone (cancelled, or -2011: no longer open), false when the answer is unknown. */
-  async cancel(clientOrderId: string): Promise<boolean> {
-    const answer = await this.client.cancelOrder(this.setup.symbol, { clientOrderId })
-    if (answer.kind === 'ok' || (answer.kind === 'rejected' && answer.code === -2011)) return true
-    if (answer.kind === 'rejected' && KEY_REFUSED.has(answer.code)) throw keyRefused(answer)
-    return false
-  }
-
-  /** The account's fills on the symbol from trade id `fromId` on, or from `startTime` when no id is known yet (one page, oldest first; neither: the latest). */
-  async trades(from: { fromId?: number; startTime?: number }, limit: number): Promise<BinanceTrade[]> {
-    return need(await this.client.userTrades(this.setup.symbol, { ...from, limit }), 'read the fills (userTrades)')
-  }
-
-  /** One order by the exchange's id (a trade names its order by this id only). */
-  async orderById(orderId: number): Promise<BinanceOrder> {
-    return need(await this.client.order(this.setup.symbol, { orderId }), `look order ${orderId} up`)
-  }
-
-  private settle(answer: ExchangeAnswer<BinanceOrder>, clientOrderId: string): Execution {
-    if (answer.kind === 'unknown') return answer
-    if (answer.kind === 'unavailable') return { kind: 'refused', code: 0, msg: answer.reason }
-    if (answer.kind === 'rejected') {
-      if (KEY_REFUSED.has(answer.code)) throw keyRefused(answer)
-      return { kind: 'refused', code: answer.code, msg: answer.msg }
-    }
-    const order = answer.value
-    return this.outcomeOf(clientOrderId, order.status, order.side, Number(order.executedQty), Number(order.avgPrice), order.updateTime)
-  }
-
-  private outcomeOf(clientOrderId: string, status: string, side: string, executed: number, avgPrice: number, time: number): Execution {
-    if (!FINAL.has(status)) return { kind: 'unknown', reason: `order ${clientOrderId} is ${status}` }
-    if (!(executed > 0)) return { kind: 'done', outcome: this.paper.fillAt(this.qty, this.lastClose, time) }
-    const signed = side === 'BUY' ? executed : -executed
-    return { kind: 'done', outcome: this.paper.fillAt(roundTo(this.qty + signed, this.decimals), avgPrice, time) }
+  send(clientOrderId: string, target: number, price: number, time: number): Promise<Execution<BrokerOutcome>> {
+    return this.sendQty(clientOrderId, this.desiredQty(target, price, time), price, time)
   }
 }
 
-function need<T>(answer: ExchangeAnswer<T>, what: string): T {
-  if (answer.kind === 'ok') return answer.value
-  if (answer.kind === 'rejected' && KEY_REFUSED.has(answer.code)) throw keyRefused(answer)
-  if (answer.kind === 'rejected') throw new RunFailure('ORDER_REFUSED', `the exchange refused to ${what}: ${answer.code} ${answer.msg}`)
-  throw new Error(`could not ${what}: ${answer.reason}`)
-}
-
-function keyRefused(answer: { code: number; msg: string }): RunFailure {
-  return new RunFailure('KEY_REVOKED', `the exchange refused the key (${answer.code} ${answer.msg}); register a working key and deploy again`)
+/** A one-symbol run's PaperBroker as the exchange path books into it. */
+function paperLedger(paper: PaperBroker): SymbolLedger<BrokerOutcome> {
+  return {
+    get qty() {
+      return paper.ledger.qty[0]!
+    },
+    get lastClose() {
+      return paper.lastClose
+    },
+    get lastOpenTime() {
+      return paper.lastOpenTime
+    },
+    fillAt: (qty, price, time, intent) => paper.fillAt(qty, price, time, intent),
+    exchangeClose: (size: number, price: number, time: number, reason: Trade['exitReason'], fee: number) => paper.exchangeClose(size, price, time, reason, fee),
+  }
 }

@@ -2,10 +2,11 @@ import { DailyCurve } from '../../engine/daily-curve.js'
 import { GrowingSeries } from '../../engine/growing-series.js'
 import { Ledger, type LedgerState } from '../../engine/ledger.js'
 import { MultiSymbolStepper } from '../../engine/multi-stepper.js'
-import type { FeeRates, SymbolRules } from '../../engine/types.js'
+import type { FeeRates, SymbolRules, Trade } from '../../engine/types.js'
 import type { MultiSymbolSignal, MultiSymbolTemplate } from '../../templates/types.js'
 import type { Step } from '../runner/step-assembly.js'
 import type { BrokerOutcome, Fill, FundingEvent } from './broker.js'
+import type { SymbolLedger } from './symbol-exchange.js'
 
 export interface MultiPaperSetup {
   template: MultiSymbolTemplate
@@ -146,6 +147,70 @@ export class MultiPaperBroker {
     this.stepper.pending.fill(Number.NaN)
     for (let s = 0; s < this.setup.symbols.length; s++) if (held[s]) this.ledger.moveTo(s, 0, this.stepper.lastClose[s]!, time)
     return this.finish(before, time, (s) => held[s]!)
+  }
+
+  /**
+   * Takes the targets the template stated at this step's close out of the stepper, so the stepper never
+   * fills them at the next open: a live run sends them as orders instead. NaN for a symbol with none.
+   */
+  takeIntents(): Float64Array {
+    const targets = Float64Array.from(this.stepper.pending)
+    this.stepper.pending.fill(Number.NaN)
+    return targets
+  }
+
+  /**
+   * The signed quantities the engine would hold after moving to `targets` (NaN: the symbol stays as it is) at
+   * the last closes: each sized on one equity, the account's there, as the stepper sizes a step's fills, and
+   * moved on a copy of the ledger, so a leg the engine would skip (below the symbol's minimum quantity or
+   * notional) is not sent either.
+   */
+  desiredQtys(targets: Float64Array, time: number): Float64Array {
+    const { stepper, setup } = this
+    const equity = stepper.equityAt(stepper.lastClose)
+    const scratch = new Ledger(setup.symbols, setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
+    scratch.restore(this.ledger.snapshot())
+    targets.forEach((target, s) => {
+      const price = stepper.lastClose[s]!
+      if (target === target) scratch.moveTo(s, scratch.targetQty(s, target, equity, price), price, time)
+    })
+    return Float64Array.from(scratch.qty)
+  }
+
+  /**
+   * Moves symbol `s` to the signed `qty` by one fill at `price` (the engine's moveTo: fee at the taker rate,
+   * round trips closed): how a live run books the fill the exchange reported. `intent` false: the fill is no
+   * order of the run's (an exchange-side close).
+   */
+  fillAt(s: number, qty: number, price: number, time: number, intent = true): StepOutcome {
+    const before = this.begin()
+    this.ledger.moveTo(s, qty, price, time)
+    return this.finish(before, time, (k) => intent && k === s)
+  }
+
+  /** The exchange closed `size` of symbol `s`'s position itself (liquidation, ADL) at `price` for `fee`. */
+  exchangeClose(s: number, size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): StepOutcome {
+    const before = this.begin()
+    this.ledger.exchangeClose(s, size, price, time, reason, fee)
+    return this.finish(before, time, () => false)
+  }
+
+  /** Symbol `s` of the ledger as a live run's exchange path books into it. */
+  symbolLedger(s: number): SymbolLedger<StepOutcome> {
+    const broker = this
+    return {
+      get qty() {
+        return broker.ledger.qty[s]!
+      },
+      get lastClose() {
+        return broker.lastClose[s]!
+      },
+      get lastOpenTime() {
+        return broker.lastOpenTime
+      },
+      fillAt: (qty, price, time, intent) => this.fillAt(s, qty, price, time, intent),
+      exchangeClose: (size, price, time, reason, fee) => this.exchangeClose(s, size, price, time, reason, fee),
+    }
   }
 
   snapshot(): Record<string, unknown> {

@@ -5,53 +5,130 @@ import { lockStrategies } from '../../strategies/queries.js'
 import type { SymbolRules } from '../../engine/types.js'
 import { AppError } from '../../http/errors.js'
 import type { UpstreamClient } from '../../market/upstream-client.js'
+import type { MultiSymbolTemplate, SingleSymbolTemplate } from '../../templates/types.js'
 import { runTemplate } from '../run-template.js'
+import { ExchangeBroker } from '../brokers/exchange-broker.js'
 import type { BrokerOutcome } from '../brokers/broker.js'
-import { ExchangeBroker, type Execution } from '../brokers/exchange-broker.js'
+import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broker.js'
+import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { PaperBroker } from '../brokers/paper-broker.js'
-import { paperSetup } from '../deploy.js'
-import { type RunRow, saveRunState } from '../queries.js'
-import { recordOutcome, type RunState } from '../record-outcome.js'
+import { SymbolExchange } from '../brokers/symbol-exchange.js'
+import { PAPER_FEES, paperSetup } from '../deploy.js'
+import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
+import { nextIntent, nextTradeId, type RunRow, saveRunState } from '../queries.js'
+import { recordOutcome, type RunState, writeOutcomes } from '../record-outcome.js'
+import { stepRows } from '../record-step.js'
+import type { LiveState } from './live-orders.js'
 import { tradingClientOf } from './trading-client-of.js'
 
 export interface CloseContext {
   db: Db
   secrets: SecretBox
   upstream: UpstreamClient
-  rules: SymbolRules
+  /** The run's symbols' rules, in its symbol order. */
+  rules: SymbolRules[]
   now: Date
 }
 
+/** One symbol of a paused live run: its exchange side, the order whose outcome was unknown, and how a fill of it is booked. */
+interface ClosingSymbol<O> {
+  exchange: SymbolExchange<O>
+  pending: { id: string; sentAt: number } | undefined
+  /** Commits a booking (the ledger already moved) as the fill of order `settles`. */
+  book(outcome: O, settles: string): Promise<void>
+}
+
+/** Closes one symbol under `closeId`; answers what went wrong, or undefined when it is booked flat. */
+type CloseSymbol = (closeId: string) => Promise<string | undefined>
+
 /**
- * Closes a paused live run's position on the exchange under the intent `closeId` (committed, with the
- * run already ended, so its runner sends nothing more): first settles the run's order whose outcome
- * was unknown, if the exchange shows it now, then sends the reduce-only close and books its fill.
+ * Closes a paused live run's positions on the exchange under the intents `closeIds` (by symbol; committed,
+ * with the run already ended, so its runner sends nothing more). Per symbol: first settles the order whose
+ * outcome was unknown, if the exchange shows it now, then sends the reduce-only close for exactly the
+ * exchange's position and books its fill. The symbols close side by side; their bookings one at a time. A
+ * close refused or unknown on any symbol answers 502 naming each, after every symbol was tried.
  */
-export async function closeLivePosition(context: CloseContext, run: RunRow, closeId: string): Promise<void> {
-  const state = run.state as unknown as (RunState & { pendingSentAt?: number }) | null
-  if (!state) return
+export async function closeLivePosition(context: CloseContext, run: RunRow, closeIds: Record<string, string>): Promise<void> {
+  if (!run.state) return
   const template = await runTemplate(context.db, run)
-  if (template.multiSymbol) throw new Error(`live run ${run.strategy_id} of a many-symbol template: live runs hold one symbol`)
-  const setup = paperSetup(run, template, context.rules)
-  const paper = new PaperBroker(setup, state.broker)
-  const broker = new ExchangeBroker(paper, await tradingClientOf(context.db, context.secrets, context.upstream, run, () => context.now.getTime()), setup)
-  const book = (outcome: BrokerOutcome, settles: string) =>
-    // Only the booking is retried: the order was sent once, before it.
-    retryingTransaction(context.db, async (trx) => {
-      await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
-      await recordOutcome(trx, { run, now: context.now, pendingOrder: settles, totals: paper.totals(paper.lastClose), rules: context.rules }, outcome)
-      await saveRunState(trx, run.strategy_id, run.run, null, { ...state, broker: paper.snapshot(), pendingOrder: null })
-    })
-  if (state.pendingOrder) {
-    const found = await broker.lookUp(state.pendingOrder, state.pendingSentAt ?? Number.NaN)
-    if (found.kind === 'done') await book(found.outcome, state.pendingOrder)
+  const client = await tradingClientOf(context.db, context.secrets, context.upstream, run, () => context.now.getTime())
+  const serial = new Serial()
+  const closers = template.multiSymbol
+    ? multiClosing(context, run, template, client).map((symbol) => closer(symbol, serial, context.now.getTime()))
+    : [closer(oneClosing(context, run, template, client), serial, context.now.getTime())]
+  const failures = await Promise.all(run.symbols.map((name, s) => (closeIds[name] === undefined ? undefined : closers[s]!(closeIds[name]))))
+  const failed = failures.filter((f) => f !== undefined)
+  if (failed.length > 0) throw new AppError('UPSTREAM_UNAVAILABLE', `the strategy is paused; ${failed.join('; ')}`)
+}
+
+/** Bookings one after another: each saves the run's whole ledger, so none may overtake another. */
+class Serial {
+  private tail: Promise<void> = Promise.resolve()
+
+  run(step: () => Promise<void>): Promise<void> {
+    const next = this.tail.then(step)
+    this.tail = next.catch(() => undefined)
+    return next
   }
-  const closed: Execution = await broker.close(closeId, context.now.getTime())
-  if (closed.kind === 'done') return book(closed.outcome, closeId)
-  throw new AppError(
-    'UPSTREAM_UNAVAILABLE',
-    closed.kind === 'unknown'
-      ? `the strategy is paused; the close order ${closeId} was sent but its outcome is unknown (${closed.reason}): check the position on the exchange`
-      : `the strategy is paused but the exchange refused the close order (${closed.code} ${closed.msg}): the position is still open`,
-  )
+}
+
+function closer<O>(symbol: ClosingSymbol<O>, serial: Serial, time: number): CloseSymbol {
+  return async (closeId) => {
+    const { exchange, pending } = symbol
+    if (pending) {
+      const found = await exchange.lookUp(pending.id, pending.sentAt)
+      if (found.kind === 'done') await serial.run(() => symbol.book(found.outcome, pending.id))
+    }
+    const closed = await exchange.close(closeId, time)
+    if (closed.kind === 'done') return void (await serial.run(() => symbol.book(closed.outcome, closeId)))
+    return closed.kind === 'unknown'
+      ? `the close order ${closeId} of ${exchange.symbol} was sent but its outcome is unknown (${closed.reason}): check the position on the exchange`
+      : `the exchange refused the close order of ${exchange.symbol} (${closed.code} ${closed.msg}): the position is still open`
+  }
+}
+
+/** Only the booking is retried: the order was sent once, before it. The strategy before its run (docs/decisions.md, "Lock order"). */
+function bookInTransaction(db: Db, run: RunRow, write: (trx: Db) => Promise<void>): Promise<void> {
+  return retryingTransaction(db, async (trx) => {
+    await lockStrategies(trx, [run.strategy_id])
+    await write(trx)
+  })
+}
+
+function oneClosing(context: CloseContext, run: RunRow, template: SingleSymbolTemplate, client: BinanceTradingClient): ClosingSymbol<BrokerOutcome> {
+  const state = run.state as unknown as RunState & LiveState
+  const setup = paperSetup(run, template, context.rules[0]!)
+  const paper = new PaperBroker(setup, state.broker)
+  const exchange = new ExchangeBroker(paper, client, setup)
+  return {
+    exchange,
+    pending: state.pendingOrder ? { id: state.pendingOrder, sentAt: state.pendingSentAt ?? Number.NaN } : undefined,
+    book: (outcome, settles) =>
+      bookInTransaction(context.db, run, async (trx) => {
+        await recordOutcome(trx, { run, now: context.now, pendingOrder: settles, totals: paper.totals(paper.lastClose), rules: context.rules[0]! }, outcome)
+        await saveRunState(trx, run.strategy_id, run.run, null, { ...state, broker: paper.snapshot(), pendingOrder: null })
+      }),
+  }
+}
+
+function multiClosing(context: CloseContext, run: RunRow, template: MultiSymbolTemplate, client: BinanceTradingClient): ClosingSymbol<StepOutcome>[] {
+  const state = run.state as unknown as MultiRunState & { live?: Record<string, LiveState> }
+  const setup = multiPaperSetup(run, template, context.rules, PAPER_FEES)
+  const broker = new MultiPaperBroker(setup, state.broker)
+  const pendingOrders = { ...state.pendingOrders }
+  return run.symbols.map((symbol, s) => {
+    const pending = pendingOrders[symbol]
+    return {
+      exchange: new SymbolExchange(broker.symbolLedger(s), client, symbol, context.rules[s]!, run.leverage),
+      pending: pending ? { id: pending, sentAt: state.live?.[symbol]?.pendingSentAt ?? Number.NaN } : undefined,
+      book: (outcome, settles) =>
+        bookInTransaction(context.db, run, async (trx) => {
+          const counters = { intent: await nextIntent(trx, run.strategy_id, run.run), trade: await nextTradeId(trx, run.strategy_id) }
+          const { rows } = stepRows({ run, now: context.now, totals: broker.totals(), rules: context.rules }, outcome, { [symbol]: settles }, counters)
+          await writeOutcomes(trx, rows)
+          delete pendingOrders[symbol]
+          await saveRunState(trx, run.strategy_id, run.run, null, { ...state, broker: broker.snapshot(), pendingOrders })
+        }),
+    }
+  })
 }

@@ -1,6 +1,5 @@
 import type { BinanceTrade } from '../../trading/binance/trading-client.js'
-import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
-import { type ExchangeBroker, type ExchangeCloseFill, exchangeCloseReason, type Execution } from '../brokers/exchange-broker.js'
+import { type ExchangeCloseFill, exchangeCloseReason, type Execution, type SymbolExchange } from '../brokers/symbol-exchange.js'
 import { RunFailure } from './run-failure.js'
 import type { OrderUpdate } from './user-data-streams.js'
 
@@ -18,14 +17,13 @@ export interface LiveState {
   exchangeFills?: string[] | undefined
 }
 
-export interface LiveOrdersDeps {
+export interface LiveOrdersDeps<O> {
   /**
-   * Commits an outcome and the run's state (StrategyRunner.commit): returns the new intent's client order
-   * id (null: none), or undefined when the run is no longer this process's. `settles` names the order the
-   * outcome's fill belongs to.
+   * Commits a booking and the run's state (the runner's commit): undefined when the run is no longer this
+   * process's. `settles` names the order the booking's fill belongs to (undefined: the pending one).
    */
-  commit(outcome: BrokerOutcome, settles: string | null | undefined): Promise<string | null | undefined>
-  /** The run's order whose outcome is not booked yet. */
+  commit(outcome: O, settles: string | null | undefined): Promise<unknown>
+  /** The symbol's order whose outcome is not booked yet. */
   pendingOrder(): string | null
   state: LiveState | undefined
   /** This strategy's client order ids start so (`pp-<strategy hex>-`, every run). */
@@ -56,11 +54,13 @@ const MARGIN_REFUSALS_TO_FAIL = 3
 export const NOT_FOUND_GIVE_UP_MS = 10 * 60_000
 
 /**
- * A live run's order path (research/live-trading.md §2–§5): the intent is committed, then sent once;
- * an unknown outcome is looked up by client order id at every later bar and reconciliation, and no new
- * order goes out while one is unknown; the exchange's position must equal the run's fills before it trades.
+ * A live run's order path on one symbol (research/live-trading.md §2–§5): the intent is committed, then
+ * sent once; an unknown outcome is looked up by client order id at every later bar and reconciliation, and
+ * no new order goes out while one is unknown; the exchange's position must equal the run's fills before it
+ * trades. A one-symbol run has one; a many-symbol run one per symbol, each with its own pending order and
+ * saved LiveState (`O`: what a booking returns for the run to commit).
  */
-export class LiveOrders {
+export class LiveOrders<O> {
   private sentAt: number | undefined
   private held: number
   private refusals: number
@@ -70,8 +70,8 @@ export class LiveOrders {
   private agreed = false
 
   constructor(
-    private readonly broker: ExchangeBroker,
-    private readonly deps: LiveOrdersDeps,
+    private readonly broker: SymbolExchange<O>,
+    private readonly deps: LiveOrdersDeps<O>,
   ) {
     this.sentAt = deps.state?.pendingSentAt ?? undefined
     this.held = deps.state?.heldTarget ?? Number.NaN
@@ -149,24 +149,28 @@ export class LiveOrders {
     else await this.reconcile()
   }
 
-  /** One closed bar: settle what is pending, step the template, and send its new target as one order. */
-  async act(bar: ClosedBar, funding: readonly FundingEvent[], intervalMs: number): Promise<void> {
-    const settled = (this.deps.pendingOrder() === null || (await this.resolve(bar.openTime + intervalMs))) && (this.agreed || (await this.agree()))
-    const outcome = this.broker.onClosedBar(bar, funding)
-    const target = outcome.newTarget === outcome.newTarget ? outcome.newTarget : this.held
-    if (!settled) {
+  /**
+   * Before a bar's (or step's) order: settles the pending order (`closeTime`, the close's exchange time,
+   * lets a long-missing one be given up) and requires a reconciliation that agreed. False: not now.
+   */
+  async ready(closeTime: number): Promise<boolean> {
+    return (this.deps.pendingOrder() === null || (await this.resolve(closeTime))) && (this.agreed || (await this.agree()))
+  }
+
+  /**
+   * The target to send at this close: the one the template stated now (NaN: none), else the one held while
+   * an earlier order was unsettled. Not `ready`: it is held and NaN is answered (no order goes out);
+   * sent later, at the first close that is ready. Call it before committing the intent (its send time is saved).
+   */
+  aim(stated: number, ready: boolean, closeTime: number): number {
+    const target = stated === stated ? stated : this.held
+    if (!ready) {
       this.held = target
-      outcome.newTarget = Number.NaN
-      await this.deps.commit(outcome, undefined)
-      return
+      return Number.NaN
     }
     this.held = Number.NaN
-    outcome.newTarget = target
-    const closeTime = bar.openTime + intervalMs
     if (target === target) this.sentAt = closeTime
-    const id = await this.deps.commit(outcome, undefined)
-    if (!id) return
-    await this.book(id, await this.broker.send(id, target, bar.close, closeTime))
+    return target
   }
 
   /** reconcile() where a bar waits on it: a failed read (the exchange unreachable) is "not agreed yet", tried again at the next bar. */
@@ -258,7 +262,8 @@ export class LiveOrders {
     return true
   }
 
-  private async book(id: string, execution: Execution): Promise<void> {
+  /** Books what sending (or looking up) the intent `id` came to; unknown stays pending, looked up later. */
+  async book(id: string, execution: Execution<O>): Promise<void> {
     if (execution.kind === 'unknown') return
     if (execution.kind === 'done') {
       this.refusals = 0
@@ -267,8 +272,7 @@ export class LiveOrders {
     }
     // A refusal: nothing happened on the exchange; the intent is booked as skipped, never sent again.
     if (execution.code === -2019) this.refusals++
-    const nothing = this.broker.paper.fillAt(this.broker.qty, this.broker.lastClose, this.sentAt ?? this.broker.lastOpenTime)
-    await this.deps.commit(nothing, id)
+    await this.deps.commit(this.broker.nothing(this.sentAt ?? this.broker.ledger.lastOpenTime), id)
     if (this.refusals >= MARGIN_REFUSALS_TO_FAIL) {
       throw new RunFailure('MARGIN_REFUSED', `the exchange refused ${this.refusals} orders in a row for insufficient margin (-2019 ${execution.msg})`)
     }

@@ -5,10 +5,13 @@ import type { MultiSymbolTemplate } from '../../templates/types.js'
 import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
 import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broker.js'
 import { PAPER_FEES } from '../deploy.js'
+import type { LiveState } from '../exchange/live-orders.js'
+import { LiveSymbols } from '../exchange/live-symbols.js'
 import { RunFailure } from '../exchange/run-failure.js'
+import type { UserStreamEvent } from '../exchange/user-data-streams.js'
 import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
-import { nextIntent, nextTradeId, type RunRow } from '../queries.js'
-import type { OutcomeCounters } from '../record-outcome.js'
+import { nextIntent, nextTradeId, orderStatus, type RunRow } from '../queries.js'
+import { clientOrderIdPrefix, type OutcomeCounters } from '../record-outcome.js'
 import { type PendingOrders, stepRows } from '../record-step.js'
 import { intervalMs } from '../timeframes.js'
 import { RunFunding } from './run-funding.js'
@@ -29,17 +32,20 @@ const PAGE = 1_500
 /** At most this many steps are replayed when a run is taken over (a week of 1m steps: 7 pages of klines per symbol). */
 const REPLAY_STEPS = 10_080
 
-/** Warm-up and backfill state saved beside the broker's: the first step the run may act on. */
+/** Warm-up and backfill state saved beside the broker's: the first step the run may act on; a live run's order path per symbol. */
 interface MultiRunnerState extends MultiRunState {
   warmupFrom?: number
   firstActive?: number
+  live?: Record<string, LiveState>
 }
 
 /**
- * One deployed many-symbol strategy in this process (dry runs): warms its template up on every symbol's
- * recent closed klines, follows each symbol's kline stream, assembles the bars into time steps
- * (StepAssembly) and steps the engine's MultiSymbolStepper (the paper broker) once per step, in order,
- * exactly as simulateMulti steps a backtest over the same bars.
+ * One deployed many-symbol strategy in this process: warms its template up on every symbol's recent closed
+ * klines, follows each symbol's kline stream, assembles the bars into time steps (StepAssembly) and steps
+ * the engine's MultiSymbolStepper (the paper broker) once per step, in order, exactly as simulateMulti steps
+ * a backtest over the same bars. A live run takes each step's targets out of the stepper and sends them as
+ * one order per symbol, each symbol with its own order path (LiveOrders: intent committed before sending,
+ * unknown outcomes looked up, reconciliation with the exchange's position before trading).
  */
 export class MultiSymbolRunner {
   private broker!: MultiPaperBroker
@@ -57,6 +63,9 @@ export class MultiSymbolRunner {
   private rules: SymbolRules[] = []
   /** The bounded wait for the next step's missing bars: its step's open time and timer. */
   private wait: { openTime: number; timer: NodeJS.Timeout } | undefined
+  /** A live run's exchange side; undefined for a dry run. */
+  private live: LiveSymbols | undefined
+  private unsubscribeUser: (() => void) | undefined
 
   constructor(
     readonly run: RunRow,
@@ -70,7 +79,6 @@ export class MultiSymbolRunner {
 
   async start(): Promise<void> {
     const { run, deps } = this
-    if (!run.dry_run) throw new Error(`run ${run.strategy_id}/${run.run} is live: many-symbol runs are dry runs for now`)
     const rules = await Promise.all(run.symbols.map((symbol) => deps.rules(symbol, run)))
     this.rules = rules
     const opened = await openRunTemplate(this, deps, this.interval, rules)
@@ -92,7 +100,15 @@ export class MultiSymbolRunner {
       this.unsubscribes.push(
         deps.streams.subscribe(symbol, run.timeframe, (event) => {
           if (event.type === 'closed') void this.enqueue(() => this.onBar(s, event.bar))
-          else void this.enqueue(() => this.backfill())
+          else
+            void this.enqueue(async () => {
+              // After a reconnect the exchange's picture of the symbol comes first: its trading waits until it agrees.
+              if (this.live) {
+                this.live.useClient(await deps.tradingClient!(run))
+                await this.live.reconcile(s)
+              }
+              await this.backfill()
+            })
         }),
       )
     })
@@ -100,6 +116,7 @@ export class MultiSymbolRunner {
     await this.enqueue(async () => {
       try {
         this.counters = { intent: await nextIntent(deps.db, run.strategy_id, run.run), trade: await nextTradeId(deps.db, run.strategy_id) }
+        if (!run.dry_run) await this.goLive(rules, state)
         await this.warmUp(warmup)
       } catch (error) {
         failed = error
@@ -112,8 +129,35 @@ export class MultiSymbolRunner {
     }
   }
 
+  /**
+   * A live run's exchange side, before the warm-up (LiveSymbols: one order path per symbol over the run's one
+   * ledger), and the account's user stream, subscribed before the start's reconciliation so a change after it
+   * reaches the run as an event or a reconnect; its events run through the chain like every step.
+   */
+  private async goLive(rules: readonly SymbolRules[], state: MultiRunnerState | null): Promise<void> {
+    const { run, deps } = this
+    if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
+    const client = await deps.tradingClient(run)
+    const live = new LiveSymbols(this.broker, client, run.symbols, rules, run.leverage, {
+      commit: (outcome, settles) => this.commit(outcome, settles),
+      pendingOrders: () => this.pendingOrders,
+      state: state?.live,
+      prefix: clientOrderIdPrefix(run.strategy_id),
+      bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
+      since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
+    })
+    this.live = live
+    if (deps.userStreams && run.exchange_key_id !== null) {
+      this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => {
+        const step = live.stepFor(event, () => this.stopped)
+        if (step) void this.enqueue(step)
+      })
+    }
+  }
+
   stop(): void {
     this.stopped = true
+    this.unsubscribeUser?.()
     for (const unsubscribe of this.unsubscribes) unsubscribe()
     this.unsubscribes.length = 0
     if (this.wait) clearTimeout(this.wait.timer)
@@ -158,6 +202,11 @@ export class MultiSymbolRunner {
     this.broker.warm(history, funding)
     if (!resumed) this.extra = { warmupFrom: from, firstActive: (kept[kept.length - 1] ?? from - this.interval) + this.interval }
     this.assembly.startAt(resumed ? last + this.interval : this.extra.firstActive!)
+    if (this.live) {
+      // Every symbol's leverage and margin type, then every symbol reconciled, before the first order (a takeover's too).
+      await this.live.prepare()
+      await this.live.reconcileAll(() => this.stopped)
+    }
     if (resumed) await this.backfill()
   }
 
@@ -252,8 +301,10 @@ export class MultiSymbolRunner {
   }
 
   private async act(step: Step): Promise<void> {
+    if (this.stopped) return
     const funding = await Promise.all(this.funding.map((f) => f.forBar(step.openTime)))
     await this.feed([step], funding)
+    if (this.live) return this.live.act(step, funding, step.openTime + this.interval)
     await this.commit(this.broker.onStep(step, funding))
   }
 
@@ -263,20 +314,26 @@ export class MultiSymbolRunner {
     if (sandbox) await feedModule(() => sandbox.feedSteps(steps, funding))
   }
 
-  /** Writes one step's rows and the runner's state through the pool's group commit, fenced by the lease. */
-  private async commit(outcome: StepOutcome): Promise<void> {
+  /**
+   * Writes one step's (or one booking's) rows and the runner's state through the pool's group commit, fenced
+   * by the lease. `settles` names, per symbol, the order a booking's fill belongs to (default: the symbol's
+   * pending one). Returns the new intents by symbol, or undefined when the run is no longer this process's.
+   */
+  private async commit(outcome: StepOutcome, settles?: PendingOrders): Promise<PendingOrders | undefined> {
     const { run, deps } = this
     const now = new Date(deps.now())
-    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, this.pendingOrders, this.counters)
-    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra }
+    const pending = settles ? { ...this.pendingOrders, ...settles } : this.pendingOrders
+    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, pending, this.counters)
+    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra, ...(this.live ? { live: this.live.state() } : {}) }
     const last = this.broker.lastOpenTime
     const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt: last === last ? new Date(last) : null })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.
       this.stop()
-      return
+      return undefined
     }
     this.counters = counters
     this.pendingOrders = pendingOrders
+    return Object.fromEntries(outcome.symbols.filter((o) => o.newTarget === o.newTarget).map((o) => [o.symbol, pendingOrders[o.symbol]!]))
   }
 }

@@ -69,7 +69,7 @@ interface RunnerState extends RunState, LiveState {
 export class StrategyRunner {
   private broker!: PaperBroker | ExchangeBroker
   /** A live run's order path (intents sent, unknown outcomes looked up, reconciliation); undefined for a dry run. */
-  private live: LiveOrders | undefined
+  private live: LiveOrders<BrokerOutcome> | undefined
   private pendingOrder: string | null = null
   private unsubscribe: (() => void) | undefined
   private unsubscribeUser: (() => void) | undefined
@@ -256,8 +256,18 @@ export class StrategyRunner {
     if (this.stopped) return
     const funding = await this.funding.forBar(bar.openTime)
     await this.feed([bar], funding)
-    if (this.live) return this.live.act(bar, funding, this.interval)
+    if (this.live && this.broker instanceof ExchangeBroker) return this.actLive(this.live, this.broker, bar, funding)
     await this.commit(this.broker.onClosedBar(bar, funding), undefined)
+  }
+
+  /** A live run's bar: settle what is pending, step the template, and send its new target as one order. */
+  private async actLive(live: LiveOrders<BrokerOutcome>, broker: ExchangeBroker, bar: ClosedBar, funding: readonly FundingEvent[]): Promise<void> {
+    const closeTime = bar.openTime + this.interval
+    const ready = await live.ready(closeTime)
+    const outcome = broker.onClosedBar(bar, funding)
+    outcome.newTarget = live.aim(outcome.newTarget, ready, closeTime)
+    const id = await this.commit(outcome, undefined)
+    if (id) await live.book(id, await broker.send(id, outcome.newTarget, bar.close, closeTime))
   }
 
   /**
