@@ -43,10 +43,15 @@ interface SweepInput {
 /** Runs sweep tasks from the queue on this node, and re-runs (once) or fails tasks whose worker was lost. */
 export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ stop(): Promise<void> }> {
   const inputs = new Map<string, Promise<SweepInput>>()
-  const workerId = await deps.boss.work<SweepTask>(SWEEP_QUEUE, { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+  let wake = () => undefined as void
+  // One task more than engine threads: the next task is claimed and its configurations read while
+  // the others run, so no thread waits between tasks.
+  const workerId = await deps.boss.work<SweepTask>(SWEEP_QUEUE, { batchSize: 1, localConcurrency: deps.workers + 1, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     for (const job of jobs) await runTask(deps, inputs, job.data)
+    // pg-boss would look for the next task at its next poll (0.5 s): a sweep's next task is there now.
+    wake()
   })
-  const wake = () => deps.boss.notifyWorker(workerId)
+  wake = () => deps.boss.notifyWorker(workerId)
   deps.signals?.on(SWEEP_QUEUED, wake)
   const recover = async () => {
     try {
