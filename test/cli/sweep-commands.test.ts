@@ -70,11 +70,13 @@ describe('perpetua sweep against a running perpetua serve', () => {
   })
 
   it('list, show --json, and cancel of a detached sweep', async () => {
-    const detached = await runCli(['sweep', 'run', ...SWEEP, '--grid', 'fast=2..19', '--detach'], env)
+    // 800 configurations over three years: still running when the cancel comes.
+    const long = ['--start', '2022-01-01T00:00:00Z', '--end', '2024-12-31T23:00:00Z', '--grid', 'fast=2..41', '--grid', 'slow=100..195:5']
+    const detached = await runCli(['sweep', 'run', ...SWEEP, ...long, '--detach'], env)
     assert.equal(detached.code, 0, detached.stderr)
     const id = /^(sw_[0-9a-f]{8}) queued: (\d+) configurations/.exec(detached.stdout)
     assert.ok(id, detached.stdout)
-    assert.equal(id[2], '36') // fast 2..19 × slow 20,40: all valid
+    assert.equal(id[2], '800')
     const cancelled = await runCli(['sweep', 'cancel', id[1]!, '--reason', 'changed my mind'], env)
     assert.equal(cancelled.code, 0, cancelled.stderr)
     assert.match(cancelled.stdout, new RegExp(`^${id[1]} cancelled at \\d+%`))
@@ -84,7 +86,7 @@ describe('perpetua sweep against a running perpetua serve', () => {
     const shown = await runCli(['sweep', 'show', id[1]!, '--json'], env)
     assert.equal(shown.code, 0, shown.stderr)
     const printed = parseSingleJsonLine(shown.stdout) as { id: string; status: string; config: { configurations: number } }
-    assert.deepEqual([printed.id, printed.status, printed.config.configurations], [id[1], 'cancelled', 36])
+    assert.deepEqual([printed.id, printed.status, printed.config.configurations], [id[1], 'cancelled', 800])
     const again = await runCli(['sweep', 'cancel', id[1]!], env)
     assert.equal(again.code, 1)
     assert.match(again.stderr, /already cancelled/)
