@@ -10,6 +10,7 @@ import { operatorCommands } from '../src/control/commands.js'
 import { startQueue } from '../src/db/queue.js'
 import { createServices } from '../src/services.js'
 import { openStorage } from '../src/storage.js'
+import { statisticsBench } from './sweep-statistics.js'
 import { createApiKeys } from './support/keys.js'
 import { cpuMicros } from './support/load.js'
 import { log } from './support/log.js'
@@ -68,10 +69,13 @@ export async function run(_options: SuiteOptions): Promise<SuiteResult> {
   const failures: string[] = []
   try {
     const embedded = await measureEmbedded(replay.url)
-    if (embedded.status === 'failed' && embedded.error?.startsWith('STATISTICS_ERROR') !== true) failures.push(`the embedded sweep failed: ${embedded.error}`)
+    if (embedded.status !== 'done') failures.push(`the embedded sweep ended ${embedded.status}: ${embedded.error}`)
     if (embedded.runs_ms > GOAL_EMBEDDED_MS) log(`embedded: ${embedded.runs_ms} ms to run 1,000 configurations, over the ${GOAL_EMBEDDED_MS} ms goal`)
+    const statistics = statisticsBench()
+    failures.push(...statistics.failures)
     const adminUrl = process.env.BENCH_DATABASE_URL
     const postgres = adminUrl ? await measureWorkers(adminUrl, replay.url) : undefined
+    for (const timed of postgres ? [postgres.one_worker, postgres.two_workers] : []) if (timed.status !== 'done') failures.push(`a PostgreSQL sweep ended ${timed.status}: ${timed.error}`)
     if (postgres && postgres.speedup < GOAL_SCALE) log(`two workers ran ${postgres.speedup}× faster than one, under the ${GOAL_SCALE}× goal`)
     return {
       report: {
@@ -79,9 +83,9 @@ export async function run(_options: SuiteOptions): Promise<SuiteResult> {
         sweep: { template: 'sma_cross', configurations: 1000, ...BASE },
         embedded: { ...embedded, goal_ms: GOAL_EMBEDDED_MS, workers: 2 },
         postgres: postgres ?? 'not measured: set BENCH_DATABASE_URL (a PostgreSQL server admin URL)',
-        // Hook for branch sweep-stats: its statisticsBench() (N = 1,000, T ≈ 2,000, S = 16) reports here.
-        statistics: 'not measured here: statisticsBench() of branch sweep-stats (not merged yet)',
-        host: { cores: os.availableParallelism(), load_average: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+        // The statistics alone (bench/sweep-statistics.ts: N = 1,000, T ≈ 2,000, S = 16, and walk-forwards).
+        ...statistics.report,
+        host: { cores: os.availableParallelism(), node: process.version, load_average: os.loadavg().map((x) => Math.round(x * 100) / 100) },
       },
       failures,
     }

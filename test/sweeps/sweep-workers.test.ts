@@ -3,10 +3,6 @@ import { after, describe, it } from 'node:test'
 import { startTestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { killChildren, poll, startCli } from '../cli/cli-process.js'
-import * as statisticsModule from '../../src/sweeps/statistics/index.js'
-
-/** See sweeps.test.ts: with the placeholder statistics a sweep fails at its last step, after every run is stored. */
-const STATISTICS_MERGED = !('STATISTICS_PLACEHOLDER' in statisticsModule)
 
 describe('a sweep over two perpetua worker processes', () => {
   after(killChildren)
@@ -44,8 +40,7 @@ describe('a sweep over two perpetua worker processes', () => {
         const row = await sweepRow()
         return row.status === 'queued' || row.status === 'running' ? undefined : row
       })
-      if (STATISTICS_MERGED) assert.equal(done.status, 'done', JSON.stringify(done.error))
-      else assert.deepEqual([done.status, done.error?.code], ['failed', 'STATISTICS_ERROR'], JSON.stringify(done.error))
+      assert.equal(done.status, 'done', JSON.stringify(done.error))
 
       const runs = await t.database.handle.db.selectFrom('backtest_sweep_runs').select('run_no').where('sweep_id', '=', id).orderBy('run_no').execute()
       assert.deepEqual(

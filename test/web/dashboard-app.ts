@@ -17,7 +17,7 @@ export interface DashboardApp {
   page: Page
   /** Every page error and console error of `page` so far. */
   consoleErrors: string[]
-  /** A signed API call that must succeed; its JSON body. */
+  /** A signed API call that must succeed; its JSON body (undefined for a 204). */
   api<T>(method: string, url: string, body?: unknown): Promise<T>
   /**
    * One job as the API gives it. The page may have just read it, and one job may be read once per
@@ -27,7 +27,18 @@ export interface DashboardApp {
   close(): Promise<void>
 }
 
-export async function startDashboardApp(scopes: Scope[], email: string, env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<DashboardApp> {
+/** What a test expects of the page's console: which console errors count (all by default; page errors always do). */
+export interface ConsoleExpectations {
+  counts?: (text: string) => boolean
+}
+
+export async function startDashboardApp(
+  scopes: Scope[],
+  email: string,
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+  expected: ConsoleExpectations = {},
+): Promise<DashboardApp> {
   const dashboardDir = tempDir('web')
   await buildDashboard(dashboardDir)
   const t = await startTestApp('pglite', { RATE_LIMIT_WEIGHT_PER_MINUTE: '100000', ...env }, { replay: true, queue: 'workers', wallClock: true, ...options, config: { dashboardDir, ...options.config } })
@@ -40,12 +51,12 @@ export async function startDashboardApp(scopes: Scope[], email: string, env: Rec
   const consoleErrors: string[] = []
   page.on('pageerror', (error) => consoleErrors.push(error.message))
   page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(message.text())
+    if (message.type() === 'error' && (expected.counts?.(message.text()) ?? true)) consoleErrors.push(message.text())
   })
   const api = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
     const res = await t.signed(key, method, url, body)
     assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
-    return res.json() as T
+    return (res.statusCode === 204 ? undefined : res.json()) as T
   }
   const apiJob = async <T>(id: string): Promise<T> => {
     for (let attempt = 0; ; attempt++) {

@@ -2,17 +2,16 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
 import type { BrowserContext, Page } from 'playwright-core'
-import { buildDashboard } from '../../web/build.js'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
 import { activeRun } from '../../src/live/queries.js'
 import { enterError } from '../../src/live/run-error.js'
 import { deployFastDryRun } from '../live/backtest-parity.js'
-import { startTestApp, type TestApp } from '../support/app.js'
-import { tempDir } from '../support/database.js'
+import type { TestApp } from '../support/app.js'
 import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
 import { poll } from '../support/poll.js'
 import type { KeyPair } from '../support/signing.js'
-import { browserMissing, launchBrowser } from './browser.js'
+import { browserMissing } from './browser.js'
+import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
 
 // 1m bars close five times a wall second from 2025-06-17 06:00 UTC (inside the recorded minutes), so a
 // dry run trades within seconds; backtests read 2024's recorded hours.
@@ -34,6 +33,7 @@ interface ApiJob {
 const skip = browserMissing()
 
 describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, () => {
+  let d: DashboardApp
   let t: TestApp
   let pool: RunnerPool
   let base: string
@@ -42,62 +42,36 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
   let browser: BrowserContext
   let page: Page
   let receiver: HttpsReceiver
-  const pageErrors: string[] = []
+  let pageErrors: string[]
 
   before(async () => {
-    const dashboardDir = tempDir('web')
-    await buildDashboard(dashboardDir)
     receiver = await startHttpsReceiver()
-    t = await startTestApp(
-      'pglite',
-      { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile, RATE_LIMIT_WEIGHT_PER_MINUTE: '100000' },
-      { replay: REPLAY, queue: 'workers', wallClock: true, config: { dashboardDir, webhookTimeoutMs: 2000 } },
+    d = await startDashboardApp(
+      [...SCOPES],
+      'trader@example.test',
+      { WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true', WEBHOOK_CA_FILE: testCertificates().caFile },
+      { replay: REPLAY, config: { webhookTimeoutMs: 2000 } },
+      { counts: (text) => /Content Security Policy/.test(text) },
     )
+    ;({ t, base, key, token, browser, page, consoleErrors: pageErrors } = d)
     pool = new RunnerPool({ db: t.database.handle.db, market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals })
     pool.start()
-    base = await t.app.listen({ host: '127.0.0.1', port: 0 })
-    key = await t.createKey([...SCOPES], 'trader@example.test')
-    const user = await t.database.handle.db.selectFrom('users').select('id').where('email', '=', 'trader@example.test').executeTakeFirstOrThrow()
-    token = await t.services.tokens.issue(user.id, t.clock.now())
-    browser = await launchBrowser()
-    page = await browser.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy/.test(message.text())) pageErrors.push(message.text())
-    })
   })
   after(async () => {
-    await browser?.close()
     await pool?.stop()
-    await t?.close()
+    await d?.close()
     await receiver?.close()
   })
 
-  const api = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-    const res = await t.signed(key, method, url, body)
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
-    return res.json() as T
-  }
+  const api = <T>(method: string, url: string, body?: unknown): Promise<T> => d.api<T>(method, url, body)
   const jobs = new Map<string, ApiJob>()
-  /**
-   * A finished job as the API gives it, read once per job (it never changes). The page has just read
-   * it too, and one job may be read once per 5 s: a 429 is waited out by its Retry-After, in real time,
-   * since the server's clock is the wall clock the browser signs with.
-   */
+  /** A finished job as the API gives it, read once per job (it never changes; reads wait out the 5 s poll limit). */
   const apiJob = async (id: string): Promise<ApiJob> => {
     const kept = jobs.get(id)
     if (kept) return kept
-    for (let attempt = 0; ; attempt++) {
-      const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
-      if (res.statusCode === 429 && attempt < 3) {
-        await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? 5) * 1000))
-        continue
-      }
-      assert.equal(res.statusCode, 200, res.body)
-      const job = res.json() as ApiJob
-      if (job.status === 'done') jobs.set(id, job)
-      return job
-    }
+    const job = await d.apiJob<ApiJob>(id)
+    if (job.status === 'done') jobs.set(id, job)
+    return job
   }
 
   it('serves the app at /app/ (GET / redirects there) and refuses a wrong app token with the API message', async () => {

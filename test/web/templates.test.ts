@@ -2,13 +2,12 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import type { BrowserContext, Page } from 'playwright-core'
-import { buildDashboard } from '../../web/build.js'
-import { startTestApp, type TestApp } from '../support/app.js'
-import { tempDir } from '../support/database.js'
+import type { Page } from 'playwright-core'
+import type { TestApp } from '../support/app.js'
 import { poll } from '../support/poll.js'
 import type { KeyPair } from '../support/signing.js'
-import { browserMissing, launchBrowser } from './browser.js'
+import { browserMissing } from './browser.js'
+import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
 
 const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write'] as const
 const EXAMPLE = fs.readFileSync(new URL('../../examples/strategies/sma-cross.js', import.meta.url), 'utf8')
@@ -45,56 +44,27 @@ interface LintMark {
 const skip = browserMissing()
 
 describe('template editor in headless Chromium (pglite, replay exchange, sandbox)', { skip }, () => {
+  let d: DashboardApp
   let t: TestApp
   let base: string
   let key: KeyPair
   let token: string
-  let browser: BrowserContext
   let page: Page
-  const pageErrors: string[] = []
+  let pageErrors: string[]
 
   before(async () => {
-    const dashboardDir = tempDir('web')
-    await buildDashboard(dashboardDir)
-    t = await startTestApp('pglite', { RATE_LIMIT_WEIGHT_PER_MINUTE: '100000' }, { replay: true, queue: 'workers', wallClock: true, config: { dashboardDir } })
-    base = await t.app.listen({ host: '127.0.0.1', port: 0 })
-    key = await t.createKey([...SCOPES], 'author@example.test')
-    const user = await t.database.handle.db.selectFrom('users').select('id').where('email', '=', 'author@example.test').executeTakeFirstOrThrow()
-    token = await t.services.tokens.issue(user.id, t.clock.now())
-    browser = await launchBrowser()
-    page = await browser.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
     // Every console error counts but the browser's own line for an answer of 400 or 409, which the
     // page receives and shows on purpose here (a refused upload, a refused delete).
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/^Failed to load resource: the server responded with a status of 4(00|09)/.test(message.text())) pageErrors.push(message.text())
-    })
+    d = await startDashboardApp([...SCOPES], 'author@example.test', {}, {}, { counts: (text) => !/^Failed to load resource: the server responded with a status of 4(00|09)/.test(text) })
+    ;({ t, base, key, token, page, consoleErrors: pageErrors } = d)
   })
   after(async () => {
-    await browser?.close()
-    await t?.close()
+    await d?.close()
   })
 
-  const api = async <T>(method: string, url: string, body?: unknown): Promise<T> => {
-    const res = await t.signed(key, method, url, body)
-    assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
-    return (res.statusCode === 204 ? undefined : res.json()) as T
-  }
-  /**
-   * A job as the API gives it. The page has just read it, and one job may be read once per 5 s: a 429
-   * is waited out by its Retry-After, in real time (the server's clock is the browser's wall clock).
-   */
-  const apiJob = async (id: string) => {
-    for (let attempt = 0; ; attempt++) {
-      const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
-      if (res.statusCode === 429 && attempt < 3) {
-        await new Promise((resolve) => setTimeout(resolve, Number(res.headers['retry-after'] ?? 5) * 1000))
-        continue
-      }
-      assert.equal(res.statusCode, 200, res.body)
-      return res.json() as { status: string; config: { template_id: string; template_version: number; params: unknown }; result: { metrics: { total_trades: number } } }
-    }
-  }
+  const api = <T>(method: string, url: string, body?: unknown): Promise<T> => d.api<T>(method, url, body)
+  const apiJob = (id: string) =>
+    d.apiJob<{ status: string; config: { template_id: string; template_version: number; params: unknown }; result: { metrics: { total_trades: number } } }>(id)
   /** Screenshots in both colour schemes, when TEST_WEB_SCREENSHOTS names a folder. */
   const shot = async (name: string) => {
     if (!SCREENSHOTS) return

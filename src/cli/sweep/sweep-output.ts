@@ -58,12 +58,23 @@ export function statisticsInWords(sweep: Sweep): string[] {
   const params = sweptParams(sweep).map((name) => `${name}=${String(best.params[name])}`).join(', ')
   const lines = [
     `best: ${best.run_id} (${params}), ${sweep.config.objective} ${decimal(best.metrics[sweep.config.objective as keyof typeof best.metrics] as string | number | null)}`,
-    `PSR ${s.psr.toFixed(2)}: the probability that the best run's true Sharpe is above 0`,
-    `DSR ${s.dsr.toFixed(2)}: the probability that it beats the best of ${n} skill-less configurations (${dsrVerdict(s.dsr)})`,
-    `PBO ${s.pbo.value.toFixed(2)}: ${pboVerdict(s.pbo.value)} (${s.pbo.combinations} CSCV splits; the in-sample winner lost money out of sample in ${percent(s.pbo.prob_oos_loss, 0)} of them)`,
+    s.psr === null ? `PSR -: ${s.reasons.psr ?? 'undefined'}` : `PSR ${s.psr.toFixed(2)}: the probability that the best run's true Sharpe is above 0`,
+    s.dsr === null
+      ? `DSR -: ${s.reasons.dsr ?? 'undefined'}`
+      : `DSR ${s.dsr.toFixed(2)}: the probability that it beats the best of ${n} skill-less configurations (${dsrVerdict(s.dsr)})`,
+    s.pbo.value === null
+      ? `PBO -: ${s.pbo.reason ?? 'undefined'}`
+      : `PBO ${s.pbo.value.toFixed(2)}: ${pboVerdict(s.pbo.value)} (${s.pbo.combinations} CSCV splits; the in-sample winner lost money out of sample in ${percent(s.pbo.prob_oos_loss, 0)} of them)`,
   ]
   const wf = result.walk_forward
-  if (wf) lines.push(`walk-forward: ${wf.windows.length} windows, efficiency ${wf.efficiency === null ? 'undefined (in-sample return ≤ 0)' : wf.efficiency.toFixed(2)}`)
+  if (wf) {
+    const stitched = wf.metrics
+    lines.push(
+      `walk-forward (${wf.anchored ? 'anchored' : 'rolling'}, by ${wf.objective}): ${wf.windows.length} windows` +
+        (stitched ? `, out of sample: return ${percent(stitched.total_return)}, max drawdown ${percent(stitched.max_drawdown)}` : '') +
+        `, efficiency ${wf.efficiency === null ? `undefined${wf.reason ? ` (${wf.reason})` : ''}` : wf.efficiency.toFixed(2)}`,
+    )
+  }
   return lines
 }
 
@@ -94,8 +105,8 @@ export function printSweepList(output: Output, sweeps: Sweep[]): void {
         sweep.config.configurations,
         sweep.config.objective,
         sweep.result?.best.run_id ?? NONE,
-        sweep.result ? sweep.result.statistics.pbo.value.toFixed(2) : NONE,
-        sweep.result ? sweep.result.statistics.dsr.toFixed(2) : NONE,
+        decimal(sweep.result?.statistics.pbo.value, 2),
+        decimal(sweep.result?.statistics.dsr, 2),
         time(sweep.submitted_at),
       ]),
     ),
