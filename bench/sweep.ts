@@ -54,6 +54,8 @@ interface Timed {
   post_to_end_ms: number
   /** CPU of the measured processes (every thread) from POST to end, per configuration. */
   cpu_ms_per_configuration: number
+  /** That CPU over the wall time from POST to end: the cores the measured processes got (2 at most here; less when other processes share the host). */
+  cores_used: number
   /** CPU of this host's PostgreSQL server processes (every backend) meanwhile, per configuration; null when embedded. */
   postgres_server_cpu_ms_per_configuration?: number
 }
@@ -171,6 +173,7 @@ async function timeSweep(url: string, signer: RequestSigner, body: object, pids:
         runs_ms: runsMs!,
         post_to_end_ms: ms,
         cpu_ms_per_configuration: Math.round((cpuMs / configurations) * 100) / 100,
+        cores_used: Math.round((cpuMs / ms) * 100) / 100,
         ...(serverPids().length > 0 ? { postgres_server_cpu_ms_per_configuration: Math.round((serverCpuMs / configurations) * 100) / 100 } : {}),
       }
     }
