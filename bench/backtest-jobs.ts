@@ -5,14 +5,14 @@ import { type ProfileSummary, summariseProfiles } from './support/cpu-profile.js
 import { createApiKeys } from './support/keys.js'
 import { cpuMicros, monotonicUs } from './support/load.js'
 import { log } from './support/log.js'
-import { startBenchReplay } from './support/replay.js'
+import { type ReplayStats, replayStats, startBenchReplay } from './support/replay.js'
 import { type BenchServer, REPO_ROOT, startServer } from './support/server.js'
 import { RequestSigner, signedJson } from './support/signing.js'
 
 /** Stored-history runs on the warm server; the median is held against the goal. */
 const STORED_RUNS = 7
 /** The shared data folder beside the checkout: ../shared for the main checkout, ../../shared for a worktree under wt/. */
-const SHARED_DATA = [path.resolve(REPO_ROOT, '..', 'shared', 'data'), path.resolve(REPO_ROOT, '..', '..', 'shared', 'data')].find((dir) =>
+export const SHARED_DATA = [path.resolve(REPO_ROOT, '..', 'shared', 'data'), path.resolve(REPO_ROOT, '..', '..', 'shared', 'data')].find((dir) =>
   fs.existsSync(path.join(dir, 'binance-um-futures')),
 )
 const JOB = {
@@ -47,13 +47,25 @@ interface Timed {
 /**
  * POST to done for BTCUSDT 5m over 2023-01-01..2026-02-19 (330k bars, 5,683 trades), through the whole
  * service: signed request, queue, history store, engine thread, result stored. First with a cold store
- * (the replay exchange over shared/data serves the klines and funding, within its weight limits), then
+ * (the replay exchange over shared/data serves whole months and days of klines from its archive layout,
+ * generating each file on its first request, and the rest of the klines and the funding over REST), then
  * STORED_RUNS times with the history stored, then once more after a restart on the same DATA_DIR
  * (history in the database, nothing in the new process's memory).
  */
 export interface JobsReport {
   job: typeof JOB
-  cold_store: { post_to_done_ms: number; server_ms: number | null; status: string; trades: number | null; upstream_requests: number }
+  cold_store: {
+    post_to_done_ms: number
+    server_ms: number | null
+    status: string
+    trades: number | null
+    /** REST requests (klines, funding, time, exchangeInfo). */
+    upstream_requests: number
+    /** Archive zips downloaded (each with its .CHECKSUM). */
+    archive_files: number
+    /** Issue 25's starting point: REST alone (225 requests). */
+    rest_only_baseline_ms: number
+  }
   stored: {
     runs: number
     /** The median of the runs: what the goal holds. */
@@ -67,6 +79,11 @@ export interface JobsReport {
     upstream_requests: number
   }
   stored_after_restart: { post_to_done_ms: number; server_ms: number | null; server_cpu_ms: number; status: string }
+  /**
+   * A cold store again (a fresh DATA_DIR) once the replay exchange has made its archive files: what the
+   * job costs where the archive is a static file host, as Binance's is.
+   */
+  cold_store_archive_files_made: { post_to_done_ms: number; server_ms: number | null; server_cpu_ms: number; status: string; upstream_requests: number; archive_files: number }
   load_average: number[]
   cpu_profile_stored_runs?: ProfileSummary[]
 }
@@ -76,14 +93,15 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Job
   // Its clock after the 5m series ends, so the whole range is history.
   const replay = await startBenchReplay(['--data', SHARED_DATA, '--start', '2026-05-17T00:00:00Z'])
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-jobs-'))
-  const env = { UPSTREAM_URL: replay.url, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000', WORKERS: '1' }
+  const env = { UPSTREAM_URL: replay.url, UPSTREAM_ARCHIVE_URL: replay.url, RATE_LIMIT_WEIGHT_PER_MINUTE: '1000000000', RATE_LIMIT_IP_PER_MINUTE: '1000000000', WORKERS: '1' }
   let server: BenchServer | undefined
   try {
     server = await startServer({ env, dataDir, cpuProfile: options.cpuProfile })
     const [key] = await createApiKeys(server, 'bench-jobs@perpetua.test', ['backtests:read', 'backtests:write'], 1)
     const signer = new RequestSigner(key!)
     const cold = await timeJob(server, signer)
-    const upstreamCalls = (await replay.stats()).requests
+    const coldStats = await replay.stats()
+    const upstreamCalls = coldStats.requests
     const stored: Timed[] = []
     const startUs = monotonicUs()
     for (let k = 0; k < STORED_RUNS; k++) stored.push(await timeJob(server, signer))
@@ -94,11 +112,17 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Job
     const profiles: ProfileSummary[] | undefined = server.profileDir ? summariseProfiles(server.profileDir, { startUs, endUs }, 25) : undefined
     server = await startServer({ env, dataDir })
     const fresh = await timeJob(server, signer)
+    await server.stop()
+    const coldAgain = await coldStoreAgain(env, await replay.stats())
     const ms = median(stored.map((run) => run.ms))
     const allDone = stored.every((run) => run.job.status === 'done')
     return {
       job: JOB,
-      cold_store: { post_to_done_ms: cold.ms, server_ms: cold.server_ms, status: cold.job.status, trades: cold.job.result?.metrics.total_trades ?? null, upstream_requests: upstreamCalls },
+      cold_store: { post_to_done_ms: cold.ms, server_ms: cold.server_ms, status: cold.job.status, trades: cold.job.result?.metrics.total_trades ?? null,
+        upstream_requests: upstreamCalls,
+        archive_files: coldStats.archiveFiles,
+        rest_only_baseline_ms: 40_400,
+      },
       stored: {
         runs: STORED_RUNS,
         post_to_done_ms: ms,
@@ -110,12 +134,34 @@ export async function measureJobs(options: { cpuProfile: boolean }): Promise<Job
         upstream_requests: upstreamCallsAfter - upstreamCalls,
       },
       stored_after_restart: { post_to_done_ms: fresh.ms, server_ms: fresh.server_ms, server_cpu_ms: fresh.server_cpu_ms, status: fresh.job.status },
+      cold_store_archive_files_made: coldAgain,
       load_average: os.loadavg().map((x) => Math.round(x * 100) / 100),
       ...(profiles ? { cpu_profile_stored_runs: profiles } : {}),
     }
   } finally {
     await server?.stop()
     replay.stop()
+    fs.rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+async function coldStoreAgain(env: Record<string, string>, before: ReplayStats): Promise<JobsReport['cold_store_archive_files_made']> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-jobs-'))
+  const server = await startServer({ env, dataDir })
+  try {
+    const [key] = await createApiKeys(server, 'bench-jobs@perpetua.test', ['backtests:read', 'backtests:write'], 1)
+    const run = await timeJob(server, new RequestSigner(key!))
+    const after = await replayStats(env.UPSTREAM_URL!)
+    return {
+      post_to_done_ms: run.ms,
+      server_ms: run.server_ms,
+      server_cpu_ms: run.server_cpu_ms,
+      status: run.job.status,
+      upstream_requests: after.requests - before.requests,
+      archive_files: after.archiveFiles - before.archiveFiles,
+    }
+  } finally {
+    await server.stop()
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
 }

@@ -7,6 +7,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   http: () => import('./http.js'),
   market: () => import('./market.js'),
   backtest: () => import('./backtest.js'),
+  history: () => import('./history.js'),
   custom: () => import('./custom.js'),
   webhooks: () => import('./webhooks.js'),
   venue: () => import('./venue.js'),

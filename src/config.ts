@@ -13,6 +13,12 @@ export interface Config {
   upstreamDataUrl: string | undefined
   /** Market streams for strategy runners (UPSTREAM_WS_URL); unset: the built-in replay exchange's, or UPSTREAM_URL with ws(s). */
   upstreamWsUrl: string | undefined
+  /**
+   * UPSTREAM_ARCHIVE_URL: Binance's public data archive (https://data.binance.vision) or a copy of its
+   * layout, where backtests take whole months and days of klines; 'off' disables it. Unset: the built-in
+   * replay exchange's own archive when UPSTREAM_URL is unset too, else off.
+   */
+  upstreamArchiveUrl: string | 'off' | undefined
   /** Recorded data for the built-in replay exchange (unset = the project's data/ folder). */
   replayDataDir: string | undefined
   masterKey: Buffer | undefined
@@ -72,6 +78,7 @@ export function loadConfig(env: Env = process.env): Config {
     upstreamUrl,
     upstreamDataUrl: read.url('UPSTREAM_DATA_URL', ['http:', 'https:']) ?? upstreamUrl,
     upstreamWsUrl: read.url('UPSTREAM_WS_URL', ['ws:', 'wss:']),
+    upstreamArchiveUrl: read.string('UPSTREAM_ARCHIVE_URL')?.toLowerCase() === 'off' ? 'off' : read.url('UPSTREAM_ARCHIVE_URL', ['http:', 'https:']),
     replayDataDir: read.string('REPLAY_DATA_DIR') === undefined ? undefined : path.resolve(read.string('REPLAY_DATA_DIR')!),
     masterKey: read.key32('MASTER_KEY'),
     appJwtSecret: read.key32('APP_JWT_SECRET'),

@@ -83,9 +83,9 @@ export interface Bar {
   close: number
   /** Base-asset volume. */
   volume: number
-  /** NaN for now: the history store keeps open_time, open, high, low, close and volume only. */
+  /** Quote-asset volume (klines field 7). */
   quote_volume: number
-  /** NaN for now, as quote_volume. */
+  /** Number of trades in the bar (klines field 8). */
   trades: number
 }
 

@@ -44,6 +44,13 @@ describe('loadConfig', () => {
     assert.equal(config.upstreamDataUrl, 'https://fapi.binance.com')
   })
 
+  it('reads UPSTREAM_ARCHIVE_URL: a URL, "off", or unset (the built-in replay exchange decides, src/upstream.ts)', () => {
+    assert.equal(loadConfig({ UPSTREAM_ARCHIVE_URL: 'https://data.binance.vision/' }).upstreamArchiveUrl, 'https://data.binance.vision')
+    assert.equal(loadConfig({ UPSTREAM_ARCHIVE_URL: 'OFF' }).upstreamArchiveUrl, 'off')
+    assert.equal(loadConfig({}).upstreamArchiveUrl, undefined)
+    assert.deepEqual(problemsOf({ UPSTREAM_ARCHIVE_URL: 'ftp://archive.example' }), ['UPSTREAM_ARCHIVE_URL must be a URL starting with http:// or https://'])
+  })
+
   it('treats empty and blank values as unset', () => {
     const config = loadConfig({ PORT: '', HOST: '  ', DATABASE_URL: '', MASTER_KEY: ' ', LOG_LEVEL: '' })
     assert.equal(config.port, 8080)

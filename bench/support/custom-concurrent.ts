@@ -53,7 +53,7 @@ const MIB = 2 ** 20
 async function main(): Promise<void> {
   const request = JSON.parse(await readStdin()) as ConcurrentRequest
   const data = engineBenchData(request.bars)
-  const bars = { ...data.bars, ...concatBars([data.bars], { shared: true }) }
+  const bars = { ...data.bars, ...concatBars([{ ...data.bars, quoteVolume: new Float64Array(data.bars.openTime.length).fill(Number.NaN), trades: new Float64Array(data.bars.openTime.length).fill(Number.NaN) }], { shared: true }) }
   const builtinInput: EngineRequest['input'] = smaCrossInput({ bars, funding: data.funding })
   const customInput: EngineRequest['input'] = { ...builtinInput, templateId: request.job.source.id }
   const processRss = process.memoryUsage.rss()

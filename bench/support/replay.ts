@@ -5,9 +5,20 @@ import { REPO_ROOT } from './server.js'
 
 export interface BenchReplay {
   url: string
-  /** Requests the replay exchange has served, by path (its /__replay/stats). */
-  stats(): Promise<{ requests: number; byPath: Record<string, number> }>
+  /** Requests the replay exchange has served, by path, and archive zips (its /__replay/stats). */
+  stats(): Promise<ReplayStats>
   stop(): void
+}
+
+export interface ReplayStats {
+  requests: number
+  byPath: Record<string, number>
+  archiveFiles: number
+}
+
+/** A replay exchange's /__replay/stats. */
+export async function replayStats(url: string): Promise<ReplayStats> {
+  return (await (await fetch(`${url}/__replay/stats`)).json()) as ReplayStats
 }
 
 /** A standalone replay exchange (`perpetua replay-exchange`) on a free port, so its upstream calls can be counted. */
@@ -22,7 +33,7 @@ export async function startBenchReplay(args: string[] = []): Promise<BenchReplay
   const { url } = JSON.parse(line) as { url: string }
   return {
     url,
-    stats: async () => (await (await fetch(`${url}/__replay/stats`)).json()) as { requests: number; byPath: Record<string, number> },
+    stats: () => replayStats(url),
     stop: () => void child.kill('SIGTERM'),
   }
 }

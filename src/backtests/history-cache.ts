@@ -75,11 +75,11 @@ export interface HistoryCaches {
 /**
  * Reading and inflating BTCUSDT 5m 2023-01..2026-02 (41 chunks, 6.4 MB deflated) took ~100 ms of a
  * 300 ms job on PGlite, listing the chunks' revisions ~2 ms; reading its 3,500 funding events 10-20 ms,
- * counting them ~1 ms. 64 MB of bars is 1.4 M bars (four such series).
+ * counting them ~1 ms. 64 MB of bars is 1 M bars at eight columns (three such series).
  */
 export function historyCaches(klineBytes = 64 * 1024 * 1024, fundingBytes = 4 * 1024 * 1024): HistoryCaches {
   return {
-    klineChunks: new HistoryCache<BarColumns>(klineBytes, (bars) => bars.openTime.byteLength * 6),
+    klineChunks: new HistoryCache<BarColumns>(klineBytes, (bars) => bars.openTime.byteLength * 8),
     funding: new HistoryCache<FundingColumns>(fundingBytes, (funding) => funding.time.byteLength * 3),
   }
 }

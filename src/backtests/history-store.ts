@@ -1,16 +1,26 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { BarInput } from '../engine/growing-series.js'
+import { type ArchiveFile, archivable, planKlineFiles } from '../market/archive/archive-files.js'
+import type { ArchiveOutcome, KlineArchive } from '../market/archive/kline-archive.js'
+import { awaitFile, claimFiles, NODE_ID, releaseFiles } from './archive-claims.js'
 import type { FundingColumns, HistoryCaches } from './history-cache.js'
-import { type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars } from './kline-codec.js'
+import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars, type StoredBar } from './kline-codec.js'
 
-/** A kline as stored and served: the engine's bar input. */
-export type KlineRow = BarInput
+/** A kline as stored and served: the engine's bar input with quote volume and trades. */
+export type KlineRow = StoredBar
 
 export interface FundingRow {
   fundingTime: number
   fundingRate: number
   markPrice: number | null
+}
+
+/** The klines archive and where a file it refused is said (its span then comes over REST). */
+export interface ArchiveSource {
+  client: KlineArchive
+  warn(details: Record<string, unknown>, message: string): void
+  /** The node's name in download claims (archive-claims.ts); this process's by default. */
+  node?: string
 }
 
 /** Where history comes from when it is not stored yet: the upstream exchange (market/ implements it). */
@@ -30,8 +40,10 @@ const CHUNK_BARS = 8192
 /**
  * Klines for open times in [start, end], from the store; spans never fetched are fetched once from
  * the source (within its weight budget) and stored, so a second backtest over the same range makes
- * no upstream call. `now` is the exchange's clock (its serverTime), never ours: a bar whose close time
- * is after it is still forming, and is neither returned nor stored. Gaps the exchange
+ * no upstream call. With an `archive`, whole months and days come from its files, and only the rest
+ * (the last day or two, partial days, refused files) over REST; the bars stored are the same. `now` is
+ * the exchange's clock (its serverTime), never ours: a bar whose close time is after it is still
+ * forming, and is neither returned nor stored. Gaps the exchange
  * has stay gaps: they are covered, so never fetched again. Chunks already decoded at their current
  * revision come from `caches`. The columns are in shared memory (see concatBars).
  */
@@ -40,6 +52,7 @@ export async function loadBars(
   source: HistorySource,
   caches: HistoryCaches,
   request: { symbol: string; interval: string; intervalMs: number; start: number; end: number; now: number },
+  archive?: ArchiveSource,
 ): Promise<BarColumns> {
   const { symbol, interval, intervalMs } = request
   const lastComplete = Math.floor(request.now / intervalMs) * intervalMs - intervalMs
@@ -47,18 +60,105 @@ export async function loadBars(
   const dataset = `klines:${interval}`
   await revalidateLegacySpans(db, symbol, dataset, request.now)
   for (const [from, to] of await missingSpans(db, symbol, dataset, request.start, end + 1)) {
-    const rows: KlineRow[] = []
-    for (let cursor = from; cursor < to; ) {
-      const page = await source.klines(symbol, interval, cursor, to - 1, KLINE_PAGE)
-      // Only closed bars (close time = open + interval − 1 ms, before the exchange's now) are kept.
-      rows.push(...page.filter((row) => row.openTime >= cursor && row.openTime < to && row.openTime + intervalMs <= request.now))
-      if (page.length < KLINE_PAGE) break
-      cursor = page[page.length - 1]!.openTime + intervalMs
+    const files = archive && archivable(intervalMs) ? planKlineFiles(symbol, interval, from, to, request.now) : []
+    // A year of monthly files at a time, stored before more are held, while the next year downloads.
+    const batches: ArchiveFile[][] = []
+    for (let first = 0; first === 0 || first < files.length; first += ARCHIVE_BATCH) batches.push(files.slice(first, first + ARCHIVE_BATCH))
+    const download = (batch: ArchiveFile[]) => downloadFiles(db, archive, batch, { symbol, dataset, intervalMs })
+    let next = download(batches[0]!)
+    for (let k = 0, cursor = from; k < batches.length; k++) {
+      const [batch, outcomes] = [batches[k]!, next]
+      if (k + 1 < batches.length) next = download(batches[k + 1]!)
+      const until = k + 1 < batches.length ? batch[batch.length - 1]!.to : to
+      const parts = await assembleSpan(source, archive, batch, await outcomes, { ...request, from: cursor, to: until })
+      const bars = concatBars(parts)
+      const n = bars.openTime.length
+      const received = n > 0 ? bars.openTime[n - 1]! + intervalMs : undefined
+      await storeBars(db, symbol, interval, intervalMs, bars, [cursor, coveredUntil(cursor, until, received, request.now)], request.now)
+      await releaseFiles(db, batch.map((file) => file.path), archive?.node)
+      cursor = until
     }
-    const lastOpen = rows.length > 0 ? rows[rows.length - 1]!.openTime : undefined
-    await storeBars(db, symbol, interval, intervalMs, barsFromRows(rows), [from, coveredUntil(from, to, lastOpen === undefined ? undefined : lastOpen + intervalMs, request.now)], request.now)
   }
   return readBars(db, caches, symbol, interval, intervalMs, request.start, end)
+}
+
+/** Archive files fetched and stored together (12 monthly files of 1m bars: 0.5 M bars, 34 MB of columns). */
+const ARCHIVE_BATCH = 12
+
+/**
+ * Each file's bars from the archive (started at once; the archive client limits how many download
+ * together), or undefined where another job or node stored the file's span meanwhile. A file is
+ * claimed first (archive-claims.ts), so nodes sharing the store download it once. Never rejects
+ * (a refused file is an outcome), so a batch downloading ahead of the one being stored cannot go unheard.
+ */
+function downloadFiles(
+  db: Db,
+  archive: ArchiveSource | undefined,
+  files: ArchiveFile[],
+  span: { symbol: string; dataset: string; intervalMs: number },
+): Promise<(ArchiveOutcome | undefined)[]> {
+  if (files.length === 0) return Promise.resolve([])
+  const node = archive?.node ?? NODE_ID
+  const stored = async (file: ArchiveFile) => (await missingSpans(db, span.symbol, span.dataset, file.from, file.to)).length === 0
+  // One look at the coverage and one claim statement for the batch (not three queries a file: 56 files of
+  // 5m bars spent ~0.4 s on them through PGlite's worker).
+  const batch = async () => {
+    const covered = await coverageWithin(db, span.symbol, span.dataset, files[0]!.from, files[files.length - 1]!.to)
+    const pending = files.filter((file) => uncovered(covered, file.from, file.to).length > 0)
+    return { pending: new Set(pending), claimed: await claimFiles(db, pending.map((file) => file.path), node) }
+  }
+  const one = async (file: ArchiveFile, ahead: Awaited<ReturnType<typeof batch>>): Promise<ArchiveOutcome | undefined> => {
+    try {
+      if (!ahead.pending.has(file)) return undefined
+      // Another node downloading this file: wait for its bars in the store rather than download it again.
+      if (!ahead.claimed.has(file.path) && (await awaitFile(db, file.path, () => stored(file), node)) === 'stored') return undefined
+      return await archive!.client.klines(file, span.intervalMs)
+    } catch (error) {
+      return { ok: false, reason: error instanceof Error ? error.message : String(error) }
+    }
+  }
+  return batch().then(
+    (ahead) => Promise.all(files.map((file) => one(file, ahead))),
+    (error: unknown) => files.map(() => ({ ok: false as const, reason: error instanceof Error ? error.message : String(error) })),
+  )
+}
+
+/** The bars of [from, to): the files' where they gave them, REST's around them and for every file refused. */
+async function assembleSpan(
+  source: HistorySource,
+  archive: ArchiveSource | undefined,
+  files: ArchiveFile[],
+  outcomes: (ArchiveOutcome | undefined)[],
+  span: { symbol: string; interval: string; intervalMs: number; from: number; to: number; now: number },
+): Promise<BarColumns[]> {
+  const parts: BarColumns[] = []
+  let cursor = span.from
+  for (const [i, file] of files.entries()) {
+    const outcome = outcomes[i]
+    if (outcome && !outcome.ok) {
+      archive!.warn({ symbol: span.symbol, interval: span.interval, file: file.path, reason: outcome.reason }, 'archive file refused: its span is fetched over REST')
+      continue // left to REST with the span around it
+    }
+    if (file.from > cursor) parts.push(await restBars(source, { ...span, from: cursor, to: file.from }))
+    if (outcome) parts.push(outcome.bars)
+    cursor = file.to
+  }
+  if (cursor < span.to) parts.push(await restBars(source, { ...span, from: cursor, to: span.to }))
+  return parts
+}
+
+/** Closed bars of [from, to) over REST, page by page within the weight budget. */
+async function restBars(source: HistorySource, span: { symbol: string; interval: string; intervalMs: number; from: number; to: number; now: number }): Promise<BarColumns> {
+  const { symbol, interval, intervalMs, from, to, now } = span
+  const rows: KlineRow[] = []
+  for (let cursor = from; cursor < to; ) {
+    const page = await source.klines(symbol, interval, cursor, to - 1, KLINE_PAGE)
+    // Only closed bars (close time = open + interval − 1 ms, before the exchange's now) are kept.
+    rows.push(...page.filter((row) => row.openTime >= cursor && row.openTime < to && row.openTime + intervalMs <= now))
+    if (page.length < KLINE_PAGE) break
+    cursor = page[page.length - 1]!.openTime + intervalMs
+  }
+  return barsFromRows(rows)
 }
 
 async function storeBars(db: Db, symbol: string, interval: string, intervalMs: number, bars: BarColumns, span: [number, number], exchangeNow: number) {
@@ -139,13 +239,24 @@ async function readBars(db: Db, caches: HistoryCaches, symbol: string, interval:
   return concatBars(parts, { shared: true })
 }
 
-/** Bars of `a` and `b` by open time, `b` winning where both have one. */
+/** Bars of `a` and `b` by open time, `b` winning where both have one (a linear merge: both are ascending). */
 function mergeBars(a: BarColumns, b: BarColumns): BarColumns {
-  const byTime = new Map<number, number>()
-  const all = concatBars([a, b])
-  for (let i = 0; i < all.openTime.length; i++) byTime.set(all.openTime[i]!, i)
-  const order = [...byTime.entries()].sort((x, y) => x[0] - y[0]).map(([, i]) => i)
-  return barsFromRows(order.map((i) => ({ openTime: all.openTime[i]!, open: all.open[i]!, high: all.high[i]!, low: all.low[i]!, close: all.close[i]!, volume: all.volume[i]! })))
+  const [na, nb] = [a.openTime.length, b.openTime.length]
+  if (na === 0 || nb === 0 || a.openTime[na - 1]! < b.openTime[0]!) return concatBars([a, b])
+  const out = concatBars([a, b]) // sized for both; filled below, then cut to the merged length
+  let [i, j, n] = [0, 0, 0]
+  const take = (from: BarColumns, k: number) => {
+    for (const name of BAR_COLUMNS) out[name][n] = from[name][k]!
+    n++
+  }
+  while (i < na || j < nb) {
+    if (j >= nb || (i < na && a.openTime[i]! < b.openTime[j]!)) take(a, i++)
+    else {
+      if (i < na && a.openTime[i] === b.openTime[j]) i++
+      take(b, j++)
+    }
+  }
+  return Object.fromEntries(BAR_COLUMNS.map((name) => [name, out[name].subarray(0, n)])) as unknown as BarColumns
 }
 
 /**
@@ -248,7 +359,12 @@ async function revalidateLegacySpans(db: Db, symbol: string, dataset: string, no
 /** The parts of [from, to) not covered by stored spans of this dataset. */
 async function missingSpans(db: Db, symbol: string, dataset: string, from: number, to: number): Promise<[number, number][]> {
   if (to <= from) return []
-  const covered = await db
+  return uncovered(await coverageWithin(db, symbol, dataset, from, to), from, to)
+}
+
+/** The stored spans of this dataset that overlap [from, to), by start. */
+async function coverageWithin(db: Db, symbol: string, dataset: string, from: number, to: number): Promise<[number, number][]> {
+  const rows = await db
     .selectFrom('market_coverage')
     .select(['from_ms', 'to_ms'])
     .where('symbol', '=', symbol)
@@ -257,10 +373,16 @@ async function missingSpans(db: Db, symbol: string, dataset: string, from: numbe
     .where('from_ms', '<', to as never)
     .orderBy('from_ms')
     .execute()
+  return rows.map((row) => [Number(row.from_ms), Number(row.to_ms)])
+}
+
+/** The parts of [from, to) none of `covered` (sorted by start) holds. */
+function uncovered(covered: [number, number][], from: number, to: number): [number, number][] {
   const missing: [number, number][] = []
   let cursor = from
-  for (const span of covered) {
-    const [a, b] = [Number(span.from_ms), Number(span.to_ms)]
+  for (const [a, b] of covered) {
+    if (b <= cursor) continue
+    if (a >= to) break
     if (a > cursor) missing.push([cursor, Math.min(a, to)])
     cursor = Math.max(cursor, b)
     if (cursor >= to) break

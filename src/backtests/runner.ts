@@ -191,6 +191,7 @@ export async function engineInput(
   const start = Date.parse(config.start)
   const end = Date.parse(config.end)
   const history = new UpstreamHistory(deps.market, isCancelled)
+  const archive = deps.market.archive && { client: deps.market.archive, warn: (details: Record<string, unknown>, message: string) => deps.log.warn({ ...details, job: job.id }, message) }
   // What is closed is the exchange's to say (its serverTime), not our clock: a bar forming there is never stored or used.
   // Unreachable, the job fails saying so: with our clock instead, a bar still forming there could be stored as final.
   const exchangeNow = await exchangeServerTime(deps.market).catch((error: unknown) => {
@@ -202,7 +203,7 @@ export async function engineInput(
   const rules = []
   for (const [i, symbol] of config.symbols.entries()) {
     rules.push(await symbolRules(deps.market, symbol))
-    const columns = await loadBars(deps.db, history, caches, { symbol, interval: config.timeframe, intervalMs, start, end, now: exchangeNow })
+    const columns = await loadBars(deps.db, history, caches, { symbol, interval: config.timeframe, intervalMs, start, end, now: exchangeNow }, archive)
     bars.push({ symbol, intervalMs, ...columns })
     // Funding a bar settles lies up to one interval past `end`.
     funding.push(await loadFunding(deps.db, history, caches, { symbol, start, end: end + intervalMs, now: exchangeNow }))

@@ -25,7 +25,16 @@ export class UpstreamHistory implements HistorySource {
 
   async klines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]> {
     const rows = await this.page<unknown[][]>('/fapi/v1/klines', { symbol, interval, startTime, endTime, limit }, klinesWeight(limit))
-    return rows.map((k) => ({ openTime: Number(k[0]), open: Number(k[1]), high: Number(k[2]), low: Number(k[3]), close: Number(k[4]), volume: Number(k[5]) }))
+    return rows.map((k) => ({
+      openTime: Number(k[0]),
+      open: Number(k[1]),
+      high: Number(k[2]),
+      low: Number(k[3]),
+      close: Number(k[4]),
+      volume: Number(k[5]),
+      quoteVolume: Number(k[7]),
+      trades: Number(k[8]),
+    }))
   }
 
   async fundingRates(symbol: string, startTime: number, endTime: number, limit: number): Promise<FundingRow[]> {

@@ -10,7 +10,7 @@ PERPETUA_API_SECRET or PERPETUA_TOKEN, or a profile: --profile NAME (or PERPETUA
 from ~/.config/perpetua/profiles.json (PERPETUA_PROFILES names another file), {"NAME": {"url",
 "api_key", "api_secret" | "token"}}; a profile named "default" fills in what the environment does not
 set. Results go to stdout (--json: the API's answer exactly), progress and notes to stderr.
-Operator commands (serve, worker, migrate, keys, users, tokens, replay-exchange) run Perpetua or act on
+Operator commands (serve, worker, migrate, keys, users, tokens, replay-exchange, history) run Perpetua or act on
 its database, configured by the environment (README, "Configuration").
 perpetua --version (or -V) prints the version. Every command takes --help. Exit 0 done, 1 refused or
 failed (the API's message and code on stderr), 2 usage error, 130 interrupted.`

@@ -14,6 +14,7 @@ export interface Database {
   backtest_sweep_runs: BacktestSweepRunsTable
   kline_chunks: KlineChunksTable
   market_coverage: MarketCoverageTable
+  archive_claims: ArchiveClaimsTable
   funding_events: FundingEventsTable
   events: EventsTable
   webhooks: WebhooksTable
@@ -198,6 +199,13 @@ export interface MarketCoverageTable {
   to_ms: BigIntColumn
   /** The exchange's time when the span was fetched; null for spans stored before 0016 (judged by our clock). */
   exchange_time_ms: ColumnType<string | null, number | null | undefined, number | null>
+}
+
+/** A node's lease on downloading one archive file for the store (migration 0017). */
+export interface ArchiveClaimsTable {
+  file: string
+  node: string
+  claimed_until: BigIntColumn
 }
 
 export interface FundingEventsTable {

@@ -8,6 +8,9 @@ export interface BarInput {
   low: number
   close: number
   volume: number
+  /** Quote-asset volume and number of trades (klines fields 7 and 8); NaN to a strategy when absent. */
+  quoteVolume?: number
+  trades?: number
 }
 
 /** One funding event; markPrice NaN when the exchange recorded none. */
@@ -24,14 +27,14 @@ export interface FundingInput {
  * stops at the arrays' length never sees them as due.
  */
 export class GrowingSeries {
-  readonly bars: BarSeries
+  readonly bars: Required<BarSeries>
   readonly funding: FundingSeries
   length = 0
   fundingLength = 0
 
   constructor(symbol: string, intervalMs: number) {
     const empty = () => new Float64Array(64)
-    this.bars = { symbol, intervalMs, openTime: empty(), open: empty(), high: empty(), low: empty(), close: empty(), volume: empty() }
+    this.bars = { symbol, intervalMs, openTime: empty(), open: empty(), high: empty(), low: empty(), close: empty(), volume: empty(), quoteVolume: empty(), trades: empty() }
     this.funding = { time: new Float64Array(0), rate: new Float64Array(0), markPrice: new Float64Array(0) }
   }
 
@@ -40,13 +43,15 @@ export class GrowingSeries {
     const s = this.bars
     const i = this.length
     if (i > 0 && !(bar.openTime > s.openTime[i - 1]!)) throw new RangeError(`${s.symbol}: bar ${bar.openTime} is not after ${s.openTime[i - 1]}`)
-    if (i === s.openTime.length) for (const key of ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) s[key] = grow(s[key], i)
+    if (i === s.openTime.length) for (const key of ['openTime', 'open', 'high', 'low', 'close', 'volume', 'quoteVolume', 'trades'] as const) s[key] = grow(s[key], i)
     s.openTime[i] = bar.openTime
     s.open[i] = bar.open
     s.high[i] = bar.high
     s.low[i] = bar.low
     s.close[i] = bar.close
     s.volume[i] = bar.volume
+    s.quoteVolume[i] = bar.quoteVolume ?? Number.NaN
+    s.trades[i] = bar.trades ?? Number.NaN
     this.length = i + 1
     return i
   }

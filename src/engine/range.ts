@@ -26,6 +26,8 @@ export function barsInRange(series: BarSeries, start: number, end: number): BarS
     low: view(series.low),
     close: view(series.close),
     volume: view(series.volume),
+    ...(series.quoteVolume ? { quoteVolume: view(series.quoteVolume) } : {}),
+    ...(series.trades ? { trades: view(series.trades) } : {}),
   }
 }
 

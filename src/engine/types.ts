@@ -14,6 +14,12 @@ export interface BarSeries {
   low: Float64Array
   close: Float64Array
   volume: Float64Array
+  /**
+   * Quote-asset volume and number of trades (klines fields 7 and 8). The engine's rules never read them;
+   * user strategies receive them. Optional: a series built without them gives NaN to a strategy.
+   */
+  quoteVolume?: Float64Array
+  trades?: Float64Array
 }
 
 /** One symbol's funding history (GET /fapi/v1/fundingRate rows), ascending by time. */

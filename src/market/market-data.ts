@@ -1,4 +1,5 @@
 import type { Config } from '../config.js'
+import { KlineArchive } from './archive/kline-archive.js'
 import { RedisCacheStore } from './cache-store.js'
 import { type CachedResponse, type CachePolicy, ResponseCache } from './response-cache.js'
 import { canonicalQuery, type UpstreamCall, UpstreamClient, type UpstreamClientOptions } from './upstream-client.js'
@@ -19,6 +20,8 @@ export class MarketData {
   constructor(
     readonly client: UpstreamClient,
     readonly cache: ResponseCache,
+    /** Binance's public data archive (UPSTREAM_ARCHIVE_URL) for history; undefined when off. */
+    readonly archive?: KlineArchive,
   ) {}
 
   /** A view of the market for one incoming request: every fetch through it shares one deadline. */
@@ -55,5 +58,7 @@ export interface MarketOptions extends Partial<Omit<UpstreamClientOptions, 'now'
 export function createMarketData(config: Config, now: () => number, options: MarketOptions = {}): MarketData {
   const client = new UpstreamClient({ apiUrl: config.upstreamUrl, dataUrl: config.upstreamDataUrl, ...options, now })
   const shared = config.redisUrl ? new RedisCacheStore(config.redisUrl, options.onCacheError) : undefined
-  return new MarketData(client, new ResponseCache(now, shared))
+  const archiveUrl = config.upstreamArchiveUrl === 'off' ? undefined : config.upstreamArchiveUrl
+  const archive = archiveUrl ? new KlineArchive(archiveUrl) : undefined
+  return new MarketData(client, new ResponseCache(now, shared), archive)
 }

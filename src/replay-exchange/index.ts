@@ -11,6 +11,7 @@ import { type FaultInjector, Faults } from './common/faults.js'
 import { Market } from './market-data/market.js'
 import { WeightLimiter } from './common/rate-limit.js'
 import { installRequestHooks, RequestStats } from './common/request-hooks.js'
+import { archiveRoutes } from './market-data/archive.js'
 import { derivedRoutes } from './market-data/derived-routes.js'
 import { spotWalletRoutes } from './market-data/spot-wallet.js'
 import { marketRouter, restRoutes } from './market-data/rest-routes.js'
@@ -50,7 +51,7 @@ export interface ReplayExchange {
   /** Create and fund accounts (as POST /__replay/accounts does over HTTP). */
   accounts: AccountControl
   /** Upstream call counts (REST requests under /fapi and /futures/data), for tests and benchmarks. */
-  stats(): { requests: number; byPath: Record<string, number> }
+  stats(): ReturnType<RequestStats['snapshot']>
   resetStats(): void
   close(): Promise<void>
 }
@@ -87,6 +88,7 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   const router = marketRouter(app, restDeps)
   restRoutes(router, restDeps)
   derivedRoutes(router, restDeps)
+  archiveRoutes(app, { market, clock, faults })
   const trading = startTradingWing(app, { market, clock, faults, limiter, accounts: configured, stateFile: options.stateFile })
   // ccxt calls these while loading markets when keys are set; signed as on Binance (SAPI USER_DATA).
   spotWalletRoutes(app, exchangeInfo, (request) => void authenticate(request, trading.signed))

@@ -113,6 +113,29 @@ describe('backtests of custom templates', () => {
     assert.equal(next.status, 'done')
   })
 
+  it("gives the module each bar's quote volume and number of trades, as the exchange's klines have them", async () => {
+    // The module shows what it received by throwing at its 2,500th bar (past the upload's 2,000-bar smoke run).
+    const source = `export function create() {
+  let n = 0
+  return {
+    onBar(bar) {
+      if (++n === 2500) throw new Error('seen ' + JSON.stringify([bar.open_time, bar.quote_volume, bar.trades]))
+      return NaN
+    },
+  }
+}`
+    const id = await upload(t, key, 'reader', source)
+    const failed = await finished(t, key, (await submit(t, key, { ...RANGE, template_id: id })).id)
+    assert.equal(failed.error?.code, 'STRATEGY_ERROR', JSON.stringify(failed.error))
+    const [openTime, quoteVolume, trades] = JSON.parse(/seen (\[[^\]]*\])/.exec(failed.error.message)![1]!) as number[]
+    assert.equal(openTime, Date.parse(RANGE.start) + 2499 * 3_600_000)
+    const kline = ((await (await fetch(`${t.replay!.url}/fapi/v1/klines?symbol=BTCUSDT&interval=1h&startTime=${openTime}&limit=1`)).json()) as unknown[][])[0]!
+    assert.equal(kline[0], openTime)
+    assert.ok(quoteVolume! > 0 && trades! > 0, `finite values, not NaN: ${quoteVolume} ${trades}`)
+    assert.equal(quoteVolume, Number(kline[7]))
+    assert.equal(trades, Number(kline[8]))
+  })
+
   it('stops a module that loops in native code at its budget while another user’s job finishes in normal time', async () => {
     // Passes the upload's smoke run (it only loops from the 3,000th bar on), then hangs in a builtin.
     const source = `export function create() {

@@ -25,7 +25,7 @@ describe('compiling a module', () => {
     assert.equal(compiled.code.split('\n').length, source.split('\n').length)
     const instance = await StrategyInstance.load(compiled.code, 1)
     instance.create({}, CONTEXT)
-    const columns = Float64Array.from([0, 1, 1, 1, 101, 1])
+    const columns = Float64Array.from([0, 1, 1, 1, 101, 1, 101, 1])
     assert.throws(() => instance.bars(columns, 1, new Float64Array(0), 0), (error: StrategyError) => /too high \(strategy\.js 6:\d+\)/.test(error.message))
   })
 

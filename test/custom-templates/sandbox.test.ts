@@ -8,10 +8,10 @@ import { StrategyInstance } from '../../src/custom-templates/sandbox/strategy-in
 const CONTEXT = { symbols: ['BTCUSDT'], timeframe: '1h', interval_ms: 3_600_000, rules: { BTCUSDT: { tick_size: 0.1, step_size: 0.001, min_qty: 0.001, min_notional: 100 } } }
 const NONE = new Float64Array(0)
 
-/** `count` bars of 6 columns, closes 100, 101, … */
+/** `count` bars of 8 columns, closes 100, 101, …, 3 trades each */
 function bars(count: number): Float64Array {
-  const columns = new Float64Array(count * 6)
-  for (let i = 0; i < count; i++) columns.set([i * 3_600_000, 100 + i, 101 + i, 99 + i, 100 + i, 1], i * 6)
+  const columns = new Float64Array(count * 8)
+  for (let i = 0; i < count; i++) columns.set([i * 3_600_000, 100 + i, 101 + i, 99 + i, 100 + i, 1, 100 + i, 3], i * 8)
   return columns
 }
 

@@ -107,18 +107,29 @@ describe('replay exchange: fault injection', () => {
     await time()
     await t.get('/fapi/v1/klines?symbol=BTCUSDT&interval=1h&limit=1')
     await t.get('/__replay/stats')
-    assert.deepEqual(t.exchange.stats(), { requests: 3, byPath: { '/fapi/v1/time': 2, '/fapi/v1/klines': 1 } })
+    const archiveFile = '/data/futures/um/monthly/klines/BTCUSDT/1h/BTCUSDT-1h-2024-01.zip'
+    assert.equal((await fetch(`${t.exchange.url}${archiveFile}`)).status, 200)
+    assert.equal((await fetch(`${t.exchange.url}${archiveFile}.CHECKSUM`)).status, 200)
+    // Archive files are counted apart: they cost no REST weight.
+    assert.deepEqual(t.exchange.stats(), {
+      requests: 3,
+      byPath: { '/fapi/v1/time': 2, '/fapi/v1/klines': 1 },
+      archiveFiles: 1,
+      archiveByPath: { [archiveFile]: 1, [`${archiveFile}.CHECKSUM`]: 1 },
+    })
     t.exchange.resetStats()
-    assert.deepEqual(t.exchange.stats(), { requests: 0, byPath: {} })
+    assert.deepEqual(t.exchange.stats(), { requests: 0, byPath: {}, archiveFiles: 0, archiveByPath: {} })
   })
 
   it('is controlled over HTTP for the standalone process', async () => {
     const post = (body: unknown) =>
       fetch(`${t.exchange.url}/__replay/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-    const bad = await post({ status: 404 })
+    const bad = await post({ status: 400 })
     assert.equal(bad.status, 400)
     assert.match(((await bad.json()) as { error: string }).error, /status/)
     assert.equal((await post({ nonsense: 1, status: 500 })).status, 400)
+    assert.equal((await post({ archive: 'gone' })).status, 400)
+    assert.equal((await post({ archive: 'checksum', status: 500 })).status, 400, 'an archive fault is not a request fault')
     const added = await post({ pathRegExp: '^/fapi/v1/time', status: 503, retryAfterSeconds: 3, times: 2 })
     assert.equal(added.status, 201)
     assert.deepEqual(await added.json(), { active: [{ pathRegExp: '^/fapi/v1/time', status: 503, retryAfterSeconds: 3, times: 2 }] })
@@ -131,6 +142,6 @@ describe('replay exchange: fault injection', () => {
     assert.ok(stats.byPath['/fapi/v1/time']! >= 2)
     assert.equal(typeof stats.replayNow, 'number')
     await fetch(`${t.exchange.url}/__replay/stats`, { method: 'DELETE' })
-    assert.deepEqual(t.exchange.stats(), { requests: 0, byPath: {} })
+    assert.deepEqual(t.exchange.stats(), { requests: 0, byPath: {}, archiveFiles: 0, archiveByPath: {} })
   })
 })

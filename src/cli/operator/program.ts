@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander'
 import type { Config } from '../../config.js'
+import { historyCommand } from '../history/commands.js'
 import { number, port } from '../parse.js'
 
 // The operator commands as commander commands: their help, usage errors and exit codes are the client
@@ -9,7 +10,7 @@ const ENVIRONMENT = `
 Configured by the environment (README, "Configuration"): PORT, HOST, DATA_DIR or DATABASE_URL,
 REDIS_URL, UPSTREAM_URL, MASTER_KEY, LOG_LEVEL …`
 
-/** serve, worker, migrate, keys, users, tokens, replay-exchange. */
+/** serve, worker, migrate, keys, users, tokens, replay-exchange, history. */
 export function operatorCommands(): Command[] {
   const serve = new Command('serve')
     .description('the HTTP API, its backtest workers and live runs (what npm start runs)')
@@ -73,11 +74,11 @@ export function operatorCommands(): Command[] {
     .option('--state <file>', 'keep accounts, orders and positions in this file across restarts')
     .action(async (options: import('./run.js').ReplayExchangeOptions) => (await runner()).runReplayExchange(options))
 
-  return [serve, worker, migrate, keys, users, tokens, replay]
+  return [serve, worker, migrate, keys, users, tokens, replay, historyCommand()]
 }
 
 /** The names cli.ts routes to these commands. */
-export const OPERATOR_COMMANDS = new Set(['serve', 'worker', 'migrate', 'keys', 'users', 'tokens', 'replay-exchange'])
+export const OPERATOR_COMMANDS = new Set(['serve', 'worker', 'migrate', 'keys', 'users', 'tokens', 'replay-exchange', 'history'])
 
 function runner(): Promise<typeof import('./run.js')> {
   return import('./run.js')

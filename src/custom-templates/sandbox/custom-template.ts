@@ -6,6 +6,9 @@ import { SANDBOX_LIMITS } from './limits.js'
 import type { GuestContext, StrategyInstance } from './strategy-instance.js'
 import { StrategyError } from './strategy-error.js'
 
+/** Numbers per bar crossing into the sandbox: open_time, open, high, low, close, volume, quote_volume, trades (guest-driver.ts reads them in this order). */
+const BAR_FIELDS = 8
+
 export interface CustomTemplateSource {
   id: string
   version: number
@@ -108,16 +111,19 @@ class CustomSignal implements SingleSymbolSignal {
     for (let start = from; start < to; start += SANDBOX_LIMITS.batchBars) {
       const end = Math.min(to, start + SANDBOX_LIMITS.batchBars)
       const count = end - start
-      const columns = new Float64Array(count * 6)
+      const columns = new Float64Array(count * BAR_FIELDS)
+      const { quoteVolume, trades } = series
       for (let k = 0; k < count; k++) {
         const i = start + k
-        const o = k * 6
+        const o = k * BAR_FIELDS
         columns[o] = series.openTime[i]!
         columns[o + 1] = series.open[i]!
         columns[o + 2] = series.high[i]!
         columns[o + 3] = series.low[i]!
         columns[o + 4] = series.close[i]!
         columns[o + 5] = series.volume[i]!
+        columns[o + 6] = quoteVolume ? quoteVolume[i]! : Number.NaN
+        columns[o + 7] = trades ? trades[i]! : Number.NaN
       }
       const closeOfLast = series.openTime[end - 1]! + series.intervalMs
       const firstEvent = this.fundingNext
@@ -159,6 +165,7 @@ class CustomMultiSignal implements MultiSymbolSignal {
       const series = this.bars[s]!
       time = series.openTime[i]!
       rows.push(s, series.openTime[i]!, series.open[i]!, series.high[i]!, series.low[i]!, series.close[i]!, series.volume[i]!)
+      rows.push(series.quoteVolume ? series.quoteVolume[i]! : Number.NaN, series.trades ? series.trades[i]! : Number.NaN)
       count++
     }
     if (count === 0) return false

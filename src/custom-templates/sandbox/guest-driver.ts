@@ -5,8 +5,8 @@
  * driver is never reachable from the module: the host holds the only handle.
  *
  * The driver feeds a batch of closed bars one at a time to the module's onBar, so a batch never
- * reaches the module and look-ahead stays impossible. Bars arrive as a Float64Array of 6 columns per
- * bar (open_time, open, high, low, close, volume); funding events as (time, rate, mark_price) triples,
+ * reaches the module and look-ahead stays impossible. Bars arrive as a Float64Array of 8 columns per
+ * bar (open_time, open, high, low, close, volume, quote_volume, trades); funding events as (time, rate, mark_price) triples,
  * each delivered to onFunding before the first bar whose close is after it (time < open_time + interval).
  * Each bar is a fresh object: a module may keep it. Measured: reusing one object would be ~2× faster
  * per bar, at the price of kept bars changing under the module (docs/decisions.md).
@@ -45,7 +45,7 @@ export const GUEST_DRIVER = String.raw`(function (seed) {
       if (typeof strategy.onFunding === 'function') strategy.onFunding({ symbol: symbol, time: f[k], rate: f[k + 1], mark_price: f[k + 2] })
     }
     function bar(symbol, a, o) {
-      return { symbol: symbol, open_time: a[o], open: a[o + 1], high: a[o + 2], low: a[o + 3], close: a[o + 4], volume: a[o + 5], quote_volume: NaN, trades: NaN }
+      return { symbol: symbol, open_time: a[o], open: a[o + 1], high: a[o + 2], low: a[o + 3], close: a[o + 4], volume: a[o + 5], quote_volume: a[o + 6], trades: a[o + 7] }
     }
     return {
       info() {
@@ -85,28 +85,28 @@ export const GUEST_DRIVER = String.raw`(function (seed) {
         const a = new F64(buffer), f = new F64(fundingBuffer), out = new F64(count), symbol = symbols[0], s = strategy, nan = NaN, span = interval
         let k = 0, due = fundingCount > 0 ? f[0] - span : Infinity, i = 0, o = 0
         try {
-          for (; i < count; i++, o += 6) {
+          for (; i < count; i++, o += 8) {
             const time = a[o]
             while (time > due) {
               funding(symbol, f, 3 * k++)
               due = k < fundingCount ? f[3 * k] - span : Infinity
             }
-            const t = s.onBar({ symbol: symbol, open_time: time, open: a[o + 1], high: a[o + 2], low: a[o + 3], close: a[o + 4], volume: a[o + 5], quote_volume: nan, trades: nan })
+            const t = s.onBar({ symbol: symbol, open_time: time, open: a[o + 1], high: a[o + 2], low: a[o + 3], close: a[o + 4], volume: a[o + 5], quote_volume: a[o + 6], trades: a[o + 7] })
             // NaN fails both comparisons and passes: it keeps the current target.
             if (typeof t !== 'number' || t > 1 || t < -1) throw outputError('onBar', t, time)
             out[i] = t
           }
         } finally {
-          current = count > 0 ? a[6 * (i < count ? i : count - 1)] : current
+          current = count > 0 ? a[8 * (i < count ? i : count - 1)] : current
         }
         return out.buffer
       },
       step(buffer, count, fundingBuffer, fundingCount) {
-        // buffer: per bar (symbol index, then the 6 columns); funding: (symbol index, time, rate, mark_price).
+        // buffer: per bar (symbol index, then the 8 columns); funding: (symbol index, time, rate, mark_price).
         const a = new F64(buffer), f = new F64(fundingBuffer), bars = {}
         current = count > 0 ? a[1] : NaN
         for (let k = 0; k < fundingCount; k++) funding(symbols[f[k * 4]], f, k * 4 + 1)
-        for (let i = 0; i < count; i++) bars[symbols[a[i * 7]]] = bar(symbols[a[i * 7]], a, i * 7 + 1)
+        for (let i = 0; i < count; i++) bars[symbols[a[i * 9]]] = bar(symbols[a[i * 9]], a, i * 9 + 1)
         const answer = strategy.onStep(bars)
         const out = new F64(symbols.length)
         for (let s = 0; s < out.length; s++) out[s] = NaN

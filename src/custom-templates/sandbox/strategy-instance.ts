@@ -132,12 +132,12 @@ export class StrategyInstance {
     this.call('create', 0, [this.context.newString(JSON.stringify(params)), this.context.newString(JSON.stringify(context))]).dispose()
   }
 
-  /** onBar over `count` bars (6 columns each), funding triples delivered in between; the targets. */
+  /** onBar over `count` bars (BAR_FIELDS columns each), funding triples delivered in between; the targets. */
   bars(columns: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
     return this.callBuffers('bars', columns, count, funding, fundingCount)
   }
 
-  /** onStep over one step: `count` bars of (symbol index + 6 columns), funding of (symbol index, time, rate, mark); targets by symbol index. */
+  /** onStep over one step: `count` bars of (symbol index + BAR_FIELDS columns), funding of (symbol index, time, rate, mark); targets by symbol index. */
   step(bars: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
     return this.callBuffers('step', bars, count, funding, fundingCount)
   }

@@ -1,10 +1,8 @@
-import type { FundingInput } from '../../engine/growing-series.js'
+import type { BarInput, FundingInput } from '../../engine/growing-series.js'
 import type { Trade } from '../../engine/types.js'
 
-import type { KlineRow } from '../../backtests/history-store.js'
-
-/** A closed kline as a runner acts on it (parsed from the stream or REST at the market edge). */
-export type ClosedBar = KlineRow
+/** A closed kline as a runner acts on it (parsed from the stream or REST at the market edge, both with quote volume and trades). */
+export type ClosedBar = BarInput
 
 /** A funding event as a run hears it; markPrice NaN when the exchange recorded none. */
 export type FundingEvent = FundingInput

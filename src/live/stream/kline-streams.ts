@@ -79,7 +79,7 @@ export class KlineStreams {
 
 /** A closed kline from a stream message (x: true), else undefined: runners act on closed bars only. */
 function parseClosedKline(text: string): ClosedBar | undefined {
-  let message: { k?: { t: number; o: string; h: string; l: string; c: string; v: string; x: boolean } }
+  let message: { k?: { t: number; o: string; h: string; l: string; c: string; v: string; q: string; n: number; x: boolean } }
   try {
     message = JSON.parse(text)
   } catch {
@@ -87,5 +87,5 @@ function parseClosedKline(text: string): ClosedBar | undefined {
   }
   const k = message.k
   if (!k || k.x !== true) return undefined
-  return { openTime: Number(k.t), open: Number(k.o), high: Number(k.h), low: Number(k.l), close: Number(k.c), volume: Number(k.v) }
+  return { openTime: Number(k.t), open: Number(k.o), high: Number(k.h), low: Number(k.l), close: Number(k.c), volume: Number(k.v), quoteVolume: Number(k.q), trades: Number(k.n) }
 }

@@ -4,7 +4,8 @@ export interface FaultSpec {
   path?: string | RegExp
   /** Delay before answering (or before the status / drop below). */
   latencyMs?: number
-  status?: 429 | 418 | 500 | 502 | 503
+  /** 404 is for archive files (`/data/…`): the archive lacks the file. */
+  status?: 404 | 429 | 418 | 500 | 502 | 503
   retryAfterSeconds?: number
   /** Destroy the socket without a response. */
   drop?: true
@@ -29,6 +30,11 @@ export interface FaultSpec {
    * "ethusdt@kline_1m", a prefix or a RegExp): a symbol's stream goes silent while the socket stays open.
    */
   marketEvents?: 'drop'
+  /**
+   * Archive (`/data/…`): `checksum` makes a file's `.CHECKSUM` name another SHA-256 than the zip's;
+   * `truncated` cuts the zip short (half its bytes). A slow file is `latencyMs`, a missing one `status: 404`.
+   */
+  archive?: 'checksum' | 'truncated'
   /** Trading: drop user-stream events, or delay them by `latencyMs`; `event` limits it to one event type. */
   userEvents?: 'drop' | 'delay'
   event?: string
@@ -39,7 +45,7 @@ export interface FaultSpec {
   account?: string
 }
 
-export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents' | 'marketEvents'
+export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents' | 'marketEvents' | 'archiveChecksum' | 'archiveTruncated'
 
 /** Which hook applies a fault: the request hook, the order route (after or before it executes), the order lookup or the user stream. */
 export function faultKind(fault: FaultSpec): FaultKind {
@@ -48,6 +54,8 @@ export function faultKind(fault: FaultSpec): FaultKind {
   if (fault.forget) return 'forget'
   if (fault.userEvents !== undefined) return 'userEvents'
   if (fault.marketEvents !== undefined) return 'marketEvents'
+  if (fault.archive === 'checksum') return 'archiveChecksum'
+  if (fault.archive === 'truncated') return 'archiveTruncated'
   return 'request'
 }
 
@@ -65,13 +73,13 @@ export interface FaultInjector {
   expireListenKeys(apiKey?: string): number
 }
 
-const STATUSES = new Set([429, 418, 500, 502, 503])
+const STATUSES = new Set([404, 429, 418, 500, 502, 503])
 
 /** Checks a fault that arrived as JSON (POST /__replay/faults); `pathRegExp` carries a RegExp source. */
 export function parseFault(body: unknown): FaultSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('fault must be a JSON object')
   const raw = body as Record<string, unknown>
-  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account', 'marketEvents']
+  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account', 'marketEvents', 'archive']
   const unknown = Object.keys(raw).filter((key) => !known.includes(key))
   if (unknown.length > 0) throw new Error(`unknown fault fields: ${unknown.join(', ')}`)
   const fault: FaultSpec = {}
@@ -97,7 +105,7 @@ export function parseFault(body: unknown): FaultSpec {
   if (retryAfterSeconds !== undefined) fault.retryAfterSeconds = retryAfterSeconds
   if (times !== undefined) fault.times = times
   if (raw.status !== undefined) {
-    if (typeof raw.status !== 'number' || !STATUSES.has(raw.status)) throw new Error('status must be one of 429, 418, 500, 502, 503')
+    if (typeof raw.status !== 'number' || !STATUSES.has(raw.status)) throw new Error('status must be one of 404, 429, 418, 500, 502, 503')
     fault.status = raw.status as FaultSpec['status']
   }
   if (raw.drop !== undefined) {
@@ -124,6 +132,10 @@ export function parseFault(body: unknown): FaultSpec {
     if (raw.marketEvents !== 'drop') throw new Error('marketEvents must be "drop"')
     fault.marketEvents = 'drop'
   }
+  if (raw.archive !== undefined) {
+    if (raw.archive !== 'checksum' && raw.archive !== 'truncated') throw new Error('archive must be "checksum" or "truncated"')
+    fault.archive = raw.archive
+  }
   if (raw.event !== undefined) {
     if (typeof raw.event !== 'string') throw new Error('event must be a string such as "ORDER_TRADE_UPDATE"')
     fault.event = raw.event
@@ -137,8 +149,8 @@ export function parseFault(body: unknown): FaultSpec {
 
 export function checkFault(fault: FaultSpec): FaultSpec {
   const kind = faultKind(fault)
-  const trading = [fault.executeThen !== undefined, fault.executeLate === true, fault.forget === true, fault.userEvents !== undefined, fault.marketEvents !== undefined].filter(Boolean).length
-  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget, userEvents or marketEvents')
+  const trading = [fault.executeThen !== undefined, fault.executeLate === true, fault.forget === true, fault.userEvents !== undefined, fault.marketEvents !== undefined, fault.archive !== undefined].filter(Boolean).length
+  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget, userEvents, marketEvents or archive')
   if (kind !== 'request' && (fault.status !== undefined || fault.drop)) throw new Error('status and drop are request faults, not trading ones')
   if (fault.userEvents === 'delay' && fault.latencyMs === undefined) throw new Error('userEvents "delay" needs latencyMs')
   if (fault.executeLate && fault.latencyMs === undefined) throw new Error('executeLate needs latencyMs')

@@ -2,23 +2,33 @@ import type { FastifyInstance } from 'fastify'
 import type { Faults } from './faults.js'
 
 const UPSTREAM_PATH = /^\/(fapi|futures\/data)\//
+const ARCHIVE_PATH = /^\/data\//
 
-/** Counts of REST requests by path: what a gateway cost its upstream. */
+/** Counts of REST requests by path (what a gateway cost its upstream), and of archive files asked for. */
 export class RequestStats {
   private counts = new Map<string, number>()
+  private archive = new Map<string, number>()
 
   count(path: string): void {
     this.counts.set(path, (this.counts.get(path) ?? 0) + 1)
   }
 
-  snapshot(): { requests: number; byPath: Record<string, number> } {
+  countArchive(path: string): void {
+    this.archive.set(path, (this.archive.get(path) ?? 0) + 1)
+  }
+
+  /** `archiveFiles`: requests for zips (their `.CHECKSUM` companions not counted); `archiveByPath`: every archive request. */
+  snapshot(): { requests: number; byPath: Record<string, number>; archiveFiles: number; archiveByPath: Record<string, number> } {
     let requests = 0
     for (const n of this.counts.values()) requests += n
-    return { requests, byPath: Object.fromEntries(this.counts) }
+    let archiveFiles = 0
+    for (const [path, n] of this.archive) if (path.endsWith('.zip')) archiveFiles += n
+    return { requests, byPath: Object.fromEntries(this.counts), archiveFiles, archiveByPath: Object.fromEntries(this.archive) }
   }
 
   reset(): void {
     this.counts = new Map()
+    this.archive = new Map()
   }
 }
 
@@ -32,6 +42,7 @@ export function installRequestHooks(app: FastifyInstance, faults: Faults, stats:
     const path = request.url.split('?')[0]!
     if (path.startsWith('/__replay/')) return
     if (UPSTREAM_PATH.test(path)) stats.count(path)
+    else if (ARCHIVE_PATH.test(path)) stats.countArchive(path)
     const apiKey = request.headers['x-mbx-apikey']
     const fault = faults.take(request.url, 'request', typeof apiKey === 'string' ? apiKey : undefined)
     if (!fault) return
@@ -52,5 +63,6 @@ export function installRequestHooks(app: FastifyInstance, faults: Faults, stats:
 function faultBody(status: number): { code: number; msg: string } {
   if (status === 429) return { code: -1003, msg: 'Too many requests; injected by the replay exchange.' }
   if (status === 418) return { code: -1003, msg: 'Way too many requests; IP banned (injected by the replay exchange).' }
+  if (status === 404) return { code: -1000, msg: 'Not found (injected by the replay exchange).' }
   return { code: -1001, msg: 'Internal error; unable to process your request. Please try again.' }
 }
