@@ -191,7 +191,7 @@ export async function engineInput(
   const start = Date.parse(config.start)
   const end = Date.parse(config.end)
   const history = new UpstreamHistory(deps.market, isCancelled)
-  const archive = deps.market.archive && { client: deps.market.archive, warn: (details: Record<string, unknown>, message: string) => deps.log.warn({ ...details, job: job.id }, message) }
+  const archive = deps.market.archive && { client: deps.market.archive, warn: (details: Record<string, unknown>, message: string) => deps.log.warn({ ...details, job: jobId }, message) }
   // What is closed is the exchange's to say (its serverTime), not our clock: a bar forming there is never stored or used.
   // Unreachable, the job fails saying so: with our clock instead, a bar still forming there could be stored as final.
   const exchangeNow = await exchangeServerTime(deps.market).catch((error: unknown) => {

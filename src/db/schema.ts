@@ -134,7 +134,7 @@ export interface BacktestJobsTable {
   cancel_reason: string | null
 }
 
-/** A parameter sweep (issue 23, migrations/0017_sweeps.sql). */
+/** A parameter sweep (issue 23, migrations/0018_sweeps.sql). */
 export interface BacktestSweepsTable {
   id: string
   user_id: number
