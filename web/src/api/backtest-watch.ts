@@ -1,5 +1,5 @@
 import { api } from './endpoints.js'
-import { PerpetuaError } from '../../../src/client/index.js'
+import { sleep, waitingOutRateLimit } from './polling.js'
 import type { Job } from './types.js'
 
 const TERMINAL = new Set(['done', 'failed', 'cancelled'])
@@ -28,16 +28,9 @@ export function submittedJob(jobId: string): Job | undefined {
 export async function fullJob(jobId: string, signal?: AbortSignal): Promise<Job> {
   const kept = fullJobs.get(jobId)
   if (kept) return kept
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const job = await api.backtest(jobId)
-      if (isTerminal(job)) fullJobs.set(jobId, job)
-      return job
-    } catch (error) {
-      if (!(error instanceof PerpetuaError) || error.status !== 429 || attempt >= 5) throw error
-      await sleep(error.retryAfterMs ?? 5_000, signal)
-    }
-  }
+  const job = await waitingOutRateLimit(() => api.backtest(jobId), signal)
+  if (isTerminal(job)) fullJobs.set(jobId, job)
+  return job
 }
 
 /** Calls `onUpdate` with the job as it progresses, then once with the full terminal job; returns a stop function. */
@@ -74,14 +67,4 @@ async function findInList(job: Job): Promise<Job | undefined> {
     cursor = result.next_cursor
   }
   return undefined
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer)
-      resolve()
-    }, { once: true })
-  })
 }

@@ -5,6 +5,7 @@ import { ErrorBox, TableWrap, toError } from '../../components/async.js'
 import { num, pct, time } from '../../format.js'
 import { Link, navigate } from '../../router.js'
 import { BacktestForm } from './backtest-form.js'
+import { configToRepeat } from './repeat-config.js'
 
 const ACTIVE = new Set(['queued', 'running'])
 
@@ -14,7 +15,9 @@ export function BacktestsPage() {
   const [cursor, setCursor] = useState<string | null>(null)
   const [error, setError] = useState<Error>()
   const [selected, setSelected] = useState<string[]>([])
-  const [showForm, setShowForm] = useState(false)
+  // Read once: "backtest this configuration" (a sweep's run) opens the form filled with it.
+  const [repeat] = useState(() => configToRepeat(location.search))
+  const [showForm, setShowForm] = useState(repeat !== undefined)
 
   const merge = (page: Page<Job>, append: boolean) => {
     setJobs((previous) => {
@@ -48,7 +51,7 @@ export function BacktestsPage() {
           {showForm ? 'Close' : 'New backtest'}
         </button>
       </div>
-      {showForm ? <BacktestForm /> : null}
+      {showForm ? <BacktestForm {...(repeat ? { initial: repeat } : {})} /> : null}
       <ErrorBox error={error} />
       <div class="toolbar">
         <span class="muted">{selected.length === 2 ? 'Two runs picked.' : 'Pick two finished runs to compare them.'}</span>
@@ -112,7 +115,8 @@ export function BacktestsPage() {
   )
 }
 
-export function StatusBadge({ job }: { job: Job }) {
+/** A job's or a sweep's status; a running one with its progress. */
+export function StatusBadge({ job }: { job: Pick<Job, 'status' | 'progress'> }) {
   const label = job.status === 'running' ? `running ${Math.round(job.progress * 100)} %` : job.status
   return <span class={`badge ${job.status}`}>{label}</span>
 }

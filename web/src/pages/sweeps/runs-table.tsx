@@ -1,0 +1,111 @@
+import { useMemo, useState } from 'preact/hooks'
+import type { SweepRun } from '../../api/sweep-types.js'
+import type { Metrics } from '../../api/types.js'
+import { TableWrap } from '../../components/async.js'
+import { METRICS } from '../backtests/metrics.js'
+import { objectiveOf } from './heatmap-cells.js'
+
+const PAGE = 100
+/** Metrics shown beside the objective; the rest stay on the run's backtest. */
+const SHOWN: (keyof Metrics)[] = ['sharpe', 'cagr', 'max_drawdown', 'total_trades']
+
+type Sort = { key: string; descending: boolean }
+
+/** A sort key's value for a run: `param.<name>` or a metric's name; undefined sorts last either way. */
+function sortValue(run: SweepRun, key: string): number | string | undefined {
+  if (key === 'run') return Number(run.run_id.slice(1))
+  if (key.startsWith('param.')) {
+    const v = run.params[key.slice(6)]
+    return typeof v === 'number' ? v : v === undefined ? undefined : String(v)
+  }
+  return objectiveOf(run, key)
+}
+
+/** Runs in `sort` order; runs without a value last, ties in run order. */
+export function sortRuns(runs: SweepRun[], sort: Sort): SweepRun[] {
+  const order = (run: SweepRun) => Number(run.run_id.slice(1))
+  return [...runs].sort((a, b) => {
+    const va = sortValue(a, sort.key)
+    const vb = sortValue(b, sort.key)
+    if (va === undefined || vb === undefined) return va === vb ? order(a) - order(b) : va === undefined ? 1 : -1
+    const by = va < vb ? -1 : va > vb ? 1 : 0
+    return (sort.descending ? -by : by) || order(a) - order(b)
+  })
+}
+
+/**
+ * Every run of the sweep: its swept params and metrics, sorted by any column (the objective, best
+ * first, to start), a page of 100 at a time. A row's button opens the backtest form with its
+ * configuration. Rows carry the run id and the objective's exact value in data-* attributes.
+ */
+export function RunsTable({ runs, params, objective, onBacktest }: { runs: SweepRun[]; params: string[]; objective: string; onBacktest: (run: SweepRun) => void }) {
+  const [sort, setSort] = useState<Sort>({ key: objective, descending: true })
+  const [page, setPage] = useState(0)
+  const sorted = useMemo(() => sortRuns(runs, sort), [runs, sort])
+  const pages = Math.max(1, Math.ceil(sorted.length / PAGE))
+  const rows = sorted.slice(page * PAGE, page * PAGE + PAGE)
+  const metrics = [objective as keyof Metrics, ...SHOWN.filter((m) => m !== objective)]
+  const by = (key: string) => {
+    setSort((s) => (s.key === key ? { key, descending: !s.descending } : { key, descending: key !== 'run' && !key.startsWith('param.') }))
+    setPage(0)
+  }
+  const header = (key: string, label: string, className: string) => (
+    <th class={className} aria-sort={sort.key === key ? (sort.descending ? 'descending' : 'ascending') : undefined} data-sort={key}>
+      <button type="button" class="link" onClick={() => by(key)}>
+        {label}
+        {sort.key === key ? (sort.descending ? ' ↓' : ' ↑') : ''}
+      </button>
+    </th>
+  )
+  return (
+    <div data-testid="runs" data-run-count={runs.length}>
+      <TableWrap>
+        <table data-testid="runs-table">
+          <thead>
+            <tr>
+              {header('run', 'Run', '')}
+              {params.map((p) => header(`param.${p}`, p, 'num'))}
+              {metrics.map((m, i) => header(m, METRICS.find((x) => x.name === m)?.label ?? m, i === 0 ? 'num' : 'num secondary'))}
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((run) => (
+              <tr key={run.run_id} data-run-id={run.run_id} data-objective={String(run.metrics[objective as keyof Metrics])}>
+                <td>{run.run_id}</td>
+                {params.map((p) => (
+                  <td key={p} class="num">
+                    {String(run.params[p] ?? '—')}
+                  </td>
+                ))}
+                {metrics.map((m, i) => (
+                  <td key={m} class={i === 0 ? 'num' : 'num secondary'}>
+                    {METRICS.find((x) => x.name === m)?.show(run.metrics) ?? String(run.metrics[m])}
+                  </td>
+                ))}
+                <td>
+                  <button type="button" class="link" onClick={() => onBacktest(run)} data-backtest={run.run_id}>
+                    Backtest
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      {pages > 1 ? (
+        <div class="toolbar" data-testid="runs-pager">
+          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
+            Previous
+          </button>
+          <span>
+            Page {page + 1} of {pages}
+          </span>
+          <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)} data-testid="runs-next">
+            Next
+          </button>
+        </div>
+      ) : null}
+    </div>
+  )
+}
