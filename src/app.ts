@@ -9,7 +9,9 @@ import { requireActivePlan } from './auth/plans.js'
 import { backtestRoutes } from './backtests/routes.js'
 import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
 import { templateCatalog } from './custom-templates/template-catalog.js'
-import { sendInTransaction } from './db/queue.js'
+import { insertInTransaction, sendInTransaction } from './db/queue.js'
+import { sweepRoutes } from './sweeps/routes.js'
+import { SWEEP_QUEUE, SWEEP_QUEUED } from './sweeps/task-message.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import type { Access, OnAuthenticated } from './http/access.js'
 import { authenticate, replayedSignature } from './http/authenticate.js'
@@ -175,6 +177,17 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, { jobId })
     },
     queued: () => services.jobSignals.emit(JOB_QUEUED),
+  })
+  await app.register(sweepRoutes, {
+    db: services.database.db,
+    now: services.now,
+    shared: services.shared,
+    templates,
+    enqueue: async (trx, tasks) => {
+      if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
+      await insertInTransaction(services.boss, trx, SWEEP_QUEUE, tasks)
+    },
+    queued: () => services.jobSignals.emit(SWEEP_QUEUED),
   })
   await app.register(marketRoutes, { market: services.market, now: services.now })
   await app.register(webhookRoutes, {

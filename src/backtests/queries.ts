@@ -9,18 +9,22 @@ export type JobRow = Selectable<BacktestJobsTable>
 const LIVE: JobStatus[] = ['queued', 'running']
 
 /**
- * Counts the user's queued and running jobs while holding a lock on the user's row, so concurrent
- * creates for one user take turns and the 5-job limit cannot be overshot (spec "Limits").
+ * Counts the user's queued and running jobs, a sweep counting as one (issue 23), while holding a lock
+ * on the user's row, so concurrent creates for one user take turns and the 5-job limit cannot be
+ * overshot (spec "Limits").
  */
 export async function lockUserAndCountLiveJobs(trx: Db, userId: number): Promise<number> {
   await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirstOrThrow()
-  const row = await trx
-    .selectFrom('backtest_jobs')
-    .select((eb) => eb.fn.countAll<string>().as('live'))
-    .where('user_id', '=', userId)
-    .where('status', 'in', LIVE)
-    .executeTakeFirstOrThrow()
-  return Number(row.live)
+  const count = (table: 'backtest_jobs' | 'backtest_sweeps') =>
+    trx
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<string>().as('live'))
+      .where('user_id', '=', userId)
+      .where('status', 'in', LIVE)
+      .executeTakeFirstOrThrow()
+  const jobs = await count('backtest_jobs')
+  const sweeps = await count('backtest_sweeps')
+  return Number(jobs.live) + Number(sweeps.live)
 }
 
 export async function insertJob(

@@ -22,37 +22,41 @@ import { formatMetrics, formatResult } from './result-format.js'
 import type { JobConfig } from './schemas.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
 import { marginTableOf } from '../market/leverage-brackets.js'
+import { SWEEP_QUEUE } from '../sweeps/task-message.js'
+import { startSweepWorkers } from '../sweeps/tasks.js'
 import { exchangeServerTime } from '../market/exchange-clock.js'
 
 export const BACKTEST_QUEUE = 'backtest-run'
 /** The Services.jobSignals event for a committed job. */
 export const JOB_QUEUED = 'backtest-queued'
 /** How often a running job writes progress and checks for a cancel: a cancel takes effect within this. */
-const BEAT_MS = 500
+export const BEAT_MS = 500
 /**
  * A running job without a heartbeat for this long lost its worker (10 missed beats), and every node
  * looks that often: a dead worker's job is found within LOST_AFTER_MS + SWEEP_MS (issue 12: within
  * 10 s). pg-boss's own job heartbeat cannot do this: its heartbeatSeconds is at least 10.
  */
-const LOST_AFTER_MS = 5_000
-const SWEEP_MS = 1_000
+export const LOST_AFTER_MS = 5_000
+export const SWEEP_MS = 1_000
 /** Runs of one job before it fails as WORKER_LOST: the engine is deterministic, so a second run is safe. */
-const MAX_ATTEMPTS = 2
+export const MAX_ATTEMPTS = 2
 /** Share of progress given to loading history before the engine starts. */
 const LOADING_SHARE = 0.1
 
 const INTERVAL_MS = TIMEFRAME_MS
 
-/** The queue jobs are sent to; pg-boss needs it to exist before the first send. */
+/** The queues jobs and sweep tasks are sent to; pg-boss needs them to exist before the first send. */
 export async function ensureBacktestQueue(boss: PgBoss): Promise<void> {
-  // No pg-boss retries: a lost run is found by our sweep (in seconds, not at pg-boss's expiry) and
-  // handed to a new queue job, at most once (MAX_ATTEMPTS).
-  await boss.createQueue(BACKTEST_QUEUE, { retryLimit: 0, expireInSeconds: 3600 })
-  // createQueue drops the queue from pg-boss's metadata cache, and a send that misses the cache reads
-  // it through pg-boss's own connection: inside our creating transaction that waits for the
-  // transaction's own connection (PGlite is one session; tests use one connection) and deadlocks.
-  // Any lookup of the queue refills the cache; pg-boss then refreshes it on its own every minute.
-  await boss.getJobById(BACKTEST_QUEUE, crypto.randomUUID())
+  for (const queue of [BACKTEST_QUEUE, SWEEP_QUEUE]) {
+    // No pg-boss retries: a lost run is found by our sweep (in seconds, not at pg-boss's expiry) and
+    // handed to a new queue job, at most once (MAX_ATTEMPTS).
+    await boss.createQueue(queue, { retryLimit: 0, expireInSeconds: 3600 })
+    // createQueue drops the queue from pg-boss's metadata cache, and a send that misses the cache reads
+    // it through pg-boss's own connection: inside our creating transaction that waits for the
+    // transaction's own connection (PGlite is one session; tests use one connection) and deadlocks.
+    // Any lookup of the queue refills the cache; pg-boss then refreshes it on its own every minute.
+    await boss.getJobById(queue, crypto.randomUUID())
+  }
 }
 
 export interface BacktestWorkerDeps {
@@ -79,6 +83,8 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
   // Decoded history this node keeps between jobs (history-cache.ts).
   const caches = historyCaches()
   await ensureBacktestQueue(deps.boss)
+  // Sweeps' tasks share this node's engine threads and decoded history with its jobs.
+  const sweeps = await startSweepWorkers({ ...deps, pool, caches })
   const workerId = await deps.boss.work<BacktestRun>(
     BACKTEST_QUEUE,
     { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: 0.5 },
@@ -113,6 +119,7 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
       clearInterval(sweeper)
       deps.signals?.off(JOB_QUEUED, wake)
       await deps.boss.offWork(BACKTEST_QUEUE, { id: workerId }).catch(() => undefined)
+      await sweeps.stop()
       await pool.close()
     },
   }
@@ -134,13 +141,11 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, caches: Histor
     }, () => undefined)
   }, BEAT_MS)
   try {
-    const input = await engineInput(deps, caches, job, () => cancelled, (fraction) => (progress = LOADING_SHARE * fraction))
-    if (cancelled) return
     const config = job.config as JobConfig
-    const range = { timeframe: config.timeframe, start: input.start, end: input.end }
-    await requireBars(input.bars, range, (symbol) => exchangeCoverage(deps.market.session(), symbol, config.timeframe, now()).catch(() => undefined))
-    const warnings = dataWarnings(input.bars, input.funding, range)
-    const custom = await customJob(deps.db, job, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
+    const input = await engineInput(deps, caches, config, jobId, () => cancelled, (fraction) => (progress = LOADING_SHARE * fraction))
+    if (cancelled) return
+    const warnings = await checkedHistory(deps, config, input)
+    const custom = await customJob(deps.db, job.user_id, config, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
     const run = pool.run(input, (fraction) => (progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction), custom)
     stopEngine = run.cancel
     const result = await run.result
@@ -173,8 +178,15 @@ async function runJob(deps: BacktestWorkerDeps, pool: EnginePool, caches: Histor
   }
 }
 
-async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job: JobRow, isCancelled: () => boolean, onLoad: (fraction: number) => void) {
-  const config = job.config as JobConfig
+/** The engine's input for a job's config: history from the store (through this node's caches), else the exchange. */
+export async function engineInput(
+  deps: Pick<BacktestWorkerDeps, 'db' | 'market' | 'log'>,
+  caches: HistoryCaches,
+  config: JobConfig,
+  jobId: string,
+  isCancelled: () => boolean,
+  onLoad: (fraction: number) => void,
+) {
   const intervalMs = INTERVAL_MS[config.timeframe]
   const start = Date.parse(config.start)
   const end = Date.parse(config.end)
@@ -182,7 +194,7 @@ async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job:
   // What is closed is the exchange's to say (its serverTime), not our clock: a bar forming there is never stored or used.
   // Unreachable, the job fails saying so: with our clock instead, a bar still forming there could be stored as final.
   const exchangeNow = await exchangeServerTime(deps.market).catch((error: unknown) => {
-    deps.log.warn({ err: error, job: job.id }, 'backtest: the exchange time could not be read')
+    deps.log.warn({ err: error, job: jobId }, 'backtest: the exchange time could not be read')
     throw new AppError('UPSTREAM_UNAVAILABLE', 'the exchange did not tell its time (GET /fapi/v1/time), which decides which bars are closed; try again later')
   })
   const bars = []
@@ -200,12 +212,23 @@ async function engineInput(deps: BacktestWorkerDeps, caches: HistoryCaches, job:
   return { templateId: config.template_id, params: config.params, bars, funding, rules, capital: Number(config.capital), leverage: config.leverage, fees, start, end }
 }
 
+/**
+ * NO_DATA unless every symbol has a bar in the range (naming the coverage the exchange has); else the
+ * warnings of what the history lacks.
+ */
+export async function checkedHistory(deps: Pick<BacktestWorkerDeps, 'market' | 'now'>, config: JobConfig, input: EngineInput): Promise<string[]> {
+  const range = { timeframe: config.timeframe, start: input.start, end: input.end }
+  await requireBars(input.bars, range, (symbol) => exchangeCoverage(deps.market.session(), symbol, config.timeframe, deps.now()).catch(() => undefined))
+  return dataWarnings(input.bars, input.funding, range)
+}
+
+export type EngineInput = Awaited<ReturnType<typeof engineInput>>
+
 /** A job of a user's module: the version it pinned, its seed, and its strategy-time budget for `bars` bars. */
-async function customJob(db: Db, job: JobRow, bars: number): Promise<{ job: CustomJob; budgetMs: number } | undefined> {
-  const config = job.config as JobConfig
+export async function customJob(db: Db, userId: number, config: JobConfig, bars: number): Promise<{ job: CustomJob; budgetMs: number } | undefined> {
   if (config.template_version === undefined) return undefined
   // Pinned: a job queued before its template was deleted still runs the code it recorded.
-  const found = await findCustomVersion(db, job.user_id, config.template_id, config.template_version, true)
+  const found = await findCustomVersion(db, userId, config.template_id, config.template_version, true)
   if (!found || found.compiled.sha256 !== config.template_sha256) {
     throw new AppError('NOT_FOUND', `template ${config.template_id} version ${config.template_version} no longer exists`, { field: 'template_id' })
   }
@@ -213,7 +236,7 @@ async function customJob(db: Db, job: JobRow, bars: number): Promise<{ job: Cust
   return { job: { source, code: found.compiled.code, seed: config.seed ?? 0 }, budgetMs: jobBudgetMs(bars) }
 }
 
-function describeFailure(error: unknown): { code: string; message: string } {
+export function describeFailure(error: unknown): { code: string; message: string } {
   if (error instanceof EngineFailure) return { code: error.code, message: error.message }
   if (error instanceof AppError || error instanceof NoData) return { code: error.code, message: error.message }
   return { code: 'INTERNAL', message: 'the backtest failed unexpectedly' }

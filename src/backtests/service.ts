@@ -33,18 +33,23 @@ export async function createJob(context: BacktestContext, input: JobCreate): Pro
   const { db, userId, now } = context
   const config = await resolveJobConfig(db, userId, input, context.templates, now.getTime())
   const row = await db.transaction().execute(async (trx) => {
-    const live = await lockUserAndCountLiveJobs(trx, userId)
-    if (live >= MAX_LIVE_JOBS) {
-      throw new AppError('RATE_LIMITED', `you already have ${live} backtests queued or running; the limit is ${MAX_LIVE_JOBS}`, {
-        headers: { 'retry-after': '5' },
-      })
-    }
+    await reserveJobSlot(trx, userId)
     const job = await insertWithFreshId(trx, userId, config, now)
     await context.enqueue(trx, job.id)
     return job
   })
   context.queued()
   return toJob(row)
+}
+
+/** 429 unless the user has fewer than 5 backtests and sweeps queued or running; holds the user's row until the transaction ends. */
+export async function reserveJobSlot(trx: Db, userId: number): Promise<void> {
+  const live = await lockUserAndCountLiveJobs(trx, userId)
+  if (live >= MAX_LIVE_JOBS) {
+    throw new AppError('RATE_LIMITED', `you already have ${live} backtests or sweeps queued or running; the limit is ${MAX_LIVE_JOBS}`, {
+      headers: { 'retry-after': '5' },
+    })
+  }
 }
 
 async function insertWithFreshId(trx: Db, userId: number, config: JobConfig, now: Date): Promise<JobRow> {

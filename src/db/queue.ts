@@ -20,12 +20,19 @@ export async function startQueue(database: DatabaseHandle, onError: (error: unkn
 
 /** Enqueues a job inside the caller's transaction, so it exists exactly when the business write commits. */
 export async function sendInTransaction(boss: PgBoss, trx: Db, queue: string, data: object): Promise<void> {
-  await boss.send(queue, data, {
-    db: {
-      executeSql: async (text: string, values?: unknown[]) => {
-        const result = await trx.executeQuery(CompiledQuery.raw(text, values ?? []))
-        return { rows: result.rows as unknown[] }
-      },
+  await boss.send(queue, data, { db: inTransaction(trx) })
+}
+
+/** Enqueues many jobs in one statement inside the caller's transaction (a sweep's tasks). */
+export async function insertInTransaction(boss: PgBoss, trx: Db, queue: string, data: readonly object[]): Promise<void> {
+  for (let i = 0; i < data.length; i += 1000) await boss.insert(queue, data.slice(i, i + 1000).map((item) => ({ data: item })), { db: inTransaction(trx) })
+}
+
+function inTransaction(trx: Db) {
+  return {
+    executeSql: async (text: string, values?: unknown[]) => {
+      const result = await trx.executeQuery(CompiledQuery.raw(text, values ?? []))
+      return { rows: result.rows as unknown[] }
     },
-  })
+  }
 }

@@ -9,6 +9,9 @@ export interface Database {
   seen_signatures: SeenSignaturesTable
   rate_windows: RateWindowsTable
   backtest_jobs: BacktestJobsTable
+  backtest_sweeps: BacktestSweepsTable
+  backtest_sweep_tasks: BacktestSweepTasksTable
+  backtest_sweep_runs: BacktestSweepRunsTable
   kline_chunks: KlineChunksTable
   market_coverage: MarketCoverageTable
   funding_events: FundingEventsTable
@@ -128,6 +131,51 @@ export interface BacktestJobsTable {
   result: Buffer | null
   error: Json<{ code: string; message: string }> | null
   cancel_reason: string | null
+}
+
+/** A parameter sweep (issue 23, migrations/0017_sweeps.sql). */
+export interface BacktestSweepsTable {
+  id: string
+  user_id: number
+  status: JobStatus
+  template_id: string
+  config: Json<Record<string, unknown>>
+  /** Every configuration's resolved params, in run order. */
+  configurations: Json<Record<string, unknown>[]>
+  runs_total: number
+  runs_done: Generated<number>
+  /** The days of every run's daily equity: epoch ms, little-endian float64. */
+  days: Buffer | null
+  submitted_at: Timestamp
+  started_at: Date | null
+  finished_at: Date | null
+  result: Json<Record<string, unknown>> | null
+  error: Json<{ code: string; message: string }> | null
+  cancel_reason: string | null
+}
+
+export type SweepTaskKind = 'runs' | 'statistics'
+export type SweepTaskStatus = 'waiting' | 'queued' | 'running' | 'done'
+
+export interface BacktestSweepTasksTable {
+  sweep_id: string
+  task_no: number
+  kind: SweepTaskKind
+  status: SweepTaskStatus
+  first_run: number
+  run_count: number
+  attempt: Generated<number>
+  heartbeat_at: Date | null
+}
+
+export interface BacktestSweepRunsTable {
+  sweep_id: string
+  run_no: number
+  params: Json<Record<string, unknown>>
+  metrics: Json<Record<string, unknown>>
+  objective: number | null
+  /** Daily equity values, little-endian float64. */
+  equity: Buffer
 }
 
 /** int8 columns arrive as strings from pg; written as numbers. */

@@ -3,7 +3,7 @@ import { AppError, invalidParameter } from '../http/errors.js'
 import { TEMPLATES, defaultsOf, findTemplate } from './registry.js'
 import type { Template } from './types.js'
 
-interface PropertySchema {
+export interface PropertySchema {
   type?: string
   minimum?: number
   maximum?: number
@@ -69,7 +69,8 @@ export function validateSymbolsOf(template: Template, symbols: readonly string[]
   }
 }
 
-function checkValue(field: string, schema: PropertySchema, value: unknown): void {
+/** 400 INVALID_PARAMETER naming `field` unless the value suits one param's schema (type and bounds). */
+export function checkValue(field: string, schema: PropertySchema, value: unknown): void {
   if (schema.type === 'boolean') {
     if (typeof value !== 'boolean') throw invalidParameter(field, `${field} must be true or false`)
     return

@@ -7,6 +7,8 @@ export const EVENT_TYPES = [
   'strategy.paused',
   'strategy.position_closed',
   'backtest.job_done',
+  // Our addition (issue 23): a parameter sweep ended.
+  'backtest.sweep_done',
   'account.balance_low',
   'account.api_key_rotated',
   'webhook.test',
@@ -72,6 +74,13 @@ export function testEventData(type: EventType, webhook: { id: string; balanceLow
       return { strategy_id: 'strat_00000000', code: 'EXAMPLE_ERROR', message: 'an example error from a test delivery' }
     case 'backtest.job_done':
       return { job_id: 'bt_00000000', status: 'done', template_id: 'sma_cross', metrics: { sharpe: '1.23', max_drawdown: '-0.12', total_trades: 42 }, warnings: [] }
+    case 'backtest.sweep_done':
+      return {
+        sweep_id: 'sw_00000000',
+        status: 'done',
+        template_id: 'sma_cross',
+        best: { run_id: 'r17', params: { fast: 10, slow: 50, allow_short: false }, metrics: { sharpe: '1.23', max_drawdown: '-0.12', total_trades: 42 } },
+      }
     case 'account.balance_low':
       return { asset: 'USDT', available: '50.00', threshold: webhook.balanceLowThreshold ?? '100' }
     case 'account.api_key_rotated':

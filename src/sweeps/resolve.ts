@@ -1,0 +1,108 @@
+import type { Db } from '../db/connect.js'
+import { DAY_MS } from '../engine/index.js'
+import { AppError, invalidParameter } from '../http/errors.js'
+import { resolveJobConfig } from '../backtests/config-resolution.js'
+import type { JobConfig } from '../backtests/schemas.js'
+import { findCustomVersion } from '../custom-templates/queries.js'
+import { isCustomTemplateId } from '../custom-templates/ids.js'
+import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
+import { checkValue, getTemplate, type PropertySchema, validateParamsOf } from '../templates/validate.js'
+import { type Combination, combinationsOf, sweptField } from './configurations.js'
+import type { SweepConfig, SweepCreate } from './schemas.js'
+
+const DEFAULT_BLOCKS = 16
+
+/** A sweep request resolved: its config and every configuration's params, in run order. */
+export interface ResolvedSweep {
+  config: SweepConfig
+  configurations: Record<string, unknown>[]
+}
+
+/**
+ * Resolves and checks a sweep request: `base` exactly as a backtest job's config (its errors name
+ * base.<field>), every swept param and value against the template's params_schema (errors name
+ * grid.<param> or random.space.<param>), then each combination through the template's own rule across
+ * params; a combination that rule refuses (sma_cross fast ≥ slow) is skipped and counted, not run.
+ */
+export async function resolveSweep(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<ResolvedSweep> {
+  const base = await resolveBase(db, userId, input, catalog, now)
+  const { properties, moduleValidates } = await paramsSchemaOf(db, userId, base)
+  const swept = Object.keys(input.grid ?? input.random?.space ?? {})
+  for (const name of swept) {
+    const field = sweptField(input, name)
+    const schema = properties[name]
+    if (!schema) throw invalidParameter(field, `${name} is not a parameter of ${base.template_id}; its parameters are ${Object.keys(properties).join(', ')}`)
+    if (input.grid) for (const value of input.grid[name]!) checkValue(field, schema, value)
+    else for (const bound of ['min', 'max'] as const) checkValue(`${field}.${bound}`, schema, input.random!.space[name]![bound])
+  }
+  const combinations = combinationsOf(input, (name) => properties[name]?.type === 'integer')
+  const configurations = await validCombinations(userId, base, combinations, catalog, moduleValidates)
+  if (configurations.valid.length === 0) {
+    throw invalidParameter(input.grid ? 'grid' : 'random', `none of the ${combinations.length} configurations is valid for ${base.template_id}: ${configurations.firstProblem}`)
+  }
+  const blocks = input.cscv_blocks ?? DEFAULT_BLOCKS
+  checkDays(base, blocks, input.walk_forward)
+  const config: SweepConfig = {
+    base,
+    ...(input.grid ? { grid: input.grid } : { random: { ...input.random!, seed: input.random!.seed ?? 1 } }),
+    objective: input.objective ?? 'sharpe',
+    cscv_blocks: blocks,
+    ...(input.walk_forward ? { walk_forward: { ...input.walk_forward, anchored: input.walk_forward.anchored ?? false } } : {}),
+    configurations: configurations.valid.length,
+    skipped: combinations.length - configurations.valid.length,
+  }
+  return { config, configurations: configurations.valid }
+}
+
+/** base resolved as POST /v1/backtest/jobs resolves a job; its errors name base.<field>. */
+async function resolveBase(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<JobConfig> {
+  const params = input.base.params ?? (input.base.strategy_id === undefined ? {} : undefined)
+  try {
+    return await resolveJobConfig(db, userId, { ...input.base, params }, catalog, now)
+  } catch (error) {
+    if (error instanceof AppError && error.field !== undefined) throw new AppError(error.code, error.message, { field: `base.${error.field}`, headers: error.headers })
+    throw error
+  }
+}
+
+/** The template's params_schema properties, and whether a user's module has a validate() rule to run too. */
+async function paramsSchemaOf(db: Db, userId: number, base: JobConfig): Promise<{ properties: Record<string, PropertySchema>; moduleValidates: boolean }> {
+  if (!isCustomTemplateId(base.template_id)) return { properties: getTemplate(base.template_id).schema.properties as Record<string, PropertySchema>, moduleValidates: false }
+  const found = await findCustomVersion(db, userId, base.template_id, base.template_version, true)
+  if (!found) throw invalidParameter('base.template_id', `unknown template_id "${base.template_id}"`)
+  return { properties: found.description.paramsSchema.properties, moduleValidates: found.description.hasValidate }
+}
+
+/**
+ * Each combination over the base params, resolved by the template: a built-in's refine, a user's
+ * module's validate() in its sandbox (only when it exports one: its schema checks were done above).
+ */
+async function validCombinations(userId: number, base: JobConfig, combinations: Combination[], catalog: TemplateCatalog, moduleValidates: boolean) {
+  const valid: Record<string, unknown>[] = []
+  let firstProblem = ''
+  const custom = isCustomTemplateId(base.template_id)
+  const template = custom ? undefined : getTemplate(base.template_id)
+  for (const combination of combinations) {
+    const params = { ...base.params, ...combination }
+    try {
+      if (template) valid.push(validateParamsOf(template, params))
+      else if (!moduleValidates) valid.push(params)
+      else valid.push((await catalog.resolve(userId, base.template_id, params, { version: base.template_version })).params)
+    } catch (error) {
+      if (!(error instanceof AppError) || error.code !== 'INVALID_PARAMETER') throw error
+      firstProblem ||= `${JSON.stringify(combination)}: ${error.message}`
+    }
+  }
+  return { valid, firstProblem }
+}
+
+/** The statistics need at least two daily returns per CSCV block, the walk-forward one window. */
+function checkDays(base: JobConfig, blocks: number, walkForward: SweepCreate['walk_forward']): void {
+  const days = Math.floor((Date.parse(base.end) - Date.parse(base.start)) / DAY_MS)
+  if (days < 2 * blocks) {
+    throw invalidParameter('cscv_blocks', `the range holds ${days} daily returns; cscv_blocks ${blocks} needs at least ${2 * blocks} (two per block): lengthen the range or use fewer blocks`)
+  }
+  if (walkForward && walkForward.in_sample_days + walkForward.out_of_sample_days > days) {
+    throw invalidParameter('walk_forward.in_sample_days', `in_sample_days + out_of_sample_days (${walkForward.in_sample_days + walkForward.out_of_sample_days}) exceed the range's ${days} days`)
+  }
+}

@@ -1,0 +1,150 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import type { Db } from '../db/connect.js'
+import type { Access } from '../http/access.js'
+import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
+import { AppError } from '../http/errors.js'
+import type { SharedState } from '../http/shared-state.js'
+import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
+import { CancelSchema, NoQuerySchema } from '../backtests/schemas.js'
+import { returnsCsv, returnsJson, returnsMatrix } from './returns.js'
+import { ReturnsQuerySchema, ReturnsSchema, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
+import { cancelSweep, createSweep, getSweep, ownSweep, pageSweepRuns, pageSweeps, type SweepContext } from './service.js'
+
+export interface SweepRoutesOptions {
+  db: Db
+  now: () => number
+  shared: SharedState
+  templates: TemplateCatalog
+  enqueue: SweepContext['enqueue']
+  queued: SweepContext['queued']
+}
+
+const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'backtests:read' } })
+const write = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'backtests:write' } })
+const tags = ['sweeps']
+const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
+
+const DESCRIPTION =
+  'A sweep runs one backtest per configuration of a template (a grid, or a seeded random search) over the same history, spread over every worker, then reports its best run and how likely that winner is an artefact of the search: the Deflated Sharpe Ratio and the Probability of Backtest Overfitting (CSCV), with an optional walk-forward. It counts as one of your 5 queued or running backtests; at most 10,000 configurations.'
+
+/** Parameter sweeps (issue 23): our addition beside the spec's backtest jobs. */
+export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastify, options) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const context = (request: FastifyRequest): SweepContext => ({
+    db: options.db,
+    userId: request.principal!.userId,
+    now: new Date(options.now()),
+    templates: options.templates,
+    shared: options.shared,
+    enqueue: options.enqueue,
+    queued: options.queued,
+  })
+
+  app.post(
+    '/v1/backtest/sweeps',
+    {
+      config: write(50),
+      schema: {
+        tags,
+        security,
+        summary: 'Submit a parameter sweep',
+        description: DESCRIPTION,
+        body: SweepCreateSchema,
+        response: { 202: SweepSchema, 409: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request, reply) => reply.code(202).send(await createSweep(context(request), request.body)),
+  )
+
+  app.get(
+    '/v1/backtest/sweeps',
+    {
+      config: read(5),
+      schema: { tags, security, summary: "The caller's sweeps, newest first", querystring: SweepListQuerySchema, response: { 200: SweepPageSchema, ...errors } },
+    },
+    async (request) => pageSweeps(context(request), request.query),
+  )
+
+  app.get(
+    '/v1/backtest/sweeps/:id',
+    {
+      config: read(2),
+      schema: { tags, security, summary: 'One sweep with its result; poll at most once every 5 s', params: SweepIdSchema, querystring: NoQuerySchema, response: { 200: SweepSchema, ...errors } },
+    },
+    async (request) => getSweep(context(request), request.params.id),
+  )
+
+  app.post(
+    '/v1/backtest/sweeps/:id/cancel',
+    {
+      config: write(5),
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {}
+      },
+      schema: {
+        tags,
+        security,
+        summary: 'Cancel a queued or running sweep; 409 INVALID_STATE once terminal. Runs already stored stay readable.',
+        params: SweepIdSchema,
+        body: CancelSchema,
+        response: { 200: SweepSchema, 409: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request) => cancelSweep(context(request), request.params.id, request.body),
+  )
+
+  app.get(
+    '/v1/backtest/sweeps/:id/runs',
+    {
+      config: read(5),
+      schema: {
+        tags,
+        security,
+        summary: "Every configuration's params and metrics stored so far; sort=objective ranks them by the sweep's objective",
+        params: SweepIdSchema,
+        querystring: RunsQuerySchema,
+        response: { 200: RunPageSchema, ...errors },
+      },
+    },
+    async (request) => pageSweepRuns(context(request), request.params.id, request.query),
+  )
+
+  app.get(
+    '/v1/backtest/sweeps/:id/returns',
+    {
+      config: read(20),
+      schema: {
+        tags,
+        security,
+        summary: 'The T × N matrix of daily returns the statistics were computed from (a done sweep)',
+        description:
+          'JSON {run_ids, dates, returns}, or CSV (`date` then one column per run id) with Accept: text/csv or ?format=csv. r_t = E_t / E_{t−1} − 1 of each run’s daily equity; numbers in their shortest exact form, so every statistic can be recomputed.',
+        params: SweepIdSchema,
+        querystring: ReturnsQuerySchema,
+        produces: ['application/json', 'text/csv'],
+        response: { 200: Type.Union([ReturnsSchema, Type.String({ description: 'text/csv' })]), 409: ErrorEnvelopeSchema, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const { db, userId } = context(request)
+      const sweep = await ownSweep(db, userId, request.params.id)
+      if (sweep.status !== 'done') throw new AppError('INVALID_STATE', `sweep ${sweep.id} is ${sweep.status}; its returns matrix is complete once it is done`)
+      const matrix = await returnsMatrix(db, sweep.id)
+      const csv = request.query.format === 'csv' || (request.query.format === undefined && wantsCsv(request.headers.accept))
+      return csv
+        ? reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${sweep.id}-returns.csv"`).send(returnsCsv(matrix))
+        : reply.type('application/json; charset=utf-8').send(returnsJson(matrix))
+    },
+  )
+}
+
+/** text/csv preferred over JSON by the Accept header (a plain `*\/*` or none means JSON). */
+function wantsCsv(accept: string | undefined): boolean {
+  if (!accept) return false
+  const types = accept.split(',').map((part) => part.split(';')[0]!.trim().toLowerCase())
+  const csv = types.indexOf('text/csv')
+  const json = types.indexOf('application/json')
+  return csv !== -1 && (json === -1 || csv < json)
+}

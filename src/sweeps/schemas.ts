@@ -1,0 +1,172 @@
+import { type Static, Type } from 'typebox'
+import { JOB_STATUSES, JobConfigSchema, JobCreateSchema, MetricsSchema } from '../backtests/schemas.js'
+import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
+
+/** At most this many configurations in one sweep (issue 23 "Limits"). */
+export const MAX_CONFIGURATIONS = 10_000
+
+/** The result metrics a sweep may rank by; higher is better for each (max_drawdown is a negative fraction). */
+export const OBJECTIVES = ['sharpe', 'sortino', 'calmar', 'cagr', 'max_drawdown', 'win_rate', 'profit_factor', 'expected_value', 'total_trades'] as const
+export type Objective = (typeof OBJECTIVES)[number]
+
+const ParamName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' })
+const ParamValue = Type.Union([Type.Number(), Type.Boolean()])
+
+const GridSchema = Type.Record(ParamName, Type.Array(ParamValue, { minItems: 1, maxItems: MAX_CONFIGURATIONS }), {
+  minProperties: 1,
+  maxProperties: 16,
+  description: '{param: [values…]}: the cartesian product, the last param varying fastest',
+})
+
+const RangeSchema = Type.Object(
+  {
+    min: Type.Number(),
+    max: Type.Number(),
+    step: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Values min + k·step only' })),
+  },
+  { additionalProperties: false },
+)
+
+const RandomSchema = Type.Object(
+  {
+    samples: Type.Integer({ minimum: 1, maximum: MAX_CONFIGURATIONS }),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: 'Default 1; the same seed draws the same configurations' })),
+    space: Type.Record(ParamName, RangeSchema, {
+      minProperties: 1,
+      maxProperties: 16,
+      description: 'Each param drawn uniformly from [min, max] (an integer param from its integers, or from min + k·step)',
+    }),
+  },
+  { additionalProperties: false },
+)
+
+const WalkForwardSchema = Type.Object(
+  {
+    in_sample_days: Type.Integer({ minimum: 2, maximum: 3650 }),
+    out_of_sample_days: Type.Integer({ minimum: 1, maximum: 3650 }),
+    anchored: Type.Optional(Type.Boolean({ description: 'Default false: rolling in-sample windows; true: each starts at the first day' })),
+  },
+  { additionalProperties: false },
+)
+
+export const SweepCreateSchema = Type.Object(
+  {
+    base: JobCreateSchema,
+    grid: Type.Optional(GridSchema),
+    random: Type.Optional(RandomSchema),
+    objective: Type.Optional(Type.Enum(OBJECTIVES, { description: 'The metric that picks the best run and each walk-forward window (default sharpe)' })),
+    cscv_blocks: Type.Optional(Type.Integer({ minimum: 2, maximum: 20, multipleOf: 2, description: 'S of the PBO: even, default 16' })),
+    walk_forward: Type.Optional(WalkForwardSchema),
+  },
+  { additionalProperties: false },
+)
+export type SweepCreate = Static<typeof SweepCreateSchema>
+
+export const SweepConfigSchema = Type.Object({
+  base: JobConfigSchema,
+  grid: Type.Optional(GridSchema),
+  random: Type.Optional(RandomSchema),
+  objective: Type.Enum(OBJECTIVES),
+  cscv_blocks: Type.Integer(),
+  walk_forward: Type.Optional(WalkForwardSchema),
+  configurations: Type.Integer({ description: 'Configurations run (N of the statistics)' }),
+  skipped: Type.Integer({ description: "Combinations the template's rule across params refuses (e.g. sma_cross fast ≥ slow), not run" }),
+})
+export type SweepConfig = Static<typeof SweepConfigSchema>
+
+const Probability = (description: string) => Type.Number({ description })
+
+export const SweepStatisticsSchema = Type.Object(
+  {
+    n_trials: Type.Integer(),
+    sharpe_variance: Type.Number({ description: 'V: variance (ddof 1) of the runs’ per-observation Sharpe ratios' }),
+    expected_max_sharpe: Type.Number({ description: 'SR₀: the Sharpe the best of N skill-less trials is expected to reach' }),
+    psr: Probability("The best run's Probabilistic Sharpe Ratio against 0"),
+    dsr: Probability("The best run's Deflated Sharpe Ratio (PSR against SR₀)"),
+    pbo: Type.Object({
+      value: Probability('Probability of Backtest Overfitting: the share of CSCV splits whose in-sample winner ranks at or below the out-of-sample median'),
+      combinations: Type.Integer(),
+      logit_mean: Type.Number(),
+      logit_median: Type.Number(),
+      histogram: Type.Unknown({ description: 'Histogram of the logits λ' }),
+      prob_oos_loss: Probability('Share of splits whose in-sample winner has a negative out-of-sample Sharpe'),
+      degradation_slope: Type.Number(),
+      degradation_intercept: Type.Number(),
+    }),
+  },
+  { description: 'Computed from GET …/returns with the conventions of issue 23 (per-observation Sharpe, raw kurtosis, CSCV on contiguous blocks)' },
+)
+
+export const SweepResultSchema = Type.Object({
+  best: Type.Object({ run_id: Type.String(), params: Type.Record(Type.String(), Type.Unknown()), metrics: MetricsSchema }),
+  statistics: SweepStatisticsSchema,
+  walk_forward: Type.Optional(
+    Type.Object({
+      windows: Type.Array(Type.Unknown(), { description: 'Each window: in_sample, out_of_sample, the params chosen, its in-sample metric and out-of-sample metrics' }),
+      curve: Type.Array(Type.Unknown(), { description: 'The stitched out-of-sample equity curve, one point per day' }),
+      efficiency: Type.Union([Type.Number(), Type.Null()], { description: 'Walk-forward efficiency; null where undefined (in-sample return ≤ 0)' }),
+    }),
+  ),
+})
+
+const ErrorSchema = Type.Union(
+  [Type.Object({ code: Type.String({ description: 'NO_DATA, WORKER_LOST, ENGINE_ERROR, STATISTICS_ERROR, …' }), message: Type.String() }), Type.Null()],
+  { description: '{code, message} when status is failed, else null' },
+)
+
+export const SweepSchema = Type.Object({
+  id: Type.String({ pattern: '^sw_[0-9a-f]{8}$' }),
+  status: Type.Enum(JOB_STATUSES),
+  progress: Type.Number({ minimum: 0, maximum: 1, description: 'Share of configurations run' }),
+  config: SweepConfigSchema,
+  submitted_at: IsoTimestamp,
+  started_at: Type.Union([IsoTimestamp, Type.Null()]),
+  finished_at: Type.Union([IsoTimestamp, Type.Null()]),
+  result: Type.Union([SweepResultSchema, Type.Null()]),
+  error: ErrorSchema,
+})
+export type Sweep = Static<typeof SweepSchema>
+
+export const SweepListQuerySchema = Type.Object(
+  {
+    status: Type.Optional(Type.Enum(JOB_STATUSES)),
+    limit: PageLimit(100, 20),
+    cursor: Cursor,
+  },
+  { additionalProperties: false },
+)
+export type SweepListQuery = Static<typeof SweepListQuerySchema>
+
+export const SweepPageSchema = Type.Object({ data: Type.Array(SweepSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) })
+
+export const SweepIdSchema = Type.Object({ id: Type.String({ maxLength: 64 }) })
+
+export const RunsQuerySchema = Type.Object(
+  {
+    sort: Type.Optional(Type.Enum(['run', 'objective'], { description: 'run (default): in run order; objective: best first, runs without a value last' })),
+    limit: PageLimit(1000, 100),
+    cursor: Cursor,
+  },
+  { additionalProperties: false },
+)
+export type RunsQuery = Static<typeof RunsQuerySchema>
+
+export const SweepRunSchema = Type.Object({
+  run_id: Type.String({ description: 'r1 … rN in configuration order; the columns of GET …/returns' }),
+  params: Type.Record(Type.String(), Type.Unknown()),
+  metrics: MetricsSchema,
+})
+export type SweepRun = Static<typeof SweepRunSchema>
+
+export const RunPageSchema = Type.Object({ data: Type.Array(SweepRunSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) })
+
+export const ReturnsQuerySchema = Type.Object(
+  { format: Type.Optional(Type.Enum(['json', 'csv'], { description: 'Overrides the Accept header' })) },
+  { additionalProperties: false },
+)
+
+export const ReturnsSchema = Type.Object({
+  run_ids: Type.Array(Type.String(), { description: 'The columns, N' }),
+  dates: Type.Array(IsoTimestamp, { description: 'The rows, T: the daily equity point each return ends on' }),
+  returns: Type.Array(Type.Array(Type.Number()), { description: 'T rows of N returns r_t = E_t / E_{t−1} − 1' }),
+})
