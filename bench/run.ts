@@ -12,6 +12,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   venue: () => import('./venue.js'),
   start: () => import('./start.js'),
   live: () => import('./live.js'),
+  sweep: () => import('./sweep.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]
