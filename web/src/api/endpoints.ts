@@ -1,7 +1,7 @@
 /** Every API call the dashboard makes, one function each, through the signed-in typed client (src/client). */
 import { client, clientFor, type Credentials } from './session.js'
 import type { Page } from '../../../src/client/index.js'
-import type { ReturnsMatrix, Sweep, SweepCreate, SweepRun } from './sweep-types.js'
+import type { ReturnsMatrix, Sweep, SweepCreate } from './sweep-types.js'
 import type { CustomTemplateCreate, CustomTemplateUpdate, DeployBody, JobCreate, KlineInterval, StrategyCreate, StrategyUpdate, WebhookCreate } from './types.js'
 
 export const api = {
@@ -28,16 +28,20 @@ export const api = {
   backtest: (jobId: string) => client().backtests.get(jobId),
   cancelBacktest: (jobId: string) => client().backtests.cancel(jobId),
 
-  createSweep: (body: SweepCreate) => sweepCall<Sweep>('post', '/v1/backtest/sweeps', {}, body),
-  listSweeps: (query: { limit?: number; cursor?: string | null } = {}) => sweepCall<Page<Sweep>>('get', '/v1/backtest/sweeps', pageQuery(query)),
+  createSweep: (body: SweepCreate) => client().post('/v1/backtest/sweeps', { body }) as Promise<Sweep>,
+  listSweeps: (query: { limit?: number; cursor?: string | null } = {}) =>
+    client().get('/v1/backtest/sweeps', { query: { ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) } }) as Promise<Page<Sweep>>,
   /** One sweep with its result; the server allows this once per 5 s per sweep, as for a job. */
-  sweep: (sweepId: string) => sweepCall<Sweep>('get', `/v1/backtest/sweeps/${encodeURIComponent(sweepId)}`),
-  cancelSweep: (sweepId: string) => sweepCall<Sweep>('post', `/v1/backtest/sweeps/${encodeURIComponent(sweepId)}/cancel`, {}, {}),
+  sweep: (sweepId: string) => client().get('/v1/backtest/sweeps/{id}', { path: { id: sweepId } }) as Promise<Sweep>,
+  cancelSweep: (sweepId: string) => client().post('/v1/backtest/sweeps/{id}/cancel', { path: { id: sweepId }, body: {} }) as Promise<Sweep>,
   /** One page of the sweep's runs; `sort: 'objective'` best first. */
   sweepRuns: (sweepId: string, query: { sort?: 'run' | 'objective'; limit?: number; cursor?: string | null } = {}) =>
-    sweepCall<Page<SweepRun>>('get', `/v1/backtest/sweeps/${encodeURIComponent(sweepId)}/runs`, { ...pageQuery(query), ...(query.sort ? { sort: query.sort } : {}) }),
+    client().get('/v1/backtest/sweeps/{id}/runs', {
+      path: { id: sweepId },
+      query: { ...(query.sort ? { sort: query.sort } : {}), ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) },
+    }),
   /** The T × N daily returns the statistics were computed from. */
-  sweepReturns: (sweepId: string) => sweepCall<ReturnsMatrix>('get', `/v1/backtest/sweeps/${encodeURIComponent(sweepId)}/returns`, { format: 'json' }),
+  sweepReturns: (sweepId: string) => client().get('/v1/backtest/sweeps/{id}/returns', { path: { id: sweepId }, query: { format: 'json' } }) as Promise<ReturnsMatrix>,
 
   strategies: (query: { limit?: number; cursor?: string | null } = {}) =>
     client().strategies.list({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
@@ -70,13 +74,3 @@ export const api = {
   deliveries: (webhookId: string, limit = 25) => client().webhooks.deliveries(webhookId, { limit }),
 }
 
-const pageQuery = (query: { limit?: number; cursor?: string | null }) => ({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) })
-
-/**
- * The sweep routes through the client's signed `send`: they are not yet in the OpenAPI document the
- * client's types are generated from (branch sweep-service), so the typed `get`/`post` cannot name them.
- */
-async function sweepCall<T>(method: 'get' | 'post', path: string, query: Record<string, string | number> = {}, body?: unknown): Promise<T> {
-  const response = await client().send(method, path, { query, ...(body === undefined ? {} : { body }) })
-  return (await response.json()) as T
-}

@@ -1,35 +1,23 @@
 /**
- * The sweep API's shapes (issue 23), as branch sweep-service's src/sweeps/schemas.ts writes them. Until
- * that branch's routes are in the OpenAPI document the typed client is generated from, they are
- * written here; fields the issue leaves open (the logit histogram, the walk-forward's windows and
- * curve) are read through the narrow readers in pages/sweeps/result-shapes.ts.
+ * The sweep API's shapes (issue 23) as the dashboard reads them: the request, the sweep and its runs
+ * as the typed client generates them from the routes (src/sweeps/schemas.ts), with the result's
+ * statistics written out here. The API types parts of the result as unknown (the logit histogram, the
+ * walk-forward's windows and curve) and the statistics module may leave a statistic null with its
+ * reason; pages/sweeps/result-shapes.ts reads those parts.
  */
-import type { Job, JobCreate, Metrics } from './types.js'
+import type { Operation, RequestBody } from '../../../src/client/index.js'
+import type { Metrics } from './types.js'
 
-export type SweepStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled'
-export type Objective = 'sharpe' | 'sortino' | 'calmar' | 'cagr' | 'max_drawdown' | 'win_rate' | 'profit_factor' | 'expected_value' | 'total_trades'
+type Ok<P extends Parameters<import('../../../src/client/index.js').PerpetuaClient['get']>[0]> = import('../../../src/client/index.js').SuccessBody<Operation<P, 'get'>>
+type ApiSweep = Ok<'/v1/backtest/sweeps/{id}'>
+
+export type SweepCreate = RequestBody<Operation<'/v1/backtest/sweeps', 'post'>>
+export type Objective = NonNullable<SweepCreate['objective']>
+export type RandomSpace = NonNullable<SweepCreate['random']>
 export type ParamValue = number | boolean
-
-export interface RandomSpace {
-  samples: number
-  seed?: number
-  space: Record<string, { min: number; max: number; step?: number }>
-}
-
-export interface WalkForwardConfig {
-  in_sample_days: number
-  out_of_sample_days: number
-  anchored?: boolean
-}
-
-export interface SweepCreate {
-  base: JobCreate
-  grid?: Record<string, ParamValue[]>
-  random?: RandomSpace
-  objective?: Objective
-  cscv_blocks?: number
-  walk_forward?: WalkForwardConfig
-}
+export type SweepRun = Ok<'/v1/backtest/sweeps/{id}/runs'>['data'][number]
+/** GET …/returns as JSON: T rows of N daily returns, the days they end on and the run ids of the columns. */
+export type ReturnsMatrix = Exclude<Ok<'/v1/backtest/sweeps/{id}/returns'>, string>
 
 export interface Pbo {
   value: number | null
@@ -49,42 +37,14 @@ export interface SweepStatistics {
   psr: number | null
   dsr: number | null
   pbo: Pbo
-  /** Why a null statistic is null, by field name (branch sweep-stats). */
+  /** Why a null statistic is null, by field name. */
   reasons?: Record<string, string>
 }
 
-export interface SweepRun {
-  run_id: string
-  params: Record<string, unknown>
-  metrics: Metrics
+export interface SweepResult {
+  best: { run_id: string; params: Record<string, unknown>; metrics: Metrics }
+  statistics: SweepStatistics
+  walk_forward?: { windows: unknown[]; curve: unknown[]; efficiency: number | null }
 }
 
-export interface Sweep {
-  id: string
-  status: SweepStatus
-  progress: number
-  config: Omit<SweepCreate, 'base' | 'objective' | 'cscv_blocks'> & {
-    /** The base backtest's configuration, resolved as a job's is. */
-    base: Job['config']
-    objective: Objective
-    cscv_blocks: number
-    configurations: number
-    skipped?: number
-  }
-  submitted_at: string
-  started_at: string | null
-  finished_at: string | null
-  result: {
-    best: SweepRun
-    statistics: SweepStatistics
-    walk_forward?: { windows: unknown[]; curve: unknown[]; efficiency: number | null }
-  } | null
-  error: { code: string; message: string } | null
-}
-
-/** GET …/returns as JSON: T rows of N daily returns, the days they end on and the run ids of the columns. */
-export interface ReturnsMatrix {
-  run_ids: string[]
-  dates: string[]
-  returns: number[][]
-}
+export type Sweep = Omit<ApiSweep, 'result'> & { result: SweepResult | null }

@@ -55,7 +55,7 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
   const runs = useAsync(() => allRuns(sweep.id), [sweep.id])
   const small = returnsCells(sweep.config.configurations, sweep.config.base.start, sweep.config.base.end) <= MAX_RETURNS_CELLS
   const matrix = useAsync(() => (small ? api.sweepReturns(sweep.id) : Promise.resolve(undefined)), [sweep.id, small])
-  const bestEquity = useMemo(() => matrix.data && equityFromReturns(matrix.data, result.best.run_id, Number(sweep.config.base.capital)), [matrix.data])
+  const bestEquity = useMemo(() => (matrix.data ? equityFromReturns(matrix.data, result.best.run_id, Number(sweep.config.base.capital)) : undefined), [matrix.data])
   const histogram = readHistogram(result.statistics.pbo.histogram)
   const statistics = result.statistics
 
