@@ -38,10 +38,10 @@ export function readCurve(value: unknown): { time: number; value: number }[] | u
   return points
 }
 
-/** A span as `{start, end}` or `[start, end]`, as "YYYY-MM-DD → YYYY-MM-DD". */
+/** A span as `{first_day, last_day}` (epoch ms, the statistics module's), `{start, end}` or `[start, end]`, as "YYYY-MM-DD → YYYY-MM-DD". */
 export function spanText(value: unknown): string {
   const o = record(value)
-  const [from, to] = Array.isArray(value) ? value : [o?.start ?? o?.from, o?.end ?? o?.to]
+  const [from, to] = Array.isArray(value) ? value : [o?.first_day ?? o?.start, o?.last_day ?? o?.end]
   const day = (v: unknown) => (typeof v === 'string' ? v.slice(0, 10) : isNumber(v) ? new Date(v).toISOString().slice(0, 10) : '?')
   return `${day(from)} → ${day(to)}`
 }
@@ -55,11 +55,15 @@ export interface WalkWindow {
   outOfSampleMetric: number | null
 }
 
-/** A walk-forward window: its spans, the params it chose, the objective in and out of sample. */
-export function readWindow(value: unknown, objective: string): WalkWindow | undefined {
+/**
+ * A walk-forward window: its spans, the params it chose (`params`, or `chosen`, the column of the
+ * returns matrix, looked up by `paramsOfColumn`), the objective in and out of sample (the statistics
+ * module names the daily forms of profit factor and win rate `daily_…`).
+ */
+export function readWindow(value: unknown, objective: string, paramsOfColumn: (column: number) => Record<string, unknown> | undefined): WalkWindow | undefined {
   const w = record(value)
   if (!w) return undefined
-  const params = record(w.params) ?? record(w.params_chosen) ?? {}
+  const params = record(w.params) ?? (isNumber(w.chosen) ? paramsOfColumn(w.chosen) : undefined) ?? {}
   const metric = (v: unknown): number | null => {
     const n = typeof v === 'string' || isNumber(v) ? Number(v) : NaN
     return Number.isFinite(n) ? n : null
@@ -70,6 +74,6 @@ export function readWindow(value: unknown, objective: string): WalkWindow | unde
     outOfSample: spanText(w.out_of_sample),
     params,
     inSampleMetric: metric(w.in_sample_metric),
-    outOfSampleMetric: metric(outside?.[objective] ?? w.out_of_sample_metric),
+    outOfSampleMetric: metric(outside?.[objective] ?? outside?.[`daily_${objective}`] ?? w.out_of_sample_metric),
   }
 }

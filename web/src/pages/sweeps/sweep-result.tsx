@@ -120,7 +120,7 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
         <p class="hint">No histogram: {statistics.reasons?.pbo ?? 'the PBO was not computed'}.</p>
       )}
 
-      {result.walk_forward ? <WalkForward sweep={sweep} walk={result.walk_forward} bestEquity={bestEquity} /> : null}
+      {result.walk_forward ? <WalkForward sweep={sweep} walk={result.walk_forward} runs={runs.data} bestEquity={bestEquity} /> : null}
 
       <h2>Runs</h2>
       {runs.data ? <RunsTable runs={runs.data} params={swept} objective={objective} onBacktest={(run) => backtestThis(runConfig(sweep, run))} /> : null}

@@ -1,5 +1,5 @@
 import { useMemo } from 'preact/hooks'
-import type { Sweep } from '../../api/sweep-types.js'
+import type { Sweep, SweepRun } from '../../api/sweep-types.js'
 import { TableWrap } from '../../components/async.js'
 import { LineChart, type Line } from '../../charts/line-chart.js'
 import { num } from '../../format.js'
@@ -12,9 +12,11 @@ type WalkForwardResult = NonNullable<NonNullable<Sweep['result']>['walk_forward'
  * sweep's best run, chosen with the whole history in sight, over the same days and from the same
  * starting equity), and each window's choice.
  */
-export function WalkForward({ sweep, walk, bestEquity }: { sweep: Sweep; walk: WalkForwardResult; bestEquity: { time: number; value: number }[] | undefined }) {
+export function WalkForward({ sweep, walk, runs, bestEquity }: { sweep: Sweep; walk: WalkForwardResult; runs: SweepRun[] | undefined; bestEquity: { time: number; value: number }[] | undefined }) {
   const objective = sweep.config.objective
-  const windows = walk.windows.map((w) => readWindow(w, objective))
+  // The returns matrix's columns are the runs in run order (r1 … rN).
+  const inRunOrder = useMemo(() => [...(runs ?? [])].sort((a, b) => Number(a.run_id.slice(1)) - Number(b.run_id.slice(1))), [runs])
+  const windows = walk.windows.map((w) => readWindow(w, objective, (column) => inRunOrder[column]?.params))
   const lines = useMemo<Line[]>(() => {
     const outOfSample = readCurve(walk.curve)
     if (!outOfSample || outOfSample.length === 0) return []
