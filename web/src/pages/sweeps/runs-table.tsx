@@ -3,35 +3,11 @@ import type { SweepRun } from '../../api/sweep-types.js'
 import type { Metrics } from '../../api/types.js'
 import { TableWrap } from '../../components/async.js'
 import { METRICS } from '../backtests/metrics.js'
-import { objectiveOf } from './heatmap-cells.js'
+import { type RunSort, sortRuns } from './runs-order.js'
 
 const PAGE = 100
 /** Metrics shown beside the objective; the rest stay on the run's backtest. */
 const SHOWN: (keyof Metrics)[] = ['sharpe', 'cagr', 'max_drawdown', 'total_trades']
-
-type Sort = { key: string; descending: boolean }
-
-/** A sort key's value for a run: `param.<name>` or a metric's name; undefined sorts last either way. */
-function sortValue(run: SweepRun, key: string): number | string | undefined {
-  if (key === 'run') return Number(run.run_id.slice(1))
-  if (key.startsWith('param.')) {
-    const v = run.params[key.slice(6)]
-    return typeof v === 'number' ? v : v === undefined ? undefined : String(v)
-  }
-  return objectiveOf(run, key)
-}
-
-/** Runs in `sort` order; runs without a value last, ties in run order. */
-export function sortRuns(runs: SweepRun[], sort: Sort): SweepRun[] {
-  const order = (run: SweepRun) => Number(run.run_id.slice(1))
-  return [...runs].sort((a, b) => {
-    const va = sortValue(a, sort.key)
-    const vb = sortValue(b, sort.key)
-    if (va === undefined || vb === undefined) return va === vb ? order(a) - order(b) : va === undefined ? 1 : -1
-    const by = va < vb ? -1 : va > vb ? 1 : 0
-    return (sort.descending ? -by : by) || order(a) - order(b)
-  })
-}
 
 /**
  * Every run of the sweep: its swept params and metrics, sorted by any column (the objective, best
@@ -39,7 +15,7 @@ export function sortRuns(runs: SweepRun[], sort: Sort): SweepRun[] {
  * configuration. Rows carry the run id and the objective's exact value in data-* attributes.
  */
 export function RunsTable({ runs, params, objective, onBacktest }: { runs: SweepRun[]; params: string[]; objective: string; onBacktest: (run: SweepRun) => void }) {
-  const [sort, setSort] = useState<Sort>({ key: objective, descending: true })
+  const [sort, setSort] = useState<RunSort>({ key: objective, descending: true })
   const [page, setPage] = useState(0)
   const sorted = useMemo(() => sortRuns(runs, sort), [runs, sort])
   const pages = Math.max(1, Math.ceil(sorted.length / PAGE))

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { cscvPbo, sweepStatistics, walkForward } from '../../src/sweeps/statistics/index.js'
+import type { SweepRun, SweepStatistics } from '../../web/src/api/sweep-types.js'
+import { parseGridValues } from '../../web/src/pages/sweeps/grid-values.js'
+import { heatCells } from '../../web/src/pages/sweeps/heatmap-cells.js'
+import { readCurve, readHistogram, readWindow } from '../../web/src/pages/sweeps/result-shapes.js'
+import { equityFromReturns } from '../../web/src/pages/sweeps/returns-equity.js'
+import { sortRuns } from '../../web/src/pages/sweeps/runs-order.js'
+import { statisticsInWords } from '../../web/src/pages/sweeps/statistics-words.js'
+
+/** A run as GET …/runs answers it, with only the metrics a test reads set. */
+const run = (n: number, params: Record<string, number | boolean>, sharpe: string | null): SweepRun =>
+  ({ run_id: `r${n}`, params, metrics: { sharpe, sortino: null, calmar: null, max_drawdown: null, win_rate: null, profit_factor: null, cagr: null, expected_value: null, total_trades: 0, avg_trade_duration_seconds: null } }) as SweepRun
+
+/** Deterministic daily returns: a small sine per column, so CSCV and the walk-forward have something to rank. */
+function matrix(columns: number, rows: number): Float64Array[] {
+  return Array.from({ length: columns }, (_, j) => Float64Array.from({ length: rows }, (_, t) => 0.001 * Math.sin(t * (j + 1) * 0.37) + 0.0002 * (j - columns / 2)))
+}
+
+describe('sweep pages: reading the form and the result (web/src/pages/sweeps)', () => {
+  it('reads grid values in the CLI forms and names what is wrong', () => {
+    assert.deepEqual(parseGridValues('5..50:5'), [5, 10, 15, 20, 25, 30, 35, 40, 45, 50])
+    assert.deepEqual(parseGridValues('0.1..0.3:0.1'), [0.1, 0.2, 0.3], 'each value from its index: no 0.30000000000000004')
+    assert.deepEqual(parseGridValues('2..4'), [2, 3, 4])
+    assert.deepEqual(parseGridValues(' 20, 30,50 '), [20, 30, 50])
+    assert.deepEqual(parseGridValues('true,false'), [true, false])
+    assert.throws(() => parseGridValues(''), /give values/)
+    assert.throws(() => parseGridValues('50..5'), /backwards/)
+    assert.throws(() => parseGridValues('5..10:0'), /not a number|step/)
+    assert.throws(() => parseGridValues('1..x'), /"1\.\.x" is not a number/)
+    assert.throws(() => parseGridValues('0..20000'), /20001 values; a sweep runs at most 10000/)
+  })
+
+  it('says the PBO, DSR and PSR in words, and why a statistic is missing', () => {
+    const base: SweepStatistics = {
+      n_trials: 240,
+      sharpe_variance: 0.001,
+      expected_max_sharpe: 0.09,
+      psr: 0.991,
+      dsr: 0.42,
+      pbo: { value: 0.62, combinations: 12870, logit_mean: -0.3, logit_median: -0.2, histogram: null, prob_oos_loss: 0.3, degradation_slope: -0.4, degradation_intercept: 0.01 },
+    }
+    const words = statisticsInWords(base)
+    assert.equal(words[0]!.name, 'pbo')
+    assert.match(words[0]!.text, /^PBO 0\.62: the winner is more likely overfit than not\. In 62 % of 12,870 splits/)
+    assert.match(words.find((w) => w.name === 'dsr')!.text, /^DSR 0\.42: the best Sharpe does not hold up against the luck of 240 trials: 42 % .*0\.95 is the usual bar/)
+    assert.match(words.find((w) => w.name === 'psr')!.text, /^PSR 0\.99: .* 99 % probability/)
+    assert.match(words.find((w) => w.name === 'degradation')!.text, /lower out-of-sample one/)
+    assert.match(statisticsInWords({ ...base, pbo: { ...base.pbo, value: 0.5 } })[0]!.text, /as likely overfit as not/)
+    assert.match(statisticsInWords({ ...base, pbo: { ...base.pbo, value: 0.05 } })[0]!.text, /little sign that the winner is overfit/)
+    assert.match(statisticsInWords({ ...base, pbo: { ...base.pbo, value: 0.3 } })[0]!.text, /more likely real than overfit/)
+    const missing = statisticsInWords({ ...base, dsr: null, pbo: { ...base.pbo, value: null }, reasons: { pbo: 'a sweep of one configuration has none to compare', dsr: 'too few days' } })
+    assert.deepEqual(missing.slice(0, 2).map((w) => [w.name, w.value, w.text]), [
+      ['pbo', null, 'PBO not computed: a sweep of one configuration has none to compare.'],
+      ['dsr', null, 'DSR not computed: too few days.'],
+    ])
+  })
+
+  it('maps two params against the objective: the best run of each cell, the first on a tie, undefined metrics left out', () => {
+    const runs = [
+      run(1, { fast: 5, slow: 30, stop: 1 }, '0.5'),
+      run(2, { fast: 5, slow: 30, stop: 2 }, '0.9'),
+      run(3, { fast: 5, slow: 30, stop: 3 }, '0.9'),
+      run(4, { fast: 10, slow: 30, stop: 1 }, null),
+      run(5, { fast: 10, slow: 50, stop: 1 }, '-0.2'),
+      run(6, { fast: 40, slow: 50, stop: 1 }, '1.5'),
+    ]
+    const map = heatCells(runs, 'fast', 'slow', 'sharpe')
+    assert.deepEqual([map.xs, map.ys], [['5', '10', '40'], ['30', '50']], 'numeric order, not text order')
+    assert.deepEqual(
+      map.cells.map((c) => [map.xs[c.x], map.ys[c.y], c.value, c.id]).sort(),
+      [['10', '50', -0.2, 'r5'], ['40', '50', 1.5, 'r6'], ['5', '30', 0.9, 'r2']].sort(),
+    )
+    const oneRow = heatCells(runs, 'stop', null, 'sharpe')
+    assert.deepEqual(oneRow.ys, ['all'])
+    assert.deepEqual(oneRow.cells.map((c) => [oneRow.xs[c.x], c.id]).sort(), [['1', 'r6'], ['2', 'r2'], ['3', 'r3']])
+  })
+
+  it('bins a random search\'s many values into 12 ranges per axis', () => {
+    const runs = Array.from({ length: 200 }, (_, i) => run(i + 1, { a: (i * 7.3) % 100, b: (i * 3.1) % 10 }, String(i)))
+    const map = heatCells(runs, 'a', 'b', 'sharpe')
+    assert.equal(map.xs.length, 12)
+    assert.equal(map.ys.length, 12)
+    const bin = (values: number[], v: number) => {
+      const lo = Math.min(...values)
+      return Math.min(11, Math.floor((v - lo) / ((Math.max(...values) - lo) / 12)))
+    }
+    const as = runs.map((r) => r.params.a as number)
+    const bs = runs.map((r) => r.params.b as number)
+    const best = new Map<string, number>()
+    for (const r of runs) {
+      const key = `${bin(as, r.params.a as number)}:${bin(bs, r.params.b as number)}`
+      best.set(key, Math.max(best.get(key) ?? -Infinity, Number(r.metrics.sharpe)))
+    }
+    assert.deepEqual(new Map(map.cells.map((c) => [`${c.x}:${c.y}`, c.value])), best)
+    assert.equal(Math.max(...map.cells.map((c) => c.value)), 199, 'the best run is in some cell')
+  })
+
+  it('sorts runs by a metric or a param, undefined values last in either direction, ties in run order', () => {
+    const runs = [run(1, { fast: 10 }, '0.5'), run(2, { fast: 5 }, null), run(3, { fast: 5 }, '1.2'), run(4, { fast: 20 }, '0.5')]
+    assert.deepEqual(sortRuns(runs, { key: 'sharpe', descending: true }).map((r) => r.run_id), ['r3', 'r1', 'r4', 'r2'])
+    assert.deepEqual(sortRuns(runs, { key: 'sharpe', descending: false }).map((r) => r.run_id), ['r1', 'r4', 'r3', 'r2'])
+    assert.deepEqual(sortRuns(runs, { key: 'param.fast', descending: false }).map((r) => r.run_id), ['r2', 'r3', 'r1', 'r4'])
+  })
+
+  it('rebuilds a run\'s equity from its column of the returns matrix', () => {
+    const returns = { run_ids: ['r1', 'r2'], dates: ['2024-01-02T00:00:00.000Z', '2024-01-03T00:00:00.000Z', '2024-01-04T00:00:00.000Z'], returns: [[0.1, 0], [-0.5, 0.01], [1, 0.02]] }
+    const points = equityFromReturns(returns, 'r1', 1000)!
+    assert.deepEqual(points.map((p) => p.value), [1000, 1100, 550, 1100])
+    assert.deepEqual(points.map((p) => new Date(p.time * 1000).toISOString().slice(0, 10)), ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04'])
+    assert.equal(equityFromReturns(returns, 'r9', 1000), undefined)
+  })
+
+  it('reads the statistics module\'s own histogram, stitched curve and windows', () => {
+    const columns = matrix(6, 120)
+    const pbo = cscvPbo(columns, 8)
+    const histogram = readHistogram(pbo.histogram)
+    assert.ok(histogram, 'the histogram reads')
+    assert.equal(histogram.counts.reduce((a, b) => a + b, 0), pbo.combinations)
+    const left = histogram.counts.filter((_, k) => (histogram.edges[k]! + histogram.edges[k + 1]!) / 2 <= 0).reduce((a, b) => a + b, 0)
+    assert.equal(left / pbo.combinations, pbo.value, 'bars whose middle is at or left of 0 hold the PBO')
+    assert.equal(sweepStatistics(columns, 0, 8).pbo.value, pbo.value)
+
+    const days = Array.from({ length: 120 }, (_, t) => Date.UTC(2024, 0, 2 + t))
+    const walk = walkForward({ returns: columns, days, in_sample_days: 30, out_of_sample_days: 15, anchored: false, capital: 1000 })
+    const curve = readCurve(walk.curve)
+    assert.ok(curve && curve.length === walk.curve.length)
+    assert.deepEqual(curve[1], { time: days[30]! / 1000, value: walk.curve[1]![1] })
+    const params = ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => ({ name }))
+    const windows = walk.windows.map((w) => readWindow(w, 'sharpe', (column) => params[column]))
+    assert.equal(windows.length, walk.windows.length)
+    assert.deepEqual(windows[0], {
+      inSample: '2024-01-02 → 2024-01-31',
+      outOfSample: '2024-02-01 → 2024-02-15',
+      params: params[walk.windows[0]!.chosen],
+      inSampleMetric: walk.windows[0]!.in_sample_metric,
+      outOfSampleMetric: walk.windows[0]!.out_of_sample_metrics.sharpe,
+    })
+    assert.equal(readHistogram({ edges: [0, 1], counts: [1, 2] }), undefined, 'edges one more than counts, or nothing')
+    assert.equal(readCurve([['not a time', 1]]), undefined)
+  })
+})
