@@ -81,7 +81,7 @@ export function SearchSpace({ template, value, onChange }: { template: TemplateI
   const size = gridSize(value)
   return (
     <fieldset class="search-space" data-testid="search-space">
-      <legend>Swept parameters</legend>
+      <legend>Swept parameters (the others keep the values above)</legend>
       <div class="radios" role="radiogroup" aria-label="search">
         <label class="check">
           <input type="radio" name="mode" value="grid" checked={value.mode === 'grid'} onChange={() => set({ mode: 'grid' })} />

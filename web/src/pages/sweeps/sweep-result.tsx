@@ -99,6 +99,7 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
         </button>
       </div>
       <MetricsGrid metrics={result.best.metrics} />
+      <h3>Equity of the best run</h3>
       {bestEquity ? (
         <LineChart lines={[{ name: 'Best run', color: '#3b6fd8', points: bestEquity }]} testId="best-equity-chart" label="The best run's equity, one point per day, from its daily returns" />
       ) : matrix.loading && small ? (
