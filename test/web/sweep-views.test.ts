@@ -39,7 +39,12 @@ describe('sweep pages: reading the form and the result (web/src/pages/sweeps)', 
       expected_max_sharpe: 0.09,
       psr: 0.991,
       dsr: 0.42,
-      pbo: { value: 0.62, combinations: 12870, logit_mean: -0.3, logit_median: -0.2, histogram: null, prob_oos_loss: 0.3, degradation_slope: -0.4, degradation_intercept: 0.01 },
+      pbo: { value: 0.62, combinations: 12870, logit_mean: -0.3, logit_median: -0.2, histogram: null, prob_oos_loss: 0.3, degradation_slope: -0.4, degradation_intercept: 0.01, blocks: 16, block_length: 125, dropped_rows: 0 },
+      observations: 2000,
+      best_sharpe: 0.1,
+      best_skewness: 0,
+      best_kurtosis: 3,
+      reasons: {},
     }
     const words = statisticsInWords(base)
     assert.equal(words[0]!.name, 'pbo')

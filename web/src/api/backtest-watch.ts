@@ -1,5 +1,5 @@
 import { api } from './endpoints.js'
-import { sleep, waitingOutRateLimit } from './polling.js'
+import { findInPages, followInList, waitingOutRateLimit } from './polling.js'
 import type { Job } from './types.js'
 
 const TERMINAL = new Set(['done', 'failed', 'cancelled'])
@@ -35,36 +35,14 @@ export async function fullJob(jobId: string, signal?: AbortSignal): Promise<Job>
 
 /** Calls `onUpdate` with the job as it progresses, then once with the full terminal job; returns a stop function. */
 export function watchBacktest(job: Job, onUpdate: (job: Job) => void, onError: (error: Error) => void): () => void {
-  const controller = new AbortController()
-  const { signal } = controller
-  void (async () => {
-    let latest = job
-    try {
-      while (!signal.aborted && !isTerminal(latest)) {
-        await sleep(LIST_POLL_MS, signal)
-        const listed = await findInList(latest)
-        if (signal.aborted) return
-        if (listed) {
-          latest = listed
-          if (!isTerminal(listed)) onUpdate(listed)
-        }
-      }
-      if (!signal.aborted) onUpdate(await fullJob(latest.id, signal))
-    } catch (error) {
-      if (!signal.aborted) onError(error instanceof Error ? error : new Error(String(error)))
-    }
-  })()
-  return () => controller.abort()
-}
-
-/** The job's row in the list of jobs submitted since it was (it is at most a few pages in). */
-async function findInList(job: Job): Promise<Job | undefined> {
-  let cursor: string | null = null
-  for (let page = 0; page < 5; page++) {
-    const result = await api.listBacktests({ from: job.submitted_at, limit: 100, cursor })
-    const found = result.data.find((row) => row.id === job.id)
-    if (found || !result.next_cursor) return found
-    cursor = result.next_cursor
-  }
-  return undefined
+  return followInList({
+    first: job,
+    everyMs: LIST_POLL_MS,
+    // The job's row among the jobs submitted since it was.
+    find: (id) => findInPages(id, (cursor) => api.listBacktests({ from: job.submitted_at, limit: 100, cursor })),
+    ended: isTerminal,
+    onUpdate,
+    onError,
+    finish: (ended, signal) => fullJob(ended.id, signal),
+  })
 }

@@ -1,5 +1,5 @@
 import { api } from './endpoints.js'
-import { sleep, waitingOutRateLimit } from './polling.js'
+import { findInPages, followInList, waitingOutRateLimit } from './polling.js'
 import type { Sweep } from './sweep-types.js'
 
 const TERMINAL = new Set(['done', 'failed', 'cancelled'])
@@ -34,36 +34,15 @@ export async function readSweep(sweepId: string, signal?: AbortSignal): Promise<
 
 /** Calls `onUpdate` with the sweep each time the list shows it changed, until it ends; returns a stop function. */
 export function watchSweep(sweep: Sweep, onUpdate: (sweep: Sweep) => void, onError: (error: Error) => void): () => void {
-  const controller = new AbortController()
-  const { signal } = controller
-  void (async () => {
-    let latest = sweep
-    try {
-      while (!signal.aborted && !isSweepTerminal(latest)) {
-        await sleep(LIST_POLL_MS, signal)
-        const listed = await findInList(latest.id)
-        if (signal.aborted) return
-        if (listed && (listed.status !== latest.status || listed.progress !== latest.progress)) {
-          latest = listed
-          if (isSweepTerminal(listed)) kept.set(listed.id, listed)
-          onUpdate(listed)
-        }
-      }
-    } catch (error) {
-      if (!signal.aborted) onError(error instanceof Error ? error : new Error(String(error)))
-    }
-  })()
-  return () => controller.abort()
-}
-
-/** The sweep's row in the list, newest first (a sweep being watched is at most a few pages in). */
-async function findInList(sweepId: string): Promise<Sweep | undefined> {
-  let cursor: string | null = null
-  for (let page = 0; page < 5; page++) {
-    const result = await api.listSweeps({ limit: 100, cursor })
-    const found = result.data.find((row) => row.id === sweepId)
-    if (found || !result.next_cursor) return found
-    cursor = result.next_cursor
-  }
-  return undefined
+  return followInList({
+    first: sweep,
+    everyMs: LIST_POLL_MS,
+    find: (id) => findInPages(id, (cursor) => api.listSweeps({ limit: 100, cursor })),
+    ended: isSweepTerminal,
+    onUpdate: (row) => {
+      if (isSweepTerminal(row)) kept.set(row.id, row)
+      onUpdate(row)
+    },
+    onError,
+  })
 }

@@ -1,13 +1,6 @@
+import type { HeatCell } from './heat-cell.js'
 import { useWidth } from './use-width.js'
 
-export interface HeatCell {
-  /** Column and row, indexes into `xs` and `ys`. */
-  x: number
-  y: number
-  value: number
-  /** What the cell stands for (a run id): given back by onPick, and carried in data-id. */
-  id: string
-}
 
 const MARGIN = { left: 56, right: 8, top: 8, bottom: 40 }
 const CHAR_PX = 6.5

@@ -1,4 +1,4 @@
-import type { HeatCell } from '../../charts/heatmap.js'
+import type { HeatCell } from '../../charts/heat-cell.js'
 import type { SweepRun } from '../../api/sweep-types.js'
 
 /** Past this many distinct values a parameter's axis groups them into BINS equal ranges (a random search). */

@@ -4,7 +4,7 @@
  * sweep-stats writes and returns undefined for anything else, so a page never breaks on a shape it
  * does not know; it shows that part as missing.
  */
-import { seconds } from '../../charts/chart-host.js'
+import { seconds } from '../../charts/chart-time.js'
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
 const record = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined)

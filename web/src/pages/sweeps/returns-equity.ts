@@ -1,5 +1,5 @@
 import type { ReturnsMatrix } from '../../api/sweep-types.js'
-import { seconds } from '../../charts/chart-host.js'
+import { seconds } from '../../charts/chart-time.js'
 
 /**
  * GET …/returns is read for the best run's equity only while the matrix stays this small (cells, T × N):

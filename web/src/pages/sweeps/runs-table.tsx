@@ -2,10 +2,10 @@ import { useMemo, useState } from 'preact/hooks'
 import type { SweepRun } from '../../api/sweep-types.js'
 import type { Metrics } from '../../api/types.js'
 import { TableWrap } from '../../components/async.js'
+import { Pager, usePages } from '../../components/pager.js'
 import { METRICS } from '../backtests/metrics.js'
 import { type RunSort, sortRuns } from './runs-order.js'
 
-const PAGE = 100
 /** Metrics shown beside the objective; the rest stay on the run's backtest. */
 const SHOWN: (keyof Metrics)[] = ['sharpe', 'cagr', 'max_drawdown', 'total_trades']
 
@@ -16,14 +16,13 @@ const SHOWN: (keyof Metrics)[] = ['sharpe', 'cagr', 'max_drawdown', 'total_trade
  */
 export function RunsTable({ runs, params, objective, onBacktest }: { runs: SweepRun[]; params: string[]; objective: string; onBacktest: (run: SweepRun) => void }) {
   const [sort, setSort] = useState<RunSort>({ key: objective, descending: true })
-  const [page, setPage] = useState(0)
   const sorted = useMemo(() => sortRuns(runs, sort), [runs, sort])
-  const pages = Math.max(1, Math.ceil(sorted.length / PAGE))
-  const rows = sorted.slice(page * PAGE, page * PAGE + PAGE)
+  const paging = usePages(sorted)
+  const rows = paging.rows
   const metrics = [objective as keyof Metrics, ...SHOWN.filter((m) => m !== objective)]
   const by = (key: string) => {
     setSort((s) => (s.key === key ? { key, descending: !s.descending } : { key, descending: key !== 'run' && !key.startsWith('param.') }))
-    setPage(0)
+    paging.setPage(0)
   }
   const header = (key: string, label: string, className: string) => (
     <th class={className} aria-sort={sort.key === key ? (sort.descending ? 'descending' : 'ascending') : undefined} data-sort={key}>
@@ -69,19 +68,7 @@ export function RunsTable({ runs, params, objective, onBacktest }: { runs: Sweep
           </tbody>
         </table>
       </TableWrap>
-      {pages > 1 ? (
-        <div class="toolbar" data-testid="runs-pager">
-          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
-            Previous
-          </button>
-          <span>
-            Page {page + 1} of {pages}
-          </span>
-          <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)} data-testid="runs-next">
-            Next
-          </button>
-        </div>
-      ) : null}
+      <Pager state={paging} testId="runs" />
     </div>
   )
 }
