@@ -4,6 +4,7 @@ import { cscvPbo, sweepStatistics, walkForward } from '../../src/sweeps/statisti
 import type { SweepRun, SweepStatistics } from '../../web/src/api/sweep-types.js'
 import { parseGridValues } from '../../web/src/pages/sweeps/grid-values.js'
 import { heatCells } from '../../web/src/pages/sweeps/heatmap-cells.js'
+import { emptySearchSpace, gridSize, searchSpaceBody } from '../../web/src/pages/sweeps/search-space-draft.js'
 import { readCurve, readHistogram, readWindow } from '../../web/src/pages/sweeps/result-shapes.js'
 import { equityFromReturns } from '../../web/src/pages/sweeps/returns-equity.js'
 import { sortRuns } from '../../web/src/pages/sweeps/runs-order.js'
@@ -30,6 +31,20 @@ describe('sweep pages: reading the form and the result (web/src/pages/sweeps)', 
     assert.throws(() => parseGridValues('5..10:0'), /not a number|step/)
     assert.throws(() => parseGridValues('1..x'), /"1\.\.x" is not a number/)
     assert.throws(() => parseGridValues('0..20000'), /20001 values; a sweep runs at most 10000/)
+  })
+
+  it('turns the form\'s search space into the request\'s grid or random space, naming the parameter at fault', () => {
+    const draft = { ...emptySearchSpace(), swept: ['fast', 'slow', 'allow_short'], switches: ['allow_short'], values: { fast: '5..50:5', slow: '30,50', allow_short: 'true,false' } }
+    assert.deepEqual(searchSpaceBody(draft), { grid: { fast: [5, 10, 15, 20, 25, 30, 35, 40, 45, 50], slow: [30, 50], allow_short: [true, false] } })
+    assert.equal(gridSize(draft), 40)
+    assert.throws(() => searchSpaceBody({ ...draft, values: { ...draft.values, slow: '30,x' } }), /^Error: slow: "x" is not a number$/)
+    assert.throws(() => searchSpaceBody(emptySearchSpace()), /pick at least one parameter/)
+    assert.equal(gridSize(emptySearchSpace()), undefined)
+    const random = { ...draft, mode: 'random' as const, swept: ['fast', 'slow'], samples: '200', seed: '7', ranges: { fast: { min: '2', max: '50', step: '1' }, slow: { min: '20', max: '200', step: '' } } }
+    assert.deepEqual(searchSpaceBody(random), { random: { samples: 200, seed: 7, space: { fast: { min: 2, max: 50, step: 1 }, slow: { min: 20, max: 200 } } } })
+    assert.equal(gridSize(random), 200)
+    assert.throws(() => searchSpaceBody({ ...random, swept: ['fast', 'allow_short'] }), /allow_short: a switch is swept in a grid only/)
+    assert.throws(() => searchSpaceBody({ ...random, ranges: { ...random.ranges, slow: { min: '', max: '9', step: '' } } }), /slow: give a minimum and a maximum/)
   })
 
   it('says the PBO, DSR and PSR in words, and why a statistic is missing', () => {

@@ -1,69 +1,5 @@
-import type { ParamValue, RandomSpace } from '../../api/sweep-types.js'
 import type { TemplateInfo } from '../../api/types.js'
-import { parseGridValues } from './grid-values.js'
-
-interface PropertySchema {
-  type?: string
-  minimum?: number
-  maximum?: number
-}
-
-/** What the user typed for each swept parameter; unswept ones take the base params' value. */
-export interface SearchSpaceDraft {
-  mode: 'grid' | 'random'
-  swept: string[]
-  /** Grid values as typed, by param (`5..50:5`, `10,20`). */
-  values: Record<string, string>
-  /** Random ranges as typed, by param. */
-  ranges: Record<string, { min: string; max: string; step: string }>
-  samples: string
-  seed: string
-}
-
-export const emptySearchSpace = (): SearchSpaceDraft => ({ mode: 'grid', swept: [], values: {}, ranges: {}, samples: '100', seed: '1' })
-
-/** The template's parameters a sweep can vary: numbers, integers and switches (never enums or text). */
-export function sweepableParams(template: TemplateInfo): { name: string; schema: PropertySchema }[] {
-  const properties = ((template.params_schema as { properties?: Record<string, PropertySchema> }).properties ?? {}) as Record<string, PropertySchema>
-  return Object.entries(properties)
-    .filter(([, schema]) => schema.type === 'integer' || schema.type === 'number' || schema.type === 'boolean')
-    .map(([name, schema]) => ({ name, schema }))
-}
-
-/** The request's `grid` or `random`, or an Error naming the parameter whose input is wrong. */
-export function searchSpaceBody(draft: SearchSpaceDraft): { grid: Record<string, ParamValue[]> } | { random: RandomSpace } {
-  if (draft.swept.length === 0) throw new Error('pick at least one parameter to sweep')
-  if (draft.mode === 'grid') {
-    const grid: Record<string, ParamValue[]> = {}
-    for (const name of draft.swept) {
-      try {
-        grid[name] = parseGridValues(draft.values[name] ?? '')
-      } catch (error) {
-        throw new Error(`${name}: ${(error as Error).message}`)
-      }
-    }
-    return { grid }
-  }
-  const space: RandomSpace['space'] = {}
-  for (const name of draft.swept) {
-    const typed = draft.ranges[name] ?? { min: '', max: '', step: '' }
-    const min = Number(typed.min)
-    const max = Number(typed.max)
-    if (typed.min.trim() === '' || typed.max.trim() === '' || !Number.isFinite(min) || !Number.isFinite(max)) throw new Error(`${name}: give a minimum and a maximum`)
-    space[name] = { min, max, ...(typed.step.trim() === '' ? {} : { step: Number(typed.step) }) }
-  }
-  return { random: { samples: Number(draft.samples), seed: Number(draft.seed), space } }
-}
-
-/** Configurations a grid makes (before the template's rules skip any), or undefined while an input is unreadable. */
-export function gridSize(draft: SearchSpaceDraft): number | undefined {
-  try {
-    const body = searchSpaceBody(draft)
-    return 'grid' in body ? Object.values(body.grid).reduce((n, values) => n * values.length, 1) : body.random.samples
-  } catch {
-    return undefined
-  }
-}
+import { gridSize, type PropertySchema, type SearchSpaceDraft, sweepableParams } from './search-space-draft.js'
 
 /** Which parameters to sweep and over what: a grid of values each, or ranges to draw from. */
 export function SearchSpace({ template, value, onChange }: { template: TemplateInfo; value: SearchSpaceDraft; onChange: (next: SearchSpaceDraft) => void }) {
@@ -73,6 +9,7 @@ export function SearchSpace({ template, value, onChange }: { template: TemplateI
   const toggle = (name: string, schema: PropertySchema, on: boolean) =>
     set({
       swept: on ? [...value.swept, name] : value.swept.filter((n) => n !== name),
+      switches: schema.type === 'boolean' ? (on ? [...value.switches, name] : value.switches.filter((n) => n !== name)) : value.switches,
       ...(on && value.values[name] === undefined && schema.type === 'boolean' ? { values: { ...value.values, [name]: 'true,false' } } : {}),
       ...(on && value.ranges[name] === undefined
         ? { ranges: { ...value.ranges, [name]: { min: String(schema.minimum ?? ''), max: String(schema.maximum ?? ''), step: schema.type === 'integer' ? '1' : '' } } }
@@ -102,6 +39,7 @@ export function SearchSpace({ template, value, onChange }: { template: TemplateI
               <input type="checkbox" name={`sweep.${name}`} checked={on} onChange={(e) => toggle(name, schema, e.currentTarget.checked)} />
               {name}
             </label>
+            {on && value.mode === 'random' && schema.type === 'boolean' ? <small class="error">a switch is swept in a grid only</small> : null}
             {on && value.mode === 'grid' ? (
               <label>
                 values
@@ -113,7 +51,7 @@ export function SearchSpace({ template, value, onChange }: { template: TemplateI
                 />
               </label>
             ) : null}
-            {on && value.mode === 'random' ? (
+            {on && value.mode === 'random' && schema.type !== 'boolean' ? (
               <>
                 <label>
                   min

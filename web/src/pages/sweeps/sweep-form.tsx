@@ -7,7 +7,8 @@ import { draftBody, StrategyFields, useStrategyDraft } from '../../components/st
 import { navigate } from '../../router.js'
 import { RunSpanCoverage, RunSpanFields, useRunSpan } from '../backtests/run-span.js'
 import { METRICS } from '../backtests/metrics.js'
-import { emptySearchSpace, SearchSpace, searchSpaceBody } from './search-space.js'
+import { SearchSpace } from './search-space.js'
+import { emptySearchSpace, searchSpaceBody } from './search-space-draft.js'
 
 /** The metrics a sweep may rank by (the API's list): every metric of a backtest but the average trade's length. */
 export const OBJECTIVES = METRICS.filter((m) => m.name !== 'avg_trade_duration_seconds') as { name: Objective; label: string }[]
