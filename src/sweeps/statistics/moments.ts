@@ -12,6 +12,12 @@ export interface Moments {
   sharpe: number | null
 }
 
+/**
+ * Below this share of the mean square (about the mean, or the shift) variance is rounding, not deviation: a
+ * column that never moved (a configuration that never traded) leaves ~10⁻¹⁶ of it after the subtraction.
+ */
+const ZERO_VARIANCE = 1e-12
+
 /** Two passes (the mean first): the central sums keep full precision when the mean dwarfs the deviation. */
 export function moments(xs: ArrayLike<number>): Moments {
   const n = xs.length
@@ -31,8 +37,9 @@ export function moments(xs: ArrayLike<number>): Moments {
   }
   if (n < 2) return { n, mean, std: null, skewness: null, kurtosis: null, sharpe: null }
   const std = Math.sqrt(s2 / (n - 1))
-  if (s2 === 0) return { n, mean, std, skewness: null, kurtosis: null, sharpe: null }
   const m2 = s2 / n
+  // A constant column whose mean does not round to the constant leaves m₂ ≈ 10⁻³⁶: no deviation, not a Sharpe of 10¹⁶.
+  if (!(m2 > ZERO_VARIANCE * (mean * mean + m2))) return { n, mean, std, skewness: null, kurtosis: null, sharpe: null }
   return { n, mean, std, skewness: s3 / n / m2 ** 1.5, kurtosis: s4 / n / (m2 * m2), sharpe: mean / std }
 }
 
@@ -47,12 +54,6 @@ export function sampleVariance(xs: ArrayLike<number>): number | null {
   for (let k = 0; k < n; k++) s2 += (xs[k]! - mean) ** 2
   return s2 / (n - 1)
 }
-
-/**
- * Below this share of the mean square (about the shift) a slice's variance is rounding, not deviation: a
- * column that never moved (a configuration that never traded) leaves ~10⁻¹⁶ of it after the subtraction.
- */
-const ZERO_VARIANCE = 1e-12
 
 /**
  * Sample variance (ddof 1) of n values from sums of their deviations from a shift c, Σ(x − c) and

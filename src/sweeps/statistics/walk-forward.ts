@@ -79,6 +79,10 @@ function inputProblem(input: WalkForwardInput): string | null {
   const rows = returns[0]!.length
   if (returns.some((column) => column.length !== rows)) return 'the configurations have different numbers of daily returns'
   if (days.length !== rows) return `${days.length} days for ${rows} daily returns`
+  for (let j = 0; j < returns.length; j++) {
+    const column = returns[j]!
+    for (let t = 0; t < rows; t++) if (!Number.isFinite(column[t]!)) return `configuration ${j} has a non-finite return on row ${t}`
+  }
   if (!Number.isInteger(inDays) || inDays < 2) return `in_sample_days must be an integer of at least 2 (got ${inDays})`
   if (!Number.isInteger(outDays) || outDays < 1) return `out_of_sample_days must be an integer of at least 1 (got ${outDays})`
   if (input.capital !== undefined && !(input.capital > 0 && Number.isFinite(input.capital))) return `capital must be a positive number (got ${input.capital})`
@@ -87,6 +91,20 @@ function inputProblem(input: WalkForwardInput): string | null {
     return `objective ${objective} has no daily form for a walk-forward (one of ${Object.keys(WALK_FORWARD_OBJECTIVES).join(', ')})`
   if (rows < inDays + outDays) return `${rows} days of returns hold no window of ${inDays} in-sample and ${outDays} out-of-sample days`
   return null
+}
+
+/**
+ * Prefix sums round a slice's metric by what came before it, so two configurations with the same days
+ * in a window can differ in the last digits; within this band the days themselves are compared, and
+ * equal days are a tie the earlier configuration keeps.
+ */
+function mayBeTie(a: number, b: number): boolean {
+  return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b))
+}
+
+function sameDays(a: Float64Array, b: Float64Array, from: number, to: number): boolean {
+  for (let t = from; t < to; t++) if (a[t] !== b[t]) return false
+  return true
 }
 
 function span(days: ArrayLike<number>, from: number, to: number): DaySpan {
@@ -125,13 +143,16 @@ export function walkForward(input: WalkForwardInput): WalkForwardResult {
   const bestIndex = new Int32Array(count).fill(-1)
   const slices = new ColumnSlices()
   for (let j = 0; j < returns.length; j++) {
-    slices.load(returns[j]!)
+    const column = returns[j]!
+    slices.load(column)
     for (let k = 0; k < count; k++) {
       const value = slices.metric(metric, inFrom(k), outFrom(k))
-      if (value !== null && (bestIndex[k] === -1 || value > bestValue[k]!)) {
-        bestValue[k] = value
-        bestIndex[k] = j
-      }
+      if (value === null) continue
+      const incumbent = bestIndex[k]!
+      if (incumbent !== -1 && !(value > bestValue[k]!)) continue
+      if (incumbent !== -1 && mayBeTie(value, bestValue[k]!) && sameDays(returns[incumbent]!, column, inFrom(k), outFrom(k))) continue
+      bestValue[k] = value
+      bestIndex[k] = j
     }
   }
 

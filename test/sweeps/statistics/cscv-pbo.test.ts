@@ -64,8 +64,8 @@ function bruteForce(columns: Float64Array[], blocks: number) {
 const near = (got: number | null, expected: number, what: string, tolerance = 1e-10) =>
   assert.ok(got !== null && Math.abs(got - expected) <= tolerance * Math.max(1, Math.abs(expected)), `${what}: ${got}, expected ${expected}`)
 
-function assertAgrees(columns: Float64Array[], blocks: number): Pbo {
-  const got = cscvPbo(columns, blocks)
+function assertAgrees(columns: Float64Array[], blocks: number, tableBudget?: number): Pbo {
+  const got = cscvPbo(columns, blocks, tableBudget)
   const want = bruteForce(columns, blocks)
   assert.equal(got.reason, undefined)
   assert.equal(got.combinations, want.combinations)
@@ -113,6 +113,21 @@ describe('CSCV PBO against a brute-force computation', () => {
     assertAgrees(columns, 6)
   })
 
+  it('configurations equal on some blocks only: the first of exactly tied in-sample winners, ties averaged out of sample', () => {
+    const base = gaussianMatrix(16, 4, 96)
+    const laterBetter = Float64Array.from(base[0]!, (r, t) => (t >= 80 ? r + 0.02 : r)) // differs on the last block only
+    const earlierWorse = Float64Array.from(base[1]!, (r, t) => (t < 16 ? r - 0.01 : r)) // differs on the first block only
+    assertAgrees([base[0]!, laterBetter, base[1]!, base[2]!, earlierWorse, base[3]!], 6)
+    assertAgrees([earlierWorse, base[1]!, laterBetter, base[0]!, base[2]!], 6)
+  })
+
+  it('configurations tabulated in chunks (a small table budget) give the same answer, ties across chunks included', () => {
+    const base = gaussianMatrix(17, 5, 120)
+    const columns = [...base, Float64Array.from(base[0]!), Float64Array.from(base[2]!, (r, t) => (t < 20 ? r + 0.01 : r)), new Float64Array(120)]
+    // 4 × 2^3 doubles a configuration at S = 6: budgets of 1, 3 and 8 configurations a chunk.
+    for (const budget of [32, 96, 256]) assertAgrees(columns, 6, budget)
+  })
+
   it('a sweep without skill scores near 0.5, one with persistent differences near 0', () => {
     const skillless = cscvPbo(gaussianMatrix(5, 40, 1600), 16)
     assert.equal(skillless.combinations, 12_870)
@@ -130,6 +145,7 @@ describe('CSCV PBO against a brute-force computation', () => {
       [7, /even number of blocks/],
       [0, /even number of blocks/],
       [2.5, /even number of blocks/],
+      [26, /at most 24 blocks/],
     ] as const) {
       const pbo = cscvPbo(columns, blocks)
       assert.equal(pbo.value, null)
