@@ -234,4 +234,18 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     assert.deepEqual(list.data.map((s) => s.id), [sweep.id], 'neither attempt made a sweep')
     assert.deepEqual(d.consoleErrors.filter((e) => !/400 \(Bad Request\)/.test(e)), [])
   })
+
+  it('lists the sweep with its PBO and DSR, and opens it from a link in a fresh page load (one GET of the sweep)', async () => {
+    const row = `[data-testid=sweeps-table] tr[data-sweep-id=${sweep.id}]`
+    await page.waitForSelector(`${row}[data-status=done]`)
+    const cells = await page.$$eval(`${row} td`, (tds) => tds.map((td) => td.textContent))
+    assert.ok(cells.includes(sweep.result.statistics.pbo.value.toFixed(2)), `PBO in ${cells.join(' | ')}`)
+    assert.ok(cells.includes(sweep.result.statistics.dsr!.toFixed(2)), `DSR in ${cells.join(' | ')}`)
+    await page.goto(`${d.base}/app/sweeps/${sweep.id}`)
+    await page.waitForSelector('[data-testid=sweep-progress][data-status=done]')
+    await page.waitForSelector(`[data-testid=best-run][data-run-id=${sweep.result.best.run_id}]`)
+    await page.waitForSelector('[data-testid=runs-table] tbody tr')
+    assert.equal(await page.$$eval('[data-testid=runs-table] tbody tr', (rows) => rows.length), runs.length)
+    assert.deepEqual(d.consoleErrors.filter((e) => !/400 \(Bad Request\)/.test(e)), [], 'no 429 or other error on the way')
+  })
 })
