@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { cscvPbo, sweepStatistics, walkForward } from '../../src/sweeps/statistics/index.js'
-import type { SweepRun, SweepStatistics } from '../../web/src/api/sweep-types.js'
-import { parseGridValues } from '../../web/src/pages/sweeps/grid-values.js'
+import type { SweepRun } from '../../web/src/api/sweep-types.js'
 import { heatCells } from '../../web/src/pages/sweeps/heatmap-cells.js'
 import { emptySearchSpace, gridSize, searchSpaceBody } from '../../web/src/pages/sweeps/search-space-draft.js'
 import { readCurve, readHistogram, readWindow } from '../../web/src/pages/sweeps/result-shapes.js'
 import { equityFromReturns } from '../../web/src/pages/sweeps/returns-equity.js'
 import { sortRuns } from '../../web/src/pages/sweeps/runs-order.js'
-import { statisticsInWords } from '../../web/src/pages/sweeps/statistics-words.js'
 
 /** A run as GET …/runs answers it, with only the metrics a test reads set. */
 const run = (n: number, params: Record<string, number | boolean>, sharpe: string | null): SweepRun =>
@@ -20,19 +18,6 @@ function matrix(columns: number, rows: number): Float64Array[] {
 }
 
 describe('sweep pages: reading the form and the result (web/src/pages/sweeps)', () => {
-  it('reads grid values in the CLI forms and names what is wrong', () => {
-    assert.deepEqual(parseGridValues('5..50:5'), [5, 10, 15, 20, 25, 30, 35, 40, 45, 50])
-    assert.deepEqual(parseGridValues('0.1..0.3:0.1'), [0.1, 0.2, 0.3], 'each value from its index: no 0.30000000000000004')
-    assert.deepEqual(parseGridValues('2..4'), [2, 3, 4])
-    assert.deepEqual(parseGridValues(' 20, 30,50 '), [20, 30, 50])
-    assert.deepEqual(parseGridValues('true,false'), [true, false])
-    assert.throws(() => parseGridValues(''), /give values/)
-    assert.throws(() => parseGridValues('50..5'), /backwards/)
-    assert.throws(() => parseGridValues('5..10:0'), /not a number|step/)
-    assert.throws(() => parseGridValues('1..x'), /"1\.\.x" is not a number/)
-    assert.throws(() => parseGridValues('0..20000'), /20001 values; a sweep runs at most 10000/)
-  })
-
   it('turns the form\'s search space into the request\'s grid or random space, naming the parameter at fault', () => {
     const draft = { ...emptySearchSpace(), swept: ['fast', 'slow', 'allow_short'], switches: ['allow_short'], values: { fast: '5..50:5', slow: '30,50', allow_short: 'true,false' } }
     assert.deepEqual(searchSpaceBody(draft), { grid: { fast: [5, 10, 15, 20, 25, 30, 35, 40, 45, 50], slow: [30, 50], allow_short: [true, false] } })
@@ -45,36 +30,6 @@ describe('sweep pages: reading the form and the result (web/src/pages/sweeps)', 
     assert.equal(gridSize(random), 200)
     assert.throws(() => searchSpaceBody({ ...random, swept: ['fast', 'allow_short'] }), /allow_short: a switch is swept in a grid only/)
     assert.throws(() => searchSpaceBody({ ...random, ranges: { ...random.ranges, slow: { min: '', max: '9', step: '' } } }), /slow: give a minimum and a maximum/)
-  })
-
-  it('says the PBO, DSR and PSR in words, and why a statistic is missing', () => {
-    const base: SweepStatistics = {
-      n_trials: 240,
-      sharpe_variance: 0.001,
-      expected_max_sharpe: 0.09,
-      psr: 0.991,
-      dsr: 0.42,
-      pbo: { value: 0.62, combinations: 12870, logit_mean: -0.3, logit_median: -0.2, histogram: null, prob_oos_loss: 0.3, degradation_slope: -0.4, degradation_intercept: 0.01, blocks: 16, block_length: 125, dropped_rows: 0 },
-      observations: 2000,
-      best_sharpe: 0.1,
-      best_skewness: 0,
-      best_kurtosis: 3,
-      reasons: {},
-    }
-    const words = statisticsInWords(base)
-    assert.equal(words[0]!.name, 'pbo')
-    assert.match(words[0]!.text, /^PBO 0\.62: the winner is more likely overfit than not\. In 62 % of 12,870 splits/)
-    assert.match(words.find((w) => w.name === 'dsr')!.text, /^DSR 0\.42: the best Sharpe does not hold up against the luck of 240 trials: 42 % .*0\.95 is the usual bar/)
-    assert.match(words.find((w) => w.name === 'psr')!.text, /^PSR 0\.99: .* 99 % probability/)
-    assert.match(words.find((w) => w.name === 'degradation')!.text, /lower out-of-sample one/)
-    assert.match(statisticsInWords({ ...base, pbo: { ...base.pbo, value: 0.5 } })[0]!.text, /as likely overfit as not/)
-    assert.match(statisticsInWords({ ...base, pbo: { ...base.pbo, value: 0.05 } })[0]!.text, /little sign that the winner is overfit/)
-    assert.match(statisticsInWords({ ...base, pbo: { ...base.pbo, value: 0.3 } })[0]!.text, /more likely real than overfit/)
-    const missing = statisticsInWords({ ...base, dsr: null, pbo: { ...base.pbo, value: null }, reasons: { pbo: 'a sweep of one configuration has none to compare', dsr: 'too few days' } })
-    assert.deepEqual(missing.slice(0, 2).map((w) => [w.name, w.value, w.text]), [
-      ['pbo', null, 'PBO not computed: a sweep of one configuration has none to compare.'],
-      ['dsr', null, 'DSR not computed: too few days.'],
-    ])
   })
 
   it('maps two params against the objective: the best run of each cell, the first on a tie, undefined metrics left out', () => {

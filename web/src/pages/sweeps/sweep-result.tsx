@@ -13,7 +13,7 @@ import { heatCells } from './heatmap-cells.js'
 import { equityFromReturns, MAX_RETURNS_CELLS, returnsCells } from './returns-equity.js'
 import { readHistogram } from './result-shapes.js'
 import { RunsTable } from './runs-table.js'
-import { statisticsInWords } from './statistics-words.js'
+import { statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
 import { WalkForward } from './walk-forward.js'
 
 /** Every run of the sweep, a page of 1,000 at a time (a sweep holds at most 10,000). */

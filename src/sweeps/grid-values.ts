@@ -1,12 +1,17 @@
-import type { ParamValue } from '../../api/sweep-types.js'
+/** A grid value: a number, or a switch's true/false. */
+export type ParamValue = number | boolean
 
-/** A range written `from..to:step` expands to at most this many values (the sweep's own limit). */
+/**
+ * A range written `from..to:step` expands to at most this many values: the sweep's own limit
+ * (MAX_CONFIGURATIONS in schemas.ts, not imported: the dashboard's bundle would take TypeBox with it).
+ */
 const MAX_VALUES = 10_000
 
 /**
- * A grid parameter's values as typed, in the CLI's `--grid` forms: a list `20,30,50,100` (`true,false`
- * for a switch) or an inclusive range `5..50:5` (step 1 when left out). Throws an Error naming what
- * is wrong; the API judges whether the values suit the template.
+ * A grid parameter's values as typed, in the forms of the CLI's `--grid` and the dashboard's sweep
+ * form: a list `20,30,50,100` (`true,false` for a switch) or an inclusive range `5..50:5` (step 1 when
+ * left out). Throws an Error naming what is wrong; the API judges whether the values suit the template.
+ * Pure (no DOM, no Node): the dashboard bundles it.
  */
 export function parseGridValues(text: string): ParamValue[] {
   const trimmed = text.trim()
