@@ -1,46 +1,16 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
-import type { Sweep } from '../../api/sweep-types.js'
-import { ErrorBox, TableWrap, toError } from '../../components/async.js'
+import { ErrorBox, TableWrap } from '../../components/async.js'
+import { useLiveList } from '../../components/live-list.js'
 import { num, time } from '../../format.js'
 import { Link } from '../../router.js'
 import { StatusBadge } from '../backtests/backtests-page.js'
 import { SweepForm } from './sweep-form.js'
 
-const ACTIVE = new Set(['queued', 'running'])
-
 /** The user's sweeps, newest first (refreshed while any runs), and the form for a new one. */
 export function SweepsPage() {
-  const [sweeps, setSweeps] = useState<Sweep[]>([])
-  const [cursor, setCursor] = useState<string | null>(null)
-  const [error, setError] = useState<Error>()
+  const { rows: sweeps, error, older } = useLiveList((cursor) => api.listSweeps({ limit: 20, cursor }))
   const [showForm, setShowForm] = useState(false)
-
-  const loadFirst = () =>
-    api.listSweeps({ limit: 20 }).then(
-      (page) => {
-        setSweeps((previous) => [...page.data, ...previous.filter((p) => !page.data.some((s) => s.id === p.id) && p.submitted_at < (page.data.at(-1)?.submitted_at ?? ''))])
-        setCursor((previous) => previous ?? page.next_cursor)
-      },
-      (e: unknown) => setError(toError(e)),
-    )
-  useEffect(() => {
-    void loadFirst()
-  }, [])
-  const running = sweeps.some((s) => ACTIVE.has(s.status))
-  useEffect(() => {
-    if (!running) return
-    const timer = setInterval(() => void loadFirst(), 2_000)
-    return () => clearInterval(timer)
-  }, [running])
-  const older = () =>
-    api.listSweeps({ limit: 20, cursor }).then(
-      (page) => {
-        setSweeps((previous) => [...previous, ...page.data.filter((s) => !previous.some((p) => p.id === s.id))])
-        setCursor(page.next_cursor)
-      },
-      (e: unknown) => setError(toError(e)),
-    )
 
   return (
     <section>
@@ -89,8 +59,8 @@ export function SweepsPage() {
         </table>
       </TableWrap>
       {sweeps.length === 0 && !error ? <p class="muted">No sweeps yet.</p> : null}
-      {cursor ? (
-        <button type="button" onClick={() => void older()}>
+      {older ? (
+        <button type="button" onClick={older}>
           Older
         </button>
       ) : null}
