@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { sql } from 'kysely'
 import type { Page } from 'playwright-core'
+import { SWEEP_QUEUE } from '../../src/sweeps/task-message.js'
+import { poll } from '../support/poll.js'
 import { browserMissing } from './browser.js'
 import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
 
@@ -250,5 +253,28 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.waitForSelector('[data-testid=runs-table] tbody tr')
     assert.equal(await page.$$eval('[data-testid=runs-table] tbody tr', (rows) => rows.length), runs.length)
     assert.deepEqual(d.consoleErrors.filter((e) => !/400 \(Bad Request\)/.test(e)), [], 'no 429 or other error on the way')
+  })
+
+  it('cancels a running sweep from its page', async () => {
+    // 800 configurations over three years of hours: still running when the cancel comes.
+    const long = await d.api<ApiSweep>('POST', '/v1/backtest/sweeps', {
+      base: { template_id: 'sma_cross', symbols: ['BTCUSDT'], timeframe: '1h', start: '2022-01-01T00:00:00Z', end: '2024-12-31T23:00:00Z', capital: '10000' },
+      grid: { fast: Array.from({ length: 40 }, (_, i) => i + 2), slow: Array.from({ length: 20 }, (_, i) => 100 + 5 * i) },
+    })
+    await page.click('header nav a[href="/app/sweeps"]')
+    await page.click(`[data-testid=sweeps-table] tr[data-sweep-id=${long.id}] a`)
+    await page.waitForSelector(`[data-testid=sweep][data-sweep-id=${long.id}] [data-testid=cancel-sweep]`)
+    await page.click('[data-testid=cancel-sweep]')
+    await page.waitForSelector('[data-testid=sweep-progress][data-status=cancelled]')
+    assert.equal(await page.$('[data-testid=cancel-sweep]'), null, 'no cancel button once it has ended')
+    const listed = await d.api<{ data: ApiSweep[] }>('GET', '/v1/backtest/sweeps')
+    assert.equal(listed.data.find((s) => s.id === long.id)?.status, 'cancelled')
+    assert.deepEqual(d.consoleErrors.filter((e) => !/400 \(Bad Request\)/.test(e)), [])
+    // The workers put the cancelled sweep's tasks down within seconds; closing the app under a task still
+    // decoding its history rejects with "the engine pool closed" and leaves an engine thread running.
+    await poll('the cancelled sweep\'s tasks to end', 60_000, async () => {
+      const { rows } = await sql<{ active: number }>`select count(*)::int as active from pgboss.job where name = ${SWEEP_QUEUE} and state = 'active'`.execute(d.t.database.handle.db)
+      return rows[0]!.active === 0 ? true : undefined
+    })
   })
 })
