@@ -31,7 +31,7 @@ interface ApiSweep {
   result: {
     best: ApiRun
     statistics: { n_trials: number; psr: number | null; dsr: number | null; pbo: { value: number; combinations: number; histogram: { edges: number[]; counts: number[] } } }
-    walk_forward: { windows: unknown[]; curve: [number, number][]; efficiency: number | null }
+    walk_forward: { windows: unknown[]; curve: [number | string, number][]; efficiency: number | null }
   }
 }
 interface ApiJob {
@@ -162,7 +162,7 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     assert.ok(walk.windows.length > 0)
     await page.waitForSelector('[data-testid=walk-forward-chart][data-series-lengths]')
     const [outOfSample, inSample] = await series(page, 'walk-forward-chart')
-    assert.deepEqual(outOfSample!.map((p) => [p.time, p.value]), walk.curve.map(([at, equity]) => [Math.floor(at / 1000), equity]))
+    assert.deepEqual(outOfSample!.map((p) => [p.time, p.value]), walk.curve.map(([at, equity]) => [Math.floor(new Date(at).getTime() / 1000), equity]))
     assert.ok(inSample && inSample.length === outOfSample!.length, `in-sample ${inSample?.length} points beside ${outOfSample!.length}`)
     assert.equal(inSample[0]!.value, outOfSample![0]!.value, 'both start from the same equity')
     assert.equal(await page.$$eval('[data-testid=windows-table] tbody tr', (rows) => rows.length), walk.windows.length)
