@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads'
 import type { BacktestResult } from '../engine/index.js'
 import { startWorker } from '../worker-thread.js'
-import type { CustomJob, EngineMessage, EngineRequest } from './engine-thread.js'
+import type { CustomJob, EngineMessage, EngineRequest, RunSummary } from './engine-thread.js'
 
 export class EngineFailure extends Error {
   constructor(
@@ -19,7 +19,8 @@ interface Task {
   /** A user's module: the wall-clock budget after which its thread is terminated (STRATEGY_TIMEOUT). */
   budgetMs?: number
   onProgress: (fraction: number) => void
-  resolve: (result: BacktestResult) => void
+  /** The result, or the RunSummary when the request asked for one. */
+  resolve: (result: never) => void
   reject: (error: Error) => void
 }
 
@@ -38,9 +39,19 @@ export class EnginePool {
     onProgress: (fraction: number) => void,
     custom?: { job: CustomJob; budgetMs: number },
   ): { result: Promise<BacktestResult>; cancel: () => void } {
+    return this.submit<BacktestResult>(input, onProgress, custom, false)
+  }
+
+  /** Runs one backtest and answers only its metrics, params and daily equity (a sweep's run). */
+  summarize(input: EngineRequest['input'], custom?: { job: CustomJob; budgetMs: number }): { result: Promise<RunSummary>; cancel: () => void } {
+    return this.submit<RunSummary>(input, () => undefined, custom, true)
+  }
+
+  private submit<R>(input: EngineRequest['input'], onProgress: (fraction: number) => void, custom: { job: CustomJob; budgetMs: number } | undefined, summary: boolean) {
     const cancel = new SharedArrayBuffer(4)
-    const result = new Promise<BacktestResult>((resolve, reject) => {
-      this.waiting.push({ request: { input, custom: custom?.job, budgetMs: custom?.budgetMs, cancel }, budgetMs: custom?.budgetMs, onProgress, resolve, reject })
+    const result = new Promise<R>((resolve, reject) => {
+      const request: EngineRequest = { input, custom: custom?.job, budgetMs: custom?.budgetMs, cancel, ...(summary ? { summary } : {}) }
+      this.waiting.push({ request, budgetMs: custom?.budgetMs, onProgress, resolve: resolve as (result: never) => void, reject })
       this.dispatch()
     })
     return { result, cancel: () => Atomics.store(new Int32Array(cancel), 0, 1) }
@@ -86,7 +97,8 @@ export class EnginePool {
           this.all.delete(worker)
           void worker.terminate()
         } else this.idle.push(worker)
-        if (message.type === 'done') task.resolve(message.result)
+        if (message.type === 'done') task.resolve(message.result as never)
+        else if (message.type === 'summary') task.resolve(message.summary as never)
         else if (message.type === 'cancelled') task.reject(new EngineCancelled('cancelled'))
         else task.reject(new EngineFailure(message.code, message.message))
         this.dispatch()

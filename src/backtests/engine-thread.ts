@@ -10,7 +10,22 @@ import type { Template } from '../templates/types.js'
  * One engine thread: runs backtests one at a time off the event loop. Progress is posted at most every
  * 1 %; the parent cancels by setting the shared flag, which the engine sees at its next progress call.
  */
-export type EngineRequest = { input: Omit<BacktestInput, 'onProgress' | 'template'>; custom?: CustomJob; budgetMs?: number; cancel: SharedArrayBuffer }
+export type EngineRequest = {
+  input: Omit<BacktestInput, 'onProgress' | 'template'>
+  custom?: CustomJob
+  budgetMs?: number
+  cancel: SharedArrayBuffer
+  /** Answer a RunSummary instead of the whole result (a sweep's run: no trades cross the thread boundary). */
+  summary?: boolean
+}
+/** What a sweep keeps of a run: its metrics, resolved params and daily equity curve. */
+export interface RunSummary {
+  metrics: ReturnType<typeof runBacktest>['metrics']
+  params: Record<string, unknown>
+  /** The daily equity curve's times and values (engine/daily-curve.ts). */
+  times: Float64Array
+  values: Float64Array
+}
 /** A job of a user's module: its code and seed; this thread is then its sandbox (EnginePool times it). */
 export interface CustomJob {
   source: CustomTemplateSource
@@ -20,6 +35,7 @@ export interface CustomJob {
 export type EngineMessage =
   | { type: 'progress'; fraction: number }
   | { type: 'done'; result: ReturnType<typeof runBacktest> }
+  | { type: 'summary'; summary: RunSummary }
   | { type: 'cancelled' }
   /** retire: the pool ends this thread (a user's module failed in it: nothing it touched is trusted again). */
   | { type: 'failed'; code: string; message: string; field?: string; retire?: boolean }
@@ -27,7 +43,7 @@ export type EngineMessage =
 const port = parentPort
 if (!port) throw new Error('engine-thread must run in a worker thread')
 
-port.on('message', async ({ input, custom, budgetMs, cancel }: EngineRequest) => {
+port.on('message', async ({ input, custom, budgetMs, cancel, summary }: EngineRequest) => {
   const flag = new Int32Array(cancel)
   let reported = 0
   const post = (message: EngineMessage) => port.postMessage(message)
@@ -49,7 +65,11 @@ port.on('message', async ({ input, custom, budgetMs, cancel }: EngineRequest) =>
         return Atomics.load(flag, 0) === 0
       },
     })
-    post({ type: 'done', result })
+    if (summary) {
+      const times = Float64Array.from(result.equityCurve, ([time]) => time)
+      const values = Float64Array.from(result.equityCurve, ([, equity]) => equity)
+      port.postMessage({ type: 'summary', summary: { metrics: result.metrics, params: result.params, times, values } } satisfies EngineMessage, [times.buffer, values.buffer])
+    } else post({ type: 'done', result })
   } catch (error) {
     if (error instanceof StrategyError) {
       post({ type: 'failed', code: error.code, message: error.message, retire: true })

@@ -6,14 +6,16 @@ import { operatorCommands } from './operator/program.js'
 import { type Output, processOutput } from './output.js'
 import { perpetuaProgram, runProgram } from './program.js'
 import { strategiesCommand } from './strategies-commands.js'
+import { sweepCommand } from './sweep/commands.js'
 import { templatesCommand } from './templates-command.js'
 import { webhooksCommand } from './webhooks/commands.js'
 
-/** The whole program: the client commands (backtest, strategies, webhooks, market, templates) and the operator ones. */
+/** The whole program: the client commands (backtest, sweep, strategies, webhooks, market, templates) and the operator ones. */
 export function clientProgram(output: Output = processOutput): Command {
   const context = cliContext(output)
   return perpetuaProgram([
     backtestCommand(context),
+    sweepCommand(context),
     strategiesCommand(context),
     webhooksCommand(context),
     marketCommand(context),

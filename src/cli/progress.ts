@@ -1,15 +1,14 @@
 import { SingleBar } from 'cli-progress'
-import type { BacktestJob } from '../client/operations.js'
 
 const TERMINAL = new Set(['done', 'failed', 'cancelled'])
 
 export interface JobProgress {
-  update(job: BacktestJob): void
+  update(job: { id: string; status: string; progress: number }): void
   stop(): void
 }
 
 /**
- * The progress bar of a backtest on stderr, fed by the client's polls. On a terminal it redraws in
+ * The progress bar of a backtest or sweep on stderr, fed by the client's polls. On a terminal it redraws in
  * place; on a pipe or file (noTTYOutput) it writes one line per poll, so logs and tests see it too.
  */
 export function jobProgress(stream: NodeJS.WriteStream, isTTY: boolean): JobProgress {

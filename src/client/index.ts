@@ -7,7 +7,9 @@
  */
 export { PerpetuaClient, type PerpetuaClientOptions, type WebSocketConstructor, type WebSocketLike } from './perpetua-client.js'
 export { PerpetuaError, retryAfter } from './errors.js'
-export { BacktestsApi, FIRST_POLL_MS, MIN_POLL_INTERVAL_MS, type WaitOptions } from './backtests.js'
+export { BacktestsApi } from './backtests.js'
+export { FIRST_POLL_MS, MIN_POLL_INTERVAL_MS, type WaitOptions } from './polling.js'
+export { SweepsApi } from './sweeps.js'
 export { StrategiesApi } from './strategies.js'
 export { TemplatesApi } from './templates.js'
 export { followStrategy, type StrategyStream, type StreamOptions } from './strategy-stream.js'

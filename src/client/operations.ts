@@ -34,15 +34,17 @@ export type RequestBody<O> = O extends { requestBody?: infer R }
   : never
 
 type ContentOf<R> = R extends { content: { 'application/json': infer J } } ? J : R extends { content: { 'text/plain': infer T } } ? T : undefined
-/** What a successful call answers (the 200 or 201 body, or undefined for 204). */
+/** What a successful call answers (the 200, 201 or 202 body, or undefined for 204). */
 export type SuccessBody<O> = O extends { responses: infer R }
   ? 200 extends keyof R
     ? ContentOf<R[200]>
     : 201 extends keyof R
       ? ContentOf<R[201]>
-      : 204 extends keyof R
-        ? undefined
-        : unknown
+      : 202 extends keyof R
+        ? ContentOf<R[202]>
+        : 204 extends keyof R
+          ? undefined
+          : unknown
   : never
 
 /** Everything a call can carry besides method and path; each part required exactly when the operation requires it. */
@@ -73,6 +75,11 @@ export type BacktestCoverage = Ok<'/v1/backtest/coverage', 'get'>
 export type BacktestJobSummary = Ok<'/v1/backtest/jobs', 'get'>['data'][number]
 export type BacktestRequest = RequestBody<Operation<'/v1/backtest/jobs', 'post'>>
 export type BacktestStatus = BacktestJob['status']
+export type Sweep = Ok<'/v1/backtest/sweeps/{id}', 'get'>
+export type SweepRequest = RequestBody<Operation<'/v1/backtest/sweeps', 'post'>>
+export type SweepRun = Ok<'/v1/backtest/sweeps/{id}/runs', 'get'>['data'][number]
+/** GET …/returns as JSON: N run ids, T dates, T rows of N daily returns. */
+export type SweepReturns = Extract<Ok<'/v1/backtest/sweeps/{id}/returns', 'get'>, { run_ids: string[] }>
 export type Strategy = Ok<'/v1/strategies/{id}', 'get'>
 export type StrategyCreate = RequestBody<Operation<'/v1/strategies', 'post'>>
 export type StrategyUpdate = RequestBody<Operation<'/v1/strategies/{id}', 'patch'>>

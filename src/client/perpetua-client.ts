@@ -1,4 +1,5 @@
 import { BacktestsApi } from './backtests.js'
+import { SweepsApi } from './sweeps.js'
 import { errorFromResponse, PerpetuaError } from './errors.js'
 import { MarketApi } from './market.js'
 import type { CallArgs, CallOptions, Method, Operation, PathsWith, SuccessBody } from './operations.js'
@@ -47,6 +48,7 @@ export interface WebSocketLike {
 export class PerpetuaClient {
   readonly baseUrl: string
   readonly backtests: BacktestsApi
+  readonly sweeps: SweepsApi
   readonly strategies: StrategiesApi
   readonly templates: TemplatesApi
   readonly webhooks: WebhooksApi
@@ -69,6 +71,7 @@ export class PerpetuaClient {
     this.sleep = options.sleep ?? defaultSleep
     this.WebSocket = options.WebSocket
     this.backtests = new BacktestsApi(this)
+    this.sweeps = new SweepsApi(this)
     this.strategies = new StrategiesApi(this)
     this.templates = new TemplatesApi(this)
     this.webhooks = new WebhooksApi(this)

@@ -9,6 +9,7 @@ import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { checkValue, getTemplate, type PropertySchema, validateParamsOf } from '../templates/validate.js'
 import { type Combination, combinationsOf, sweptField } from './configurations.js'
 import type { SweepConfig, SweepCreate } from './schemas.js'
+import { WALK_FORWARD_OBJECTIVES } from './statistics/index.js'
 
 const DEFAULT_BLOCKS = 16
 
@@ -41,7 +42,7 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
     throw invalidParameter(input.grid ? 'grid' : 'random', `none of the ${combinations.length} configurations is valid for ${base.template_id}: ${configurations.firstProblem}`)
   }
   const blocks = input.cscv_blocks ?? DEFAULT_BLOCKS
-  checkDays(base, blocks, input.walk_forward)
+  checkDays(base, blocks, input.walk_forward, input.objective ?? 'sharpe')
   const config: SweepConfig = {
     base,
     ...(input.grid ? { grid: input.grid } : { random: { ...input.random!, seed: input.random!.seed ?? 1 } }),
@@ -96,11 +97,14 @@ async function validCombinations(userId: number, base: JobConfig, combinations: 
   return { valid, firstProblem }
 }
 
-/** The statistics need at least two daily returns per CSCV block, the walk-forward one window. */
-function checkDays(base: JobConfig, blocks: number, walkForward: SweepCreate['walk_forward']): void {
+/** The statistics need at least two daily returns per CSCV block; the walk-forward one window, and an objective daily returns hold. */
+function checkDays(base: JobConfig, blocks: number, walkForward: SweepCreate['walk_forward'], objective: string): void {
   const days = Math.floor((Date.parse(base.end) - Date.parse(base.start)) / DAY_MS)
   if (days < 2 * blocks) {
     throw invalidParameter('cscv_blocks', `the range holds ${days} daily returns; cscv_blocks ${blocks} needs at least ${2 * blocks} (two per block): lengthen the range or use fewer blocks`)
+  }
+  if (walkForward && !Object.hasOwn(WALK_FORWARD_OBJECTIVES, objective)) {
+    throw invalidParameter('objective', `a walk-forward ranks windows by daily returns, which hold no ${objective}; use one of ${Object.keys(WALK_FORWARD_OBJECTIVES).filter((name) => name !== 'total_return').join(', ')}`)
   }
   if (walkForward && walkForward.in_sample_days + walkForward.out_of_sample_days > days) {
     throw invalidParameter('walk_forward.in_sample_days', `in_sample_days + out_of_sample_days (${walkForward.in_sample_days + walkForward.out_of_sample_days}) exceed the range's ${days} days`)

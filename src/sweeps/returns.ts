@@ -7,9 +7,8 @@ import { runEquities } from './queries.js'
 export const runId = (runNo: number): string => `r${runNo}`
 
 /** Float64 values as stored: little-endian bytes. */
-export function encodeFloats(values: ArrayLike<number>): Buffer {
-  const array = Float64Array.from(values as ArrayLike<number>)
-  return Buffer.from(array.buffer, array.byteOffset, array.byteLength)
+export function encodeFloats(values: Float64Array): Buffer {
+  return Buffer.from(values.buffer, values.byteOffset, values.byteLength)
 }
 
 export function decodeFloats(bytes: Uint8Array): Float64Array {

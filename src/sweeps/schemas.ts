@@ -74,39 +74,80 @@ export const SweepConfigSchema = Type.Object({
 })
 export type SweepConfig = Static<typeof SweepConfigSchema>
 
-const Probability = (description: string) => Type.Number({ description })
+const Nullable = (description: string) => Type.Union([Type.Number(), Type.Null()], { description })
 
 export const SweepStatisticsSchema = Type.Object(
   {
-    n_trials: Type.Integer(),
-    sharpe_variance: Type.Number({ description: 'V: variance (ddof 1) of the runs’ per-observation Sharpe ratios' }),
-    expected_max_sharpe: Type.Number({ description: 'SR₀: the Sharpe the best of N skill-less trials is expected to reach' }),
-    psr: Probability("The best run's Probabilistic Sharpe Ratio against 0"),
-    dsr: Probability("The best run's Deflated Sharpe Ratio (PSR against SR₀)"),
+    n_trials: Type.Integer({ description: 'N: the configurations run' }),
+    observations: Type.Integer({ description: 'T: daily returns per configuration' }),
+    sharpe_variance: Nullable('V: variance (ddof 1) of the runs’ per-observation Sharpe ratios'),
+    expected_max_sharpe: Nullable('SR₀: the per-observation Sharpe the best of N skill-less trials is expected to reach'),
+    psr: Nullable("The best run's Probabilistic Sharpe Ratio against 0"),
+    dsr: Nullable("The best run's Deflated Sharpe Ratio (its PSR against SR₀)"),
+    best_sharpe: Nullable("The best run's per-observation Sharpe"),
+    best_skewness: Nullable("The best run's population skewness"),
+    best_kurtosis: Nullable("The best run's raw kurtosis (3 for a normal)"),
     pbo: Type.Object({
-      value: Probability('Probability of Backtest Overfitting: the share of CSCV splits whose in-sample winner ranks at or below the out-of-sample median'),
-      combinations: Type.Integer(),
-      logit_mean: Type.Number(),
-      logit_median: Type.Number(),
-      histogram: Type.Unknown({ description: 'Histogram of the logits λ' }),
-      prob_oos_loss: Probability('Share of splits whose in-sample winner has a negative out-of-sample Sharpe'),
-      degradation_slope: Type.Number(),
-      degradation_intercept: Type.Number(),
+      value: Nullable('Probability of Backtest Overfitting: the share of CSCV splits whose in-sample winner has a logit λ ≤ 0 out of sample'),
+      combinations: Type.Integer({ description: 'C(S, S/2)' }),
+      logit_mean: Nullable('Mean of λ'),
+      logit_median: Nullable('Median of λ'),
+      histogram: Type.Union([Type.Object({ edges: Type.Array(Type.Number()), counts: Type.Array(Type.Integer()) }), Type.Null()], { description: 'Histogram of λ: counts[i] between edges[i] and edges[i+1]' }),
+      prob_oos_loss: Nullable('Share of splits whose in-sample winner has a negative out-of-sample Sharpe'),
+      degradation_slope: Nullable("Least squares of the winner's out-of-sample on its in-sample Sharpe"),
+      degradation_intercept: Nullable('Its intercept'),
+      blocks: Type.Integer({ description: 'S' }),
+      block_length: Type.Integer({ description: 'Rows per block, floor(T / S)' }),
+      dropped_rows: Type.Integer({ description: 'The first T mod S rows, left out' }),
+      reason: Type.Optional(Type.String({ description: 'Why value is null' })),
     }),
+    reasons: Type.Record(Type.String(), Type.String(), { description: 'Why a null statistic is null, by field name' }),
   },
-  { description: 'Computed from GET …/returns with the conventions of issue 23 (per-observation Sharpe, raw kurtosis, CSCV on contiguous blocks)' },
+  { description: 'Computed from GET …/returns with the conventions of issue 23 (per-observation Sharpe, raw kurtosis, N = configurations, CSCV on S contiguous blocks)' },
 )
+
+const SliceMetricsSchema = Type.Object(
+  {
+    total_return: Type.Number(),
+    cagr: Type.Union([Type.Number(), Type.Null()]),
+    sharpe: Type.Union([Type.Number(), Type.Null()]),
+    sortino: Type.Union([Type.Number(), Type.Null()]),
+    max_drawdown: Type.Number(),
+    calmar: Type.Union([Type.Number(), Type.Null()]),
+    daily_profit_factor: Type.Union([Type.Number(), Type.Null()]),
+    daily_win_rate: Type.Union([Type.Number(), Type.Null()]),
+  },
+  { description: "Metrics of a run of daily returns (Sharpe and Sortino per observation; trade counts are not in daily returns, so profit factor and win rate are the days')" },
+)
+
+const DaySpanSchema = Type.Object({ first_day: IsoTimestamp, last_day: IsoTimestamp, days: Type.Integer() })
+
+export const WalkForwardResultSchema = Type.Object({
+  objective: Type.String(),
+  anchored: Type.Boolean(),
+  windows: Type.Array(
+    Type.Object({
+      in_sample: DaySpanSchema,
+      out_of_sample: DaySpanSchema,
+      run_id: Type.String({ description: 'The configuration chosen in sample' }),
+      params: Type.Record(Type.String(), Type.Unknown()),
+      in_sample_metric: Type.Union([Type.Number(), Type.Null()], { description: 'Its objective in sample' }),
+      in_sample_metrics: SliceMetricsSchema,
+      out_of_sample_metrics: SliceMetricsSchema,
+      efficiency: Type.Union([Type.Number(), Type.Null()], { description: 'Out-of-sample CAGR ÷ in-sample CAGR; null when that is ≤ 0' }),
+    }),
+  ),
+  curve: Type.Array(Type.Tuple([IsoTimestamp, Type.Number()]), { description: 'The stitched out-of-sample equity from the capital: the day before the first window, then one point per day' }),
+  metrics: Type.Union([SliceMetricsSchema, Type.Null()], { description: 'Of the stitched out-of-sample returns' }),
+  in_sample_cagr: Type.Union([Type.Number(), Type.Null()]),
+  efficiency: Type.Union([Type.Number(), Type.Null()], { description: "Pardo's walk-forward efficiency: stitched out-of-sample CAGR ÷ mean in-sample CAGR; null when that is ≤ 0" }),
+  reason: Type.Optional(Type.String()),
+})
 
 export const SweepResultSchema = Type.Object({
   best: Type.Object({ run_id: Type.String(), params: Type.Record(Type.String(), Type.Unknown()), metrics: MetricsSchema }),
   statistics: SweepStatisticsSchema,
-  walk_forward: Type.Optional(
-    Type.Object({
-      windows: Type.Array(Type.Unknown(), { description: 'Each window: in_sample, out_of_sample, the params chosen, its in-sample metric and out-of-sample metrics' }),
-      curve: Type.Array(Type.Unknown(), { description: 'The stitched out-of-sample equity curve, one point per day' }),
-      efficiency: Type.Union([Type.Number(), Type.Null()], { description: 'Walk-forward efficiency; null where undefined (in-sample return ≤ 0)' }),
-    }),
-  ),
+  walk_forward: Type.Optional(WalkForwardResultSchema),
 })
 
 const ErrorSchema = Type.Union(

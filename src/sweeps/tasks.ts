@@ -1,8 +1,7 @@
 import type { Db } from '../db/connect.js'
 import { insertInTransaction, sendInTransaction } from '../db/queue.js'
-import type { BacktestResult } from '../engine/index.js'
 import { EngineCancelled, type EnginePool } from '../backtests/engine-pool.js'
-import type { CustomJob } from '../backtests/engine-thread.js'
+import type { CustomJob, RunSummary } from '../backtests/engine-thread.js'
 import type { HistoryCaches } from '../backtests/history-cache.js'
 import { formatMetrics } from '../backtests/result-format.js'
 import {
@@ -43,10 +42,15 @@ interface SweepInput {
 /** Runs sweep tasks from the queue on this node, and re-runs (once) or fails tasks whose worker was lost. */
 export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ stop(): Promise<void> }> {
   const inputs = new Map<string, Promise<SweepInput>>()
-  const workerId = await deps.boss.work<SweepTask>(SWEEP_QUEUE, { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+  let wake = () => undefined as void
+  // One task more than engine threads: the next task is claimed and its configurations read while
+  // the others run, so no thread waits between tasks.
+  const workerId = await deps.boss.work<SweepTask>(SWEEP_QUEUE, { batchSize: 1, localConcurrency: deps.workers + 1, pollingIntervalSeconds: 0.5 }, async (jobs) => {
     for (const job of jobs) await runTask(deps, inputs, job.data)
+    // pg-boss would look for the next task at its next poll (0.5 s): a sweep's next task is there now.
+    wake()
   })
-  const wake = () => deps.boss.notifyWorker(workerId)
+  wake = () => deps.boss.notifyWorker(workerId)
   deps.signals?.on(SWEEP_QUEUED, wake)
   const recover = async () => {
     try {
@@ -127,7 +131,7 @@ async function runTask(deps: SweepWorkerDeps, inputs: Map<string, Promise<SweepI
 
 /**
  * The task's configurations on this node's engine threads, two at a time so a thread never waits for
- * the store, each run's metrics and daily equity stored as it comes (in batches).
+ * the store, each run's metrics and daily equity (only those cross from the thread) stored as it comes (in batches).
  */
 async function runConfigurations(
   deps: SweepWorkerDeps,
@@ -148,7 +152,7 @@ async function runConfigurations(
     lastStore = Date.now()
   }
   const start = (k: number) => {
-    const run = deps.pool.run({ ...shared.input, params: configurations[k] }, () => undefined, shared.custom)
+    const run = deps.pool.summarize({ ...shared.input, params: configurations[k] }, shared.custom)
     stops.add(run.cancel)
     return run.result.finally(() => stops.delete(run.cancel))
   }
@@ -157,7 +161,7 @@ async function runConfigurations(
     const current = next
     if (k + 1 < configurations.length) next = start(k + 1)
     const result = await current
-    days ??= encodeFloats(result.equityCurve.map(([time]) => time))
+    days ??= encodeFloats(result.times)
     pending.push(storedRun(firstRun + k, result, objective))
     if (Date.now() - lastStore >= STORE_MS) await store()
   }
@@ -165,7 +169,7 @@ async function runConfigurations(
   else await next.catch(() => undefined)
 }
 
-function storedRun(runNo: number, result: BacktestResult, objective: Objective): StoredRun {
+function storedRun(runNo: number, result: RunSummary, objective: Objective): StoredRun {
   const metrics = formatMetrics(result.metrics)
   const value = metrics[objective]
   return {
@@ -173,7 +177,7 @@ function storedRun(runNo: number, result: BacktestResult, objective: Objective):
     params: result.params,
     metrics,
     objective: value === null || value === undefined ? null : Number(value),
-    equity: encodeFloats(result.equityCurve.map(([, equity]) => equity)),
+    equity: encodeFloats(result.values),
   }
 }
 

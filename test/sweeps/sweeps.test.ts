@@ -3,14 +3,6 @@ import { after, before, describe, it } from 'node:test'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
-import * as statisticsModule from '../../src/sweeps/statistics/index.js'
-
-/**
- * Until branch sweep-stats is merged, src/sweeps/statistics is a placeholder that throws: a sweep then
- * stores every run and fails at its statistics (STATISTICS_ERROR). The assertions on a done sweep's
- * result run once the real module has replaced it.
- */
-const STATISTICS_MERGED = !('STATISTICS_PLACEHOLDER' in statisticsModule)
 
 const base = {
   template_id: 'sma_cross',
@@ -62,8 +54,8 @@ for (const backend of backends()) {
       assert.deepEqual(queued.config.base.params, { fast: 10, slow: 30, allow_short: false })
 
       const done = await pollUntil(t, key, `/v1/backtest/sweeps/${queued.id}`, ended)
-      if (STATISTICS_MERGED) assert.equal(done.status, 'done', JSON.stringify(done.error))
-      else assert.deepEqual([done.status, done.error.code], ['failed', 'STATISTICS_ERROR'], JSON.stringify(done))
+      assert.equal(done.status, 'done', JSON.stringify(done.error))
+      assert.equal(done.progress, 1)
 
       const runs = (await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/runs`)).json()
       assert.deepEqual(
@@ -80,14 +72,13 @@ for (const backend of backends()) {
         const finished = await pollUntil(t, key, `/v1/backtest/jobs/${job.id}`, ended)
         assert.equal(finished.status, 'done', JSON.stringify(finished.error))
         assert.deepEqual(run.metrics, finished.result.metrics, `run ${run.run_id}`)
-        if (STATISTICS_MERGED) {
-          // The returns column is the job's daily equity curve, differenced.
-          const returns = (await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns`)).json()
-          const column = returns.run_ids.indexOf(run.run_id)
-          const curve = finished.result.equity_curve.map(([, value]: [string, string]) => Number(value))
-          assert.equal(returns.returns.length, curve.length - 1)
-          for (let i = 1; i < curve.length; i++) assert.ok(Math.abs(returns.returns[i - 1][column] - (curve[i] / curve[i - 1] - 1)) < 1e-9)
-        }
+        // The returns column is the job's daily equity curve, differenced.
+        const returns = (await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns`)).json()
+        const column = returns.run_ids.indexOf(run.run_id)
+        const curve = finished.result.equity_curve.map(([, value]: [string, string]) => Number(value))
+        assert.equal(returns.returns.length, curve.length - 1)
+        assert.deepEqual(returns.dates, finished.result.equity_curve.slice(1).map(([time]: [string]) => time))
+        for (let i = 1; i < curve.length; i++) assert.ok(Math.abs(returns.returns[i - 1][column] - (curve[i] / curve[i - 1] - 1)) < 1e-9)
       }
 
       // Sorted by the objective: best first, as the stored metric says.
@@ -99,10 +90,26 @@ for (const backend of backends()) {
       assert.deepEqual([...sorted.data, ...next.data, ...last.data].map((run: Json) => run.run_id), ranked.map((run) => run.run_id))
       assert.equal(last.next_cursor, null)
 
-      if (STATISTICS_MERGED) {
+      {
         assert.equal(done.result.best.run_id, ranked[0].run_id)
         assert.deepEqual(done.result.best.metrics, ranked[0].metrics)
         assert.equal(done.result.statistics.n_trials, 5)
+        // The statistics are the matrix's: Sharpe per observation (ddof 1) of each column, their variance.
+        const matrix = (await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns`)).json()
+        const columns = matrix.run_ids.map((_: string, j: number) => matrix.returns.map((row: number[]) => row[j]!))
+        const perObservation = (xs: number[]) => {
+          const mean = xs.reduce((a, b) => a + b, 0) / xs.length
+          const sd = Math.sqrt(xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1))
+          return sd === 0 ? 0 : mean / sd
+        }
+        const sharpes = columns.map(perObservation)
+        const meanSharpe = sharpes.reduce((a: number, b: number) => a + b, 0) / sharpes.length
+        const variance = sharpes.reduce((a: number, b: number) => a + (b - meanSharpe) ** 2, 0) / (sharpes.length - 1)
+        assert.ok(Math.abs(done.result.statistics.sharpe_variance - variance) < 1e-12, `${done.result.statistics.sharpe_variance} vs ${variance}`)
+        const bestColumn = matrix.run_ids.indexOf(done.result.best.run_id)
+        assert.ok(Math.abs(done.result.statistics.best_sharpe - sharpes[bestColumn]) < 1e-12)
+        assert.equal(done.result.statistics.observations, matrix.dates.length)
+        assert.equal(done.result.statistics.pbo.combinations, 12_870)
         const json = (await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns`)).json()
         const csv = await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns`, undefined, { accept: 'text/csv' })
         assert.match(csv.headers['content-type'] as string, /^text\/csv/)
@@ -112,9 +119,29 @@ for (const backend of backends()) {
         assert.deepEqual(lines[1]!.split(',').slice(1).map(Number), json.returns[0])
         const events = await t.database.handle.db.selectFrom('events').select('data').where('type', '=', 'backtest.sweep_done').execute()
         assert.ok(events.some((e) => (e.data as Json).sweep_id === queued.id && (e.data as Json).status === 'done'))
-      } else {
-        assert.equal((await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns`)).statusCode, 409)
       }
+    })
+
+    it('walks forward over the runs: windows choose a run in sample, the curve stitches their out-of-sample days', async () => {
+      const created = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, objective: 'calmar', walk_forward: { in_sample_days: 30, out_of_sample_days: 15 } })
+      assert.equal(created.statusCode, 202, created.body)
+      const done = await pollUntil(t, key, `/v1/backtest/sweeps/${created.json().id}`, ended)
+      assert.equal(done.status, 'done', JSON.stringify(done.error))
+      const wf = done.result.walk_forward
+      const days = done.result.statistics.observations
+      assert.deepEqual([wf.objective, wf.anchored], ['calmar', false])
+      assert.equal(wf.windows.length, Math.floor((days - 30) / 15))
+      const runIds = new Set(['r1', 'r2', 'r3', 'r4', 'r5'])
+      for (const [k, window] of wf.windows.entries()) {
+        assert.ok(runIds.has(window.run_id), window.run_id)
+        assert.deepEqual([window.in_sample.days, window.out_of_sample.days], [30, 15])
+        if (k > 0) assert.ok(window.out_of_sample.first_day > wf.windows[k - 1].out_of_sample.last_day)
+      }
+      assert.equal(wf.curve.length, wf.windows.length * 15 + 1)
+      assert.equal(wf.curve[0][1], 10000)
+      const refused = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, objective: 'total_trades', walk_forward: { in_sample_days: 30, out_of_sample_days: 15 } })
+      assert.equal(refused.statusCode, 400)
+      assert.equal(refused.json().error.field, 'objective')
     })
 
     it('cancels a running sweep: it stays cancelled, with neither a result nor an event', async () => {

@@ -1,11 +1,10 @@
 import { Command, Option } from 'commander'
 import type { BacktestJob, BacktestRequest } from '../../client/operations.js'
-import { CommandFailed } from '../cli-errors.js'
-import { type CliContext, Interrupted } from '../context.js'
+import type { CliContext } from '../context.js'
+import { endStatus, followWithProgress } from '../follow.js'
 import { type ListFlags, printList, withListFlags } from '../list-command.js'
 import { percent, printJson } from '../output.js'
 import { bodyFrom, integer, jsonObject, keyValue, list } from '../parse.js'
-import { jobProgress } from '../progress.js'
 import { printJob, printJobList } from './job-output.js'
 import { readJob } from './read-job.js'
 
@@ -67,26 +66,7 @@ export function backtestCommand(context: CliContext): Command {
         else context.output.out(`${job.id} ${job.status}: follow it with perpetua backtest show ${job.id}`)
         return
       }
-      const signal = context.interrupted()
-      const progress = jobProgress(process.stderr, context.output.errIsTTY)
-      let jobId: string | undefined
-      let job: BacktestJob
-      try {
-        job = await client.backtests.run(request, {
-          signal,
-          onProgress: (polled) => {
-            jobId = polled.id
-            progress.update(polled)
-          },
-        })
-      } catch (error) {
-        progress.stop()
-        if (signal.aborted && signal.reason instanceof Interrupted && jobId !== undefined) {
-          throw new CommandFailed(`stopped waiting; ${jobId} goes on: perpetua backtest show ${jobId}, or perpetua backtest cancel ${jobId}`, 130)
-        }
-        throw error
-      }
-      progress.stop()
+      const job = await followWithProgress<BacktestJob>(context, 'backtest', (wait) => client.backtests.run(request, wait))
       if (options.json) printJson(context.output, job)
       else printJob(context.output, job, false)
       endStatus(job)
@@ -164,10 +144,4 @@ interface ListOptions extends ListFlags {
   template?: string
   from?: string
   to?: string
-}
-
-/** A failed or cancelled job is a failed command (exit 1), with the API's reason. */
-function endStatus(job: BacktestJob): void {
-  if (job.status === 'failed') throw new CommandFailed(`${job.id} failed: ${job.error?.message ?? 'no reason given'}${job.error?.code ? ` (${job.error.code})` : ''}`)
-  if (job.status === 'cancelled') throw new CommandFailed(`${job.id} was cancelled`)
 }

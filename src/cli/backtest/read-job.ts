@@ -12,15 +12,20 @@ const MAX_WAIT_MS = 10_000
  * long to wait. It is waited out once, with a note on stderr, instead of failing; Ctrl-C stops it.
  */
 export async function readJob(context: CliContext, client: PerpetuaClient, id: string): Promise<BacktestJob> {
+  return readPolled(context, client, 'job', id, (signal) => client.backtests.get(id, signal))
+}
+
+/** readJob for anything read at most once every 5 s (a job, a sweep). */
+export async function readPolled<T>(context: CliContext, client: PerpetuaClient, noun: 'job' | 'sweep', id: string, get: (signal?: AbortSignal) => Promise<T>): Promise<T> {
   try {
-    return await client.backtests.get(id)
+    return await get()
   } catch (error) {
     if (!(error instanceof PerpetuaError) || error.status !== 429) throw error
     const waitMs = error.retryAfterMs ?? 5000
     if (waitMs > MAX_WAIT_MS) throw error
-    context.output.err(`${id} was read less than 5 s ago (the API allows one read of a job every 5 s): waiting ${Math.ceil(waitMs / 1000)} s`)
+    context.output.err(`${id} was read less than 5 s ago (the API allows one read of a ${noun} every 5 s): waiting ${Math.ceil(waitMs / 1000)} s`)
     const signal = context.interrupted()
     await client.sleep(waitMs, signal)
-    return client.backtests.get(id, signal)
+    return get(signal)
   }
 }

@@ -1,8 +1,5 @@
 /** Sweep statistics (issue 23): pure functions of the T × N daily returns matrix; no I/O. */
 
-/** false: the real module. The sweep-service branch coded against a placeholder whose tests check this flag; drop both together. */
-export const STATISTICS_PLACEHOLDER = false
-
 export { type LogitHistogram, type Pbo, cscvPbo, HISTOGRAM_BINS } from './cscv-pbo.js'
 export { dailyReturns } from './daily-returns.js'
 export { type Moments, moments } from './moments.js'

@@ -1,0 +1,114 @@
+import type { Sweep, SweepRun } from '../../client/operations.js'
+import { decimal, fieldTable, NONE, type Output, percent, table, time } from '../output.js'
+
+/** A sweep: its configuration line, then its best runs and statistics (done) or its status. */
+export function printSweep(output: Output, sweep: Sweep, top: SweepRun[]): void {
+  const c = sweep.config
+  const b = c.base
+  const search = c.grid ? `grid of ${Object.keys(c.grid).join(' × ')}` : `random search (${c.random?.samples} samples, seed ${c.random?.seed})`
+  output.out(
+    `${sweep.id} ${sweep.status}: ${b.template_id} ${b.symbols.join(',')} ${b.timeframe}, ${time(b.start)} to ${time(b.end)}; ${search}: ${c.configurations} configurations` +
+      (c.skipped > 0 ? ` (${c.skipped} skipped: the template refuses them)` : '') +
+      `, objective ${c.objective}`,
+  )
+  if (top.length > 0) output.out(runsTable(top, sweptParams(sweep), c.objective))
+  if (sweep.status !== 'done' || !sweep.result) {
+    output.out(
+      fieldTable([
+        ['status', sweep.status],
+        ['progress', percent(sweep.progress, 1)],
+        ['submitted', time(sweep.submitted_at)],
+        ['started', time(sweep.started_at)],
+        ['finished', time(sweep.finished_at)],
+      ]),
+    )
+    if (sweep.error) output.out(`error: ${sweep.error.message} (${sweep.error.code})`)
+    return
+  }
+  output.out(statisticsInWords(sweep).join('\n'))
+}
+
+/** The params a sweep varies: the grid's or the random space's names. */
+export function sweptParams(sweep: Sweep): string[] {
+  return Object.keys(sweep.config.grid ?? sweep.config.random?.space ?? {})
+}
+
+function runsTable(runs: SweepRun[], swept: string[], objective: string): string {
+  const m = (run: SweepRun) => run.metrics
+  return table(
+    ['run', ...swept, objective, 'sharpe', 'cagr', 'max dd', 'trades'],
+    runs.map((run) => [
+      run.run_id,
+      ...swept.map((name) => String(run.params[name] ?? NONE)),
+      decimal(m(run)[objective as keyof SweepRun['metrics']] as string | number | null),
+      decimal(m(run).sharpe),
+      percent(m(run).cagr),
+      percent(m(run).max_drawdown),
+      m(run).total_trades,
+    ]),
+  )
+}
+
+/** The statistics as sentences a trader reads: what each number says about the winner. */
+export function statisticsInWords(sweep: Sweep): string[] {
+  const result = sweep.result!
+  const s = result.statistics
+  const n = s.n_trials
+  const best = result.best
+  const params = sweptParams(sweep).map((name) => `${name}=${String(best.params[name])}`).join(', ')
+  const lines = [
+    `best: ${best.run_id} (${params}), ${sweep.config.objective} ${decimal(best.metrics[sweep.config.objective as keyof typeof best.metrics] as string | number | null)}`,
+    s.psr === null ? `PSR -: ${s.reasons.psr ?? 'undefined'}` : `PSR ${s.psr.toFixed(2)}: the probability that the best run's true Sharpe is above 0`,
+    s.dsr === null
+      ? `DSR -: ${s.reasons.dsr ?? 'undefined'}`
+      : `DSR ${s.dsr.toFixed(2)}: the probability that it beats the best of ${n} skill-less configurations (${dsrVerdict(s.dsr)})`,
+    s.pbo.value === null
+      ? `PBO -: ${s.pbo.reason ?? 'undefined'}`
+      : `PBO ${s.pbo.value.toFixed(2)}: ${pboVerdict(s.pbo.value)} (${s.pbo.combinations} CSCV splits; the in-sample winner lost money out of sample in ${percent(s.pbo.prob_oos_loss, 0)} of them)`,
+  ]
+  const wf = result.walk_forward
+  if (wf) {
+    const stitched = wf.metrics
+    lines.push(
+      `walk-forward (${wf.anchored ? 'anchored' : 'rolling'}, by ${wf.objective}): ${wf.windows.length} windows` +
+        (stitched ? `, out of sample: return ${percent(stitched.total_return)}, max drawdown ${percent(stitched.max_drawdown)}` : '') +
+        `, efficiency ${wf.efficiency === null ? `undefined${wf.reason ? ` (${wf.reason})` : ''}` : wf.efficiency.toFixed(2)}`,
+    )
+  }
+  return lines
+}
+
+function pboVerdict(pbo: number): string {
+  if (pbo > 0.5) return 'the winner is more likely overfit than not'
+  if (pbo > 0.2) return 'the winner often falls below the median out of sample: treat it with care'
+  return 'the winner mostly stays above the median out of sample'
+}
+
+function dsrVerdict(dsr: number): string {
+  if (dsr >= 0.95) return 'likely a real edge'
+  if (dsr >= 0.5) return 'not conclusive'
+  return 'the search, not skill, likely explains it'
+}
+
+export function printSweepList(output: Output, sweeps: Sweep[]): void {
+  if (sweeps.length === 0) return output.err('no sweeps')
+  output.out(
+    table(
+      ['id', 'status', 'progress', 'template', 'symbols', 'tf', 'configurations', 'objective', 'best', 'PBO', 'DSR', 'submitted'],
+      sweeps.map((sweep) => [
+        sweep.id,
+        sweep.status,
+        percent(sweep.progress, 0),
+        sweep.config.base.template_id,
+        sweep.config.base.symbols.join(','),
+        sweep.config.base.timeframe,
+        sweep.config.configurations,
+        sweep.config.objective,
+        sweep.result?.best.run_id ?? NONE,
+        decimal(sweep.result?.statistics.pbo.value, 2),
+        decimal(sweep.result?.statistics.dsr, 2),
+        time(sweep.submitted_at),
+      ]),
+    ),
+  )
+}
