@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { cscvPbo, sweepStatistics, walkForward } from '../../src/sweeps/statistics/index.js'
 import type { SweepRun } from '../../web/src/api/sweep-types.js'
 import { heatCells } from '../../web/src/pages/sweeps/heatmap-cells.js'
 import { emptySearchSpace, gridSize, searchSpaceBody } from '../../web/src/pages/sweeps/search-space-draft.js'
-import { readCurve, readHistogram, readWindow } from '../../web/src/pages/sweeps/result-shapes.js'
 import { equityFromReturns } from '../../web/src/pages/sweeps/returns-equity.js'
 import { sortRuns } from '../../web/src/pages/sweeps/runs-order.js'
 
@@ -12,12 +10,7 @@ import { sortRuns } from '../../web/src/pages/sweeps/runs-order.js'
 const run = (n: number, params: Record<string, number | boolean>, sharpe: string | null): SweepRun =>
   ({ run_id: `r${n}`, params, metrics: { sharpe, sortino: null, calmar: null, max_drawdown: null, win_rate: null, profit_factor: null, cagr: null, expected_value: null, total_trades: 0, avg_trade_duration_seconds: null } }) as SweepRun
 
-/** Deterministic daily returns: a small sine per column, so CSCV and the walk-forward have something to rank. */
-function matrix(columns: number, rows: number): Float64Array[] {
-  return Array.from({ length: columns }, (_, j) => Float64Array.from({ length: rows }, (_, t) => 0.001 * Math.sin(t * (j + 1) * 0.37) + 0.0002 * (j - columns / 2)))
-}
-
-describe('sweep pages: reading the form and the result (web/src/pages/sweeps)', () => {
+describe('sweep pages: the form\'s search space, the heatmap\'s cells, the runs\' order, the best equity (web/src/pages/sweeps)', () => {
   it('turns the form\'s search space into the request\'s grid or random space, naming the parameter at fault', () => {
     const draft = { ...emptySearchSpace(), swept: ['fast', 'slow', 'allow_short'], switches: ['allow_short'], values: { fast: '5..50:5', slow: '30,50', allow_short: 'true,false' } }
     assert.deepEqual(searchSpaceBody(draft), { grid: { fast: [5, 10, 15, 20, 25, 30, 35, 40, 45, 50], slow: [30, 50], allow_short: [true, false] } })
@@ -85,34 +78,5 @@ describe('sweep pages: reading the form and the result (web/src/pages/sweeps)', 
     assert.deepEqual(points.map((p) => p.value), [1000, 1100, 550, 1100])
     assert.deepEqual(points.map((p) => new Date(p.time * 1000).toISOString().slice(0, 10)), ['2024-01-01', '2024-01-02', '2024-01-03', '2024-01-04'])
     assert.equal(equityFromReturns(returns, 'r9', 1000), undefined)
-  })
-
-  it('reads the statistics module\'s own histogram, stitched curve and windows', () => {
-    const columns = matrix(6, 120)
-    const pbo = cscvPbo(columns, 8)
-    const histogram = readHistogram(pbo.histogram)
-    assert.ok(histogram, 'the histogram reads')
-    assert.equal(histogram.counts.reduce((a, b) => a + b, 0), pbo.combinations)
-    const left = histogram.counts.filter((_, k) => (histogram.edges[k]! + histogram.edges[k + 1]!) / 2 <= 0).reduce((a, b) => a + b, 0)
-    assert.equal(left / pbo.combinations, pbo.value, 'bars whose middle is at or left of 0 hold the PBO')
-    assert.equal(sweepStatistics(columns, 0, 8).pbo.value, pbo.value)
-
-    const days = Array.from({ length: 120 }, (_, t) => Date.UTC(2024, 0, 2 + t))
-    const walk = walkForward({ returns: columns, days, in_sample_days: 30, out_of_sample_days: 15, anchored: false, capital: 1000 })
-    const curve = readCurve(walk.curve)
-    assert.ok(curve && curve.length === walk.curve.length)
-    assert.deepEqual(curve[1], { time: days[30]! / 1000, value: walk.curve[1]![1] })
-    const params = ['a', 'b', 'c', 'd', 'e', 'f'].map((name) => ({ name }))
-    const windows = walk.windows.map((w) => readWindow(w, 'sharpe', (column) => params[column]))
-    assert.equal(windows.length, walk.windows.length)
-    assert.deepEqual(windows[0], {
-      inSample: '2024-01-02 → 2024-01-31',
-      outOfSample: '2024-02-01 → 2024-02-15',
-      params: params[walk.windows[0]!.chosen],
-      inSampleMetric: walk.windows[0]!.in_sample_metric,
-      outOfSampleMetric: walk.windows[0]!.out_of_sample_metrics.sharpe,
-    })
-    assert.equal(readHistogram({ edges: [0, 1], counts: [1, 2] }), undefined, 'edges one more than counts, or nothing')
-    assert.equal(readCurve([['not a time', 1]]), undefined)
   })
 })

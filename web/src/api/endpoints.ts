@@ -1,7 +1,6 @@
 /** Every API call the dashboard makes, one function each, through the signed-in typed client (src/client). */
 import { client, clientFor, type Credentials } from './session.js'
-import type { Page } from '../../../src/client/index.js'
-import type { ReturnsMatrix, Sweep, SweepCreate } from './sweep-types.js'
+import type { SweepCreate } from './sweep-types.js'
 import type { CustomTemplateCreate, CustomTemplateUpdate, DeployBody, JobCreate, KlineInterval, StrategyCreate, StrategyUpdate, WebhookCreate } from './types.js'
 
 export const api = {
@@ -28,20 +27,17 @@ export const api = {
   backtest: (jobId: string) => client().backtests.get(jobId),
   cancelBacktest: (jobId: string) => client().backtests.cancel(jobId),
 
-  createSweep: (body: SweepCreate) => client().post('/v1/backtest/sweeps', { body }) as Promise<Sweep>,
+  createSweep: (body: SweepCreate) => client().sweeps.create(body),
   listSweeps: (query: { limit?: number; cursor?: string | null } = {}) =>
-    client().get('/v1/backtest/sweeps', { query: { ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) } }) as Promise<Page<Sweep>>,
+    client().sweeps.list({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
   /** One sweep with its result; the server allows this once per 5 s per sweep, as for a job. */
-  sweep: (sweepId: string) => client().get('/v1/backtest/sweeps/{id}', { path: { id: sweepId } }) as Promise<Sweep>,
-  cancelSweep: (sweepId: string) => client().post('/v1/backtest/sweeps/{id}/cancel', { path: { id: sweepId }, body: {} }) as Promise<Sweep>,
+  sweep: (sweepId: string) => client().sweeps.get(sweepId),
+  cancelSweep: (sweepId: string) => client().sweeps.cancel(sweepId),
   /** One page of the sweep's runs; `sort: 'objective'` best first. */
   sweepRuns: (sweepId: string, query: { sort?: 'run' | 'objective'; limit?: number; cursor?: string | null } = {}) =>
-    client().get('/v1/backtest/sweeps/{id}/runs', {
-      path: { id: sweepId },
-      query: { ...(query.sort ? { sort: query.sort } : {}), ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) },
-    }),
+    client().sweeps.runs(sweepId, { ...(query.sort ? { sort: query.sort } : {}), ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
   /** The T × N daily returns the statistics were computed from. */
-  sweepReturns: (sweepId: string) => client().get('/v1/backtest/sweeps/{id}/returns', { path: { id: sweepId }, query: { format: 'json' } }) as Promise<ReturnsMatrix>,
+  sweepReturns: (sweepId: string) => client().sweeps.returns(sweepId),
 
   strategies: (query: { limit?: number; cursor?: string | null } = {}) =>
     client().strategies.list({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),

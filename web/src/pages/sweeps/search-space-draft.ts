@@ -1,6 +1,6 @@
-import type { ParamValue, RandomSpace } from '../../api/sweep-types.js'
+import type { RandomSpace } from '../../api/sweep-types.js'
 import type { TemplateInfo } from '../../api/types.js'
-import { parseGridValues } from '../../../../src/sweeps/grid-values.js'
+import { type ParamValue, parseGridValues } from '../../../../src/sweeps/grid-values.js'
 
 export interface PropertySchema {
   type?: string

@@ -11,7 +11,6 @@ import { MetricsGrid, METRICS } from '../backtests/metrics.js'
 import { backtestThis } from '../backtests/repeat-config.js'
 import { heatCells } from './heatmap-cells.js'
 import { equityFromReturns, MAX_RETURNS_CELLS, returnsCells } from './returns-equity.js'
-import { readHistogram } from './result-shapes.js'
 import { RunsTable } from './runs-table.js'
 import { statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
 import { WalkForward } from './walk-forward.js'
@@ -56,7 +55,7 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
   const small = returnsCells(sweep.config.configurations, sweep.config.base.start, sweep.config.base.end) <= MAX_RETURNS_CELLS
   const matrix = useAsync(() => (small ? api.sweepReturns(sweep.id) : Promise.resolve(undefined)), [sweep.id, small])
   const bestEquity = useMemo(() => (matrix.data ? equityFromReturns(matrix.data, result.best.run_id, Number(sweep.config.base.capital)) : undefined), [matrix.data])
-  const histogram = readHistogram(result.statistics.pbo.histogram)
+  const histogram = result.statistics.pbo.histogram
   const statistics = result.statistics
 
   return (
@@ -118,10 +117,10 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
       {histogram ? (
         <LogitHistogram edges={histogram.edges} counts={histogram.counts} pbo={statistics.pbo.value} testId="logit-histogram" />
       ) : (
-        <p class="hint">No histogram: {statistics.reasons?.pbo ?? 'the PBO was not computed'}.</p>
+        <p class="hint">No histogram: {statistics.reasons.pbo ?? 'the PBO was not computed'}.</p>
       )}
 
-      {result.walk_forward ? <WalkForward sweep={sweep} walk={result.walk_forward} runs={runs.data} bestEquity={bestEquity} /> : null}
+      {result.walk_forward ? <WalkForward sweep={sweep} walk={result.walk_forward} bestEquity={bestEquity} /> : null}
 
       <h2>Runs</h2>
       {runs.data ? <RunsTable runs={runs.data} params={swept} objective={objective} onBacktest={(run) => backtestThis(runConfig(sweep, run))} /> : null}
