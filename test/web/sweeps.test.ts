@@ -138,7 +138,8 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.waitForSelector(`[data-testid=picked-run][data-run-id=${worst.id}]`)
 
     await page.selectOption('select[name=heatmap_y]', '')
-    await page.waitForFunction('document.querySelectorAll("[data-testid=heatmap] [data-value]").length === 3')
+    // Polled from here, not with waitForFunction: the page's CSP refuses the eval it polls with.
+    await poll('one row of three cells', 10_000, async () => ((await page.$$('[data-testid=heatmap] [data-value]')).length === 3 ? true : undefined))
     const byFast = await page.$$eval('[data-testid=heatmap] [data-value]', (els) => els.map((el) => [el.getAttribute('data-x'), Number(el.getAttribute('data-value'))]))
     for (const [fast, value] of byFast) {
       const best = Math.max(...runs.filter((r) => String(r.params.fast) === fast && r.metrics.sharpe !== null).map((r) => Number(r.metrics.sharpe)))
@@ -182,7 +183,7 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
 
   it('stays within a phone\'s width, its SVG charts drawn at their container\'s width', async () => {
     await page.setViewportSize(PHONE)
-    await page.waitForFunction('document.querySelector("[data-testid=heatmap] svg").getAttribute("width") <= 390')
+    await poll('the heatmap redrawn at a phone\'s width', 10_000, async () => (Number(await page.getAttribute('[data-testid=heatmap] svg', 'width')) <= PHONE.width ? true : undefined))
     assert.ok((await page.evaluate<number>('document.documentElement.scrollWidth')) <= PHONE.width)
     for (const chart of ['heatmap', 'logit-histogram']) {
       const [container, drawn] = await page.$eval(`[data-testid=${chart}]`, (el) => [el.clientWidth, Number(el.querySelector('svg')!.getAttribute('width'))])
@@ -198,7 +199,7 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.click('[data-testid=backtest-best]')
     await page.waitForURL(/\/app\/backtests\?repeat=/)
     await page.waitForSelector('[data-testid=backtest-form] [data-param=fast]')
-    await page.waitForFunction(`document.querySelector('[data-testid=backtest-form] [data-param=fast]').value === '${best.params.fast}'`)
+    await poll('the form filled with the best run', 10_000, async () => ((await page.inputValue('[data-testid=backtest-form] [data-param=fast]')) === String(best.params.fast) ? true : undefined))
     assert.equal(await page.inputValue('[data-testid=backtest-form] [data-param=slow]'), String(best.params.slow))
     assert.equal(await page.inputValue('[data-testid=backtest-form] input[name=start]'), '2023-01-01')
     await page.click('[data-testid=backtest-submit]')
@@ -235,7 +236,7 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.check('input[name=walk_forward]')
     await page.fill('input[name=in_sample_days]', '300')
     await page.click('[data-testid=sweep-submit]')
-    await page.waitForFunction('document.querySelector("[data-testid=sweep-form] [data-testid=error]")?.textContent.includes("in_sample_days")')
+    await page.locator('[data-testid=sweep-form] [data-testid=error]', { hasText: 'in_sample_days' }).waitFor()
     const list = await d.api<{ data: { id: string }[] }>('GET', '/v1/backtest/sweeps')
     assert.deepEqual(list.data.map((s) => s.id), [sweep.id], 'neither attempt made a sweep')
     assert.deepEqual(d.consoleErrors.filter((e) => !/400 \(Bad Request\)/.test(e)), [])
