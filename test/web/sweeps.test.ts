@@ -136,6 +136,10 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     const worst = [...expected.values()].sort((a, b) => a.value - b.value)[0]!
     await page.click(`[data-testid=heatmap] g[data-id=${worst.id}]`)
     await page.waitForSelector(`[data-testid=picked-run][data-run-id=${worst.id}]`)
+    const bestCell = [...expected.values()].sort((a, b) => b.value - a.value)[0]!
+    await page.focus(`[data-testid=heatmap] g[data-id=${bestCell.id}]`)
+    await page.keyboard.press('Enter')
+    await page.waitForSelector(`[data-testid=picked-run][data-run-id=${bestCell.id}]`)
 
     await page.selectOption('select[name=heatmap_y]', '')
     // Polled from here, not with waitForFunction: the page's CSP refuses the eval it polls with.

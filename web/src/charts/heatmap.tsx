@@ -49,6 +49,15 @@ export function Heatmap(props: {
               data-value={String(cell.value)}
               data-id={cell.id}
               onClick={() => props.onPick?.(cell.id)}
+              // Reachable by keyboard too: Tab to a cell, Enter or Space picks it (lowercase: an SVG attribute).
+              tabindex={props.onPick ? 0 : undefined}
+              role={props.onPick ? 'button' : undefined}
+              aria-label={`${props.xName} ${xs[cell.x]}, ${props.yName} ${ys[cell.y]}: ${format(cell.value)}`}
+              onKeyDown={(event) => {
+                if (event.key !== 'Enter' && event.key !== ' ') return
+                event.preventDefault()
+                props.onPick?.(cell.id)
+              }}
             >
               <rect x={MARGIN.left + cell.x * cellWidth} y={top(cell.y)} width={Math.max(0, cellWidth - 1)} height={cellHeight - 1} fill={heatColor(cell.value, low, high)}>
                 <title>
