@@ -31,7 +31,8 @@ const SWEEP = {
   base: BASE,
   grid: { fast: Array.from({ length: 10 }, (_, i) => 5 + 5 * i), slow: Array.from({ length: 100 }, (_, i) => 55 + 5 * i) },
 }
-const WARM = { base: BASE, grid: { fast: [10], slow: [30, 50] } }
+/** Stores the history and warms each process's engine (its JIT) before a measured sweep: 100 configurations. */
+const WARM = { base: BASE, grid: { fast: Array.from({ length: 10 }, (_, i) => 5 + 5 * i), slow: Array.from({ length: 10 }, (_, i) => 600 + 10 * i) } }
 
 interface SweepView {
   id: string
@@ -53,12 +54,16 @@ interface Timed {
   post_to_end_ms: number
   /** CPU of the measured processes (every thread) from POST to end, per configuration. */
   cpu_ms_per_configuration: number
+  /** That CPU over the wall time from POST to end: the cores the measured processes got (2 at most here; less when other processes share the host). */
+  cores_used: number
+  /** CPU of this host's PostgreSQL server processes (every backend) meanwhile, per configuration; null when embedded. */
+  postgres_server_cpu_ms_per_configuration?: number
 }
 
 /**
  * `npm run bench -- sweep`: a 1,000-configuration sma_cross sweep over BTCUSDT 1h 2020-06-01..2025-06-01 (the issue's
  * 2020-01-01 start is past a backtest's 5-year span, which a sweep's base keeps)
- * (≈ 47 k bars each), with the history stored beforehand (a small sweep loads it). Embedded: one
+ * (≈ 44 k bars each), with the history stored and every process warmed beforehand (a 100-configuration sweep). Embedded: one
  * `perpetua serve` (WORKERS=2, this host's cores). With BENCH_DATABASE_URL: the API in this process
  * (no workers) on a fresh database, and the sweep run by one, then two `perpetua worker` processes (WORKERS=1 each).
  */
@@ -123,9 +128,10 @@ async function measureWorkers(adminUrl: string, upstreamUrl: string) {
     const signer = new RequestSigner(key)
     workers.push(await startWorker(env))
     await timeSweep(url, signer, WARM, [])
-    const one = await timeSweep(url, signer, SWEEP, workers.map((w) => w.pid!))
+    const one = await timeSweep(url, signer, SWEEP, workers.map((w) => w.pid!), postgresPids)
     workers.push(await startWorker(env))
-    const two = await timeSweep(url, signer, SWEEP, workers.map((w) => w.pid!))
+    await timeSweep(url, signer, WARM, []) // the new worker's engine warmed as the first one's was
+    const two = await timeSweep(url, signer, SWEEP, workers.map((w) => w.pid!), postgresPids)
     return { one_worker: one, two_workers: two, speedup: Math.round((one.runs_ms / two.runs_ms) * 100) / 100, goal_speedup: GOAL_SCALE }
   } finally {
     for (const worker of workers) worker.kill('SIGTERM')
@@ -142,9 +148,11 @@ async function measureWorkers(adminUrl: string, upstreamUrl: string) {
 }
 
 /** POST, then the list every 50 ms (not subject to the per-sweep polling limit) until the sweep ends. */
-async function timeSweep(url: string, signer: RequestSigner, body: object, pids: number[]): Promise<Timed> {
+async function timeSweep(url: string, signer: RequestSigner, body: object, pids: number[], serverPids: () => number[] = () => []): Promise<Timed> {
   const cpu = () => pids.reduce((sum, pid) => sum + cpuMicros(pid), 0)
+  const serverCpu = () => serverPids().reduce((sum, pid) => sum + cpuOrZero(pid), 0)
   const cpuBefore = cpu()
+  const serverCpuBefore = serverCpu()
   const started = performance.now()
   const { id } = await signedJson<SweepView>(url, signer, 'POST', '/v1/backtest/sweeps', body)
   let runsMs: number | undefined
@@ -156,6 +164,7 @@ async function timeSweep(url: string, signer: RequestSigner, body: object, pids:
       const ms = Math.round(performance.now() - started)
       const configurations = sweep.config.configurations
       const cpuMs = (cpu() - cpuBefore) / 1000
+      const serverCpuMs = (serverCpu() - serverCpuBefore) / 1000
       log(`sweep ${id} (${configurations} configurations): ${sweep.status} after ${ms} ms, every run stored after ${runsMs} ms${sweep.error ? ` (${sweep.error.code})` : ''}`)
       return {
         status: sweep.status,
@@ -164,10 +173,36 @@ async function timeSweep(url: string, signer: RequestSigner, body: object, pids:
         runs_ms: runsMs!,
         post_to_end_ms: ms,
         cpu_ms_per_configuration: Math.round((cpuMs / configurations) * 100) / 100,
+        cores_used: Math.round((cpuMs / ms) * 100) / 100,
+        ...(serverPids().length > 0 ? { postgres_server_cpu_ms_per_configuration: Math.round((serverCpuMs / configurations) * 100) / 100 } : {}),
       }
     }
     if (performance.now() - started > 10 * 60_000) throw new Error(`sweep ${id} did not end in 10 minutes`)
     await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** The processes of a PostgreSQL server on this host (user postgres), read from /proc; empty when it runs elsewhere. */
+function postgresPids(): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres'
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+/** cpuMicros of a process that may have ended (a PostgreSQL backend of a closed connection): 0 then. */
+function cpuOrZero(pid: number): number {
+  try {
+    return cpuMicros(pid)
+  } catch {
+    return 0
   }
 }
 

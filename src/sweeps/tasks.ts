@@ -25,6 +25,8 @@ import { SWEEP_QUEUE, SWEEP_QUEUED, type SweepTask } from './task-message.js'
 
 /** Runs stored together: one transaction per batch, and at least every STORE_MS. */
 const STORE_MS = 250
+/** Configurations of one task queued on the node's engine threads at once, so a thread never waits for the task's store. */
+const IN_FLIGHT = 4
 /** Sweeps whose history this node keeps ready for their next task. */
 const KEPT_SWEEPS = 4
 
@@ -130,8 +132,8 @@ async function runTask(deps: SweepWorkerDeps, inputs: Map<string, Promise<SweepI
 }
 
 /**
- * The task's configurations on this node's engine threads, two at a time so a thread never waits for
- * the store, each run's metrics and daily equity (only those cross from the thread) stored as it comes (in batches).
+ * The task's configurations on this node's engine threads, IN_FLIGHT at a time, each run's metrics and
+ * daily equity (only those cross from the thread) stored as it comes, in batches behind the loop.
  */
 async function runConfigurations(
   deps: SweepWorkerDeps,
@@ -146,27 +148,36 @@ async function runConfigurations(
   const pending: StoredRun[] = []
   let days: Buffer | undefined
   let lastStore = Date.now()
-  const store = async () => {
+  // Stores run behind the loop (one at a time, in order): the loop keeps the engine threads fed meanwhile.
+  let storing = Promise.resolve()
+  const store = () => {
     const batch = pending.splice(0)
-    if (batch.length > 0) await deps.db.transaction().execute((trx) => storeRuns(trx, sweepId, batch, days!))
     lastStore = Date.now()
+    if (batch.length === 0) return
+    storing = storing.then(() => deps.db.transaction().execute(async (trx) => void (await storeRuns(trx, sweepId, batch, days!))))
+    storing.catch(() => undefined) // awaited at the end; never an unhandled rejection meanwhile
   }
-  const start = (k: number) => {
-    const run = deps.pool.summarize({ ...shared.input, params: configurations[k] }, shared.custom)
+  const inFlight: Promise<RunSummary>[] = []
+  let submitted = 0
+  const submit = () => {
+    if (submitted >= configurations.length) return
+    const run = deps.pool.summarize({ ...shared.input, params: configurations[submitted++] }, shared.custom)
     stops.add(run.cancel)
-    return run.result.finally(() => stops.delete(run.cancel))
+    const result = run.result.finally(() => stops.delete(run.cancel))
+    result.catch(() => undefined) // awaited in the loop, or settled below when the loop ends early
+    inFlight.push(result)
   }
-  let next = start(0)
+  for (let i = 0; i < IN_FLIGHT; i++) submit()
   for (let k = 0; k < configurations.length && !isStopped(); k++) {
-    const current = next
-    if (k + 1 < configurations.length) next = start(k + 1)
-    const result = await current
+    const result = await inFlight.shift()!
+    submit()
     days ??= encodeFloats(result.times)
     pending.push(storedRun(firstRun + k, result, objective))
-    if (Date.now() - lastStore >= STORE_MS) await store()
+    if (Date.now() - lastStore >= STORE_MS) store()
   }
-  if (!isStopped()) await store()
-  else await next.catch(() => undefined)
+  if (isStopped()) await Promise.allSettled(inFlight)
+  else store()
+  await storing
 }
 
 function storedRun(runNo: number, result: RunSummary, objective: Objective): StoredRun {

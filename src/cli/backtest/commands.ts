@@ -4,34 +4,23 @@ import type { CliContext } from '../context.js'
 import { endStatus, followWithProgress } from '../follow.js'
 import { type ListFlags, printList, withListFlags } from '../list-command.js'
 import { percent, printJson } from '../output.js'
-import { bodyFrom, integer, jsonObject, keyValue, list } from '../parse.js'
+import { bodyFrom } from '../parse.js'
+import { configFields, type ConfigFlags, withConfigFlags } from './config-flags.js'
 import { printJob, printJobList } from './job-output.js'
 import { readJob } from './read-job.js'
 
 const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled']
-const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d']
-const FEE_MODELS = ['none', 'fixed_bps', 'tiered_maker_taker', 'match_exchange']
 
 /** `perpetua backtest run|list|show|cancel`. */
 export function backtestCommand(context: CliContext): Command {
   const backtest = new Command('backtest').description('run and read backtests (signed: scopes backtests:read, backtests:write)')
 
-  backtest
-    .command('run')
-    .description('queue a backtest, show its progress on stderr while it runs, then its metrics')
-    .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields')
-    .option('--template <id>', 'template id, e.g. sma_cross (perpetua templates lists them)')
-    .option('--params <json>', 'template parameters as a JSON object', jsonObject)
-    .option('--param <name=value>', 'one template parameter (repeatable; the value is JSON when it parses, else a string)', keyValue)
-    .option('--symbols <list>', 'symbols, comma-separated or repeated, e.g. BTCUSDT', list)
-    .addOption(new Option('--timeframe <tf>', 'bar interval').choices(TIMEFRAMES))
-    .option('--start <iso>', 'first bar, ISO 8601 UTC (inclusive), e.g. 2024-01-01T00:00:00Z')
-    .option('--end <iso>', 'last bar, ISO 8601 UTC (inclusive)')
-    .option('--capital <decimal>', 'starting equity in the quote currency, e.g. 10000')
-    .option('--leverage <n>', 'leverage (default 1)', integer)
-    .addOption(new Option('--fee-model <model>', 'fee model (default fixed_bps)').choices(FEE_MODELS))
-    .option('--fee-bps <decimal>', 'fee per fill in basis points with fixed_bps (default 5)')
-    .option('--strategy <id>', 'start from a stored strategy (strat_…); given fields override it')
+  withConfigFlags(
+    backtest
+      .command('run')
+      .description('queue a backtest, show its progress on stderr while it runs, then its metrics')
+      .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields'),
+  )
     .option('--detach', 'queue the job, print it and return without waiting')
     .option('--json', "print the API's finished job (GET /v1/backtest/jobs/{id}) exactly, instead of the table")
     .addHelpText(
@@ -42,22 +31,7 @@ export function backtestCommand(context: CliContext): Command {
     )
     .action(async (options: RunOptions, command: Command) => {
       const client = context.client(command, 'signed')
-      const request = bodyFrom(
-        options.file,
-        {
-          template_id: options.template,
-          symbols: options.symbols,
-          timeframe: options.timeframe,
-          start: options.start,
-          end: options.end,
-          capital: options.capital,
-          leverage: options.leverage,
-          fee_model: options.feeModel,
-          fee_bps: options.feeBps,
-          strategy_id: options.strategy,
-        },
-        { json: options.params, pairs: options.param },
-      ) as BacktestRequest
+      const request = bodyFrom(options.file, configFields(options), { json: options.params, pairs: options.param }) as BacktestRequest
       // The API requires params; without any (and no stored strategy to take them from) the template's defaults are meant.
       if (request.params === undefined && request.strategy_id === undefined) request.params = {}
       if (options.detach) {
@@ -121,20 +95,8 @@ export function backtestCommand(context: CliContext): Command {
   return backtest
 }
 
-interface RunOptions {
+interface RunOptions extends ConfigFlags {
   file?: string
-  template?: string
-  params?: Record<string, unknown>
-  param?: Record<string, unknown>
-  symbols?: string[]
-  timeframe?: string
-  start?: string
-  end?: string
-  capital?: string
-  leverage?: number
-  feeModel?: string
-  feeBps?: string
-  strategy?: string
   detach?: boolean
   json?: boolean
 }

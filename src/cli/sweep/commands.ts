@@ -6,13 +6,12 @@ import type { CliContext } from '../context.js'
 import { endStatus, followWithProgress } from '../follow.js'
 import { type ListFlags, printList, withListFlags } from '../list-command.js'
 import { percent, printJson } from '../output.js'
-import { bodyFrom, integer, jsonObject, keyValue, list } from '../parse.js'
+import { configFields, type ConfigFlags, withConfigFlags } from '../backtest/config-flags.js'
+import { bodyFrom, integer } from '../parse.js'
 import { gridFlag, spaceFlag, walkForwardFlag } from './grid-flags.js'
 import { printSweep, printSweepList } from './sweep-output.js'
 
 const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled']
-const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d']
-const FEE_MODELS = ['none', 'fixed_bps', 'tiered_maker_taker', 'match_exchange']
 const OBJECTIVES = ['sharpe', 'sortino', 'calmar', 'cagr', 'max_drawdown', 'win_rate', 'profit_factor', 'expected_value', 'total_trades']
 /** Runs shown in the table of `sweep run` and `sweep show`. */
 const TOP = 10
@@ -21,26 +20,17 @@ const TOP = 10
 export function sweepCommand(context: CliContext): Command {
   const sweep = new Command('sweep').description('parameter sweeps: one backtest per configuration, and how likely the winner is overfit (signed: scopes backtests:read, backtests:write)')
 
-  sweep
-    .command('run')
-    .description('queue a sweep, show its progress on stderr, then its best runs and statistics')
-    .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields')
-    .option('--template <id>', 'template id, e.g. sma_cross')
-    .option('--grid <name=values>', 'a swept param: a range (fast=5..50:5) or a list (slow=20,30,50,100); repeatable, the cartesian product is run', gridFlag)
-    .option('--samples <n>', 'a random search of this many configurations instead of a grid (with --space)', integer)
-    .option('--seed <n>', 'the random search seed (default 1)', integer)
-    .option('--space <name=min..max[:step]>', 'a param of the random search; repeatable', spaceFlag)
-    .option('--params <json>', 'params not swept, as a JSON object', jsonObject)
-    .option('--param <name=value>', 'one param not swept (repeatable)', keyValue)
-    .option('--symbols <list>', 'symbols, comma-separated or repeated, e.g. BTCUSDT', list)
-    .addOption(new Option('--timeframe <tf>', 'bar interval').choices(TIMEFRAMES))
-    .option('--start <iso>', 'first bar, ISO 8601 UTC (inclusive)')
-    .option('--end <iso>', 'last bar, ISO 8601 UTC (inclusive)')
-    .option('--capital <decimal>', 'starting equity, e.g. 10000 (default 10000)')
-    .option('--leverage <n>', 'leverage (default 1)', integer)
-    .addOption(new Option('--fee-model <model>', 'fee model (default fixed_bps)').choices(FEE_MODELS))
-    .option('--fee-bps <decimal>', 'fee per fill in basis points with fixed_bps (default 5)')
-    .option('--strategy <id>', 'start from a stored strategy (strat_…)')
+  withConfigFlags(
+    sweep
+      .command('run')
+      .description('queue a sweep, show its progress on stderr, then its best runs and statistics')
+      .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields')
+      .option('--grid <name=values>', 'a swept param: a range (fast=5..50:5) or a list (slow=20,30,50,100); repeatable, the cartesian product is run', gridFlag)
+      .option('--samples <n>', 'a random search of this many configurations instead of a grid (with --space)', integer)
+      .option('--seed <n>', 'the random search seed (default 1)', integer)
+      .option('--space <name=min..max[:step]>', 'a param of the random search; repeatable', spaceFlag),
+    'params not swept',
+  )
     .addOption(new Option('--objective <metric>', 'the metric that picks the best run (default sharpe)').choices(OBJECTIVES))
     .option('--cscv-blocks <n>', 'S of the PBO, even (default 16)', integer)
     .option('--walk-forward <in,out[,anchored]>', 'also a walk-forward: in-sample and out-of-sample days, e.g. 365,90', walkForwardFlag)
@@ -56,23 +46,8 @@ export function sweepCommand(context: CliContext): Command {
     .action(async (options: RunOptions, command: Command) => {
       const client = context.client(command, 'signed')
       const file = bodyFrom(options.file, {}, {})
-      const base = bodyFrom(
-        undefined,
-        {
-          ...(typeof file.base === 'object' && file.base !== null ? (file.base as Record<string, unknown>) : {}),
-          template_id: options.template,
-          symbols: options.symbols,
-          timeframe: options.timeframe,
-          start: options.start,
-          end: options.end,
-          capital: options.capital,
-          leverage: options.leverage,
-          fee_model: options.feeModel,
-          fee_bps: options.feeBps,
-          strategy_id: options.strategy,
-        },
-        { json: options.params, pairs: options.param },
-      )
+      const fileBase = typeof file.base === 'object' && file.base !== null ? (file.base as Record<string, unknown>) : {}
+      const base = bodyFrom(undefined, { ...fileBase, ...definedOnly(configFields(options)) }, { json: options.params, pairs: options.param })
       if (base.capital === undefined && base.strategy_id === undefined) base.capital = '10000'
       const request = {
         ...file,
@@ -143,27 +118,19 @@ async function topRuns(client: PerpetuaClient, sweep: Sweep): Promise<SweepRun[]
   return (await client.sweeps.runs(sweep.id, { sort: 'objective', limit: TOP })).data
 }
 
-interface RunOptions {
+interface RunOptions extends ConfigFlags {
   file?: string
-  template?: string
   grid?: Record<string, (number | boolean)[]>
   samples?: number
   seed?: number
   space?: Record<string, { min: number; max: number; step?: number }>
-  params?: Record<string, unknown>
-  param?: Record<string, unknown>
-  symbols?: string[]
-  timeframe?: string
-  start?: string
-  end?: string
-  capital?: string
-  leverage?: number
-  feeModel?: string
-  feeBps?: string
-  strategy?: string
   objective?: string
   cscvBlocks?: number
   walkForward?: { in_sample_days: number; out_of_sample_days: number; anchored: boolean }
   detach?: boolean
   json?: boolean
+}
+
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
 }
