@@ -5,6 +5,8 @@ import { BacktestsPage } from './pages/backtests/backtests-page.js'
 import { ComparePage } from './pages/backtests/compare-page.js'
 import { MarketPage } from './pages/market/market-page.js'
 import { SignIn } from './pages/sign-in.js'
+import { SweepPage } from './pages/sweeps/sweep-page.js'
+import { SweepsPage } from './pages/sweeps/sweeps-page.js'
 import { StrategiesPage } from './pages/strategies/strategies-page.js'
 import { StrategyPage } from './pages/strategies/strategy-page.js'
 import { TemplateEditorPage } from './pages/templates/template-editor-page.js'
@@ -15,6 +17,7 @@ import { Link, match, navigate, usePath } from './router.js'
 
 const SECTIONS = [
   { href: '/backtests', label: 'Backtests' },
+  { href: '/sweeps', label: 'Sweeps' },
   { href: '/strategies', label: 'Strategies' },
   { href: '/templates', label: 'Templates' },
   { href: '/market', label: 'Market' },
@@ -63,6 +66,8 @@ function Page({ path }: { path: string }) {
   if ((params = match('/backtests/compare/:a/:b', path))) return <ComparePage a={params.a!} b={params.b!} />
   if ((params = match('/backtests/:id', path))) return <BacktestPage id={params.id!} />
   if (match('/backtests', path)) return <BacktestsPage />
+  if ((params = match('/sweeps/:id', path))) return <SweepPage id={params.id!} />
+  if (match('/sweeps', path)) return <SweepsPage />
   if ((params = match('/strategies/:id', path))) return <StrategyPage id={params.id!} />
   if (match('/strategies', path)) return <StrategiesPage />
   // Keyed by id: saving a new template moves from /templates/new to its id, and the editor starts over from what was stored.

@@ -1,5 +1,5 @@
 import { api } from './endpoints.js'
-import { PerpetuaError } from '../../../src/client/index.js'
+import { findInPages, followInList, waitingOutRateLimit } from './polling.js'
 import type { Job } from './types.js'
 
 const TERMINAL = new Set(['done', 'failed', 'cancelled'])
@@ -28,60 +28,21 @@ export function submittedJob(jobId: string): Job | undefined {
 export async function fullJob(jobId: string, signal?: AbortSignal): Promise<Job> {
   const kept = fullJobs.get(jobId)
   if (kept) return kept
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const job = await api.backtest(jobId)
-      if (isTerminal(job)) fullJobs.set(jobId, job)
-      return job
-    } catch (error) {
-      if (!(error instanceof PerpetuaError) || error.status !== 429 || attempt >= 5) throw error
-      await sleep(error.retryAfterMs ?? 5_000, signal)
-    }
-  }
+  const job = await waitingOutRateLimit(() => api.backtest(jobId), signal)
+  if (isTerminal(job)) fullJobs.set(jobId, job)
+  return job
 }
 
 /** Calls `onUpdate` with the job as it progresses, then once with the full terminal job; returns a stop function. */
 export function watchBacktest(job: Job, onUpdate: (job: Job) => void, onError: (error: Error) => void): () => void {
-  const controller = new AbortController()
-  const { signal } = controller
-  void (async () => {
-    let latest = job
-    try {
-      while (!signal.aborted && !isTerminal(latest)) {
-        await sleep(LIST_POLL_MS, signal)
-        const listed = await findInList(latest)
-        if (signal.aborted) return
-        if (listed) {
-          latest = listed
-          if (!isTerminal(listed)) onUpdate(listed)
-        }
-      }
-      if (!signal.aborted) onUpdate(await fullJob(latest.id, signal))
-    } catch (error) {
-      if (!signal.aborted) onError(error instanceof Error ? error : new Error(String(error)))
-    }
-  })()
-  return () => controller.abort()
-}
-
-/** The job's row in the list of jobs submitted since it was (it is at most a few pages in). */
-async function findInList(job: Job): Promise<Job | undefined> {
-  let cursor: string | null = null
-  for (let page = 0; page < 5; page++) {
-    const result = await api.listBacktests({ from: job.submitted_at, limit: 100, cursor })
-    const found = result.data.find((row) => row.id === job.id)
-    if (found || !result.next_cursor) return found
-    cursor = result.next_cursor
-  }
-  return undefined
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer)
-      resolve()
-    }, { once: true })
+  return followInList({
+    first: job,
+    everyMs: LIST_POLL_MS,
+    // The job's row among the jobs submitted since it was.
+    find: (id) => findInPages(id, (cursor) => api.listBacktests({ from: job.submitted_at, limit: 100, cursor })),
+    ended: isTerminal,
+    onUpdate,
+    onError,
+    finish: (ended, signal) => fullJob(ended.id, signal),
   })
 }

@@ -1,5 +1,6 @@
 /** Every API call the dashboard makes, one function each, through the signed-in typed client (src/client). */
 import { client, clientFor, type Credentials } from './session.js'
+import type { SweepCreate } from './sweep-types.js'
 import type { CustomTemplateCreate, CustomTemplateUpdate, DeployBody, JobCreate, KlineInterval, StrategyCreate, StrategyUpdate, WebhookCreate } from './types.js'
 
 export const api = {
@@ -25,6 +26,18 @@ export const api = {
   /** The full job; the server allows this once per 5 s per job (429 with Retry-After otherwise). */
   backtest: (jobId: string) => client().backtests.get(jobId),
   cancelBacktest: (jobId: string) => client().backtests.cancel(jobId),
+
+  createSweep: (body: SweepCreate) => client().sweeps.create(body),
+  listSweeps: (query: { limit?: number; cursor?: string | null } = {}) =>
+    client().sweeps.list({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
+  /** One sweep with its result; the server allows this once per 5 s per sweep, as for a job. */
+  sweep: (sweepId: string) => client().sweeps.get(sweepId),
+  cancelSweep: (sweepId: string) => client().sweeps.cancel(sweepId),
+  /** One page of the sweep's runs; `sort: 'objective'` best first. */
+  sweepRuns: (sweepId: string, query: { sort?: 'run' | 'objective'; limit?: number; cursor?: string | null } = {}) =>
+    client().sweeps.runs(sweepId, { ...(query.sort ? { sort: query.sort } : {}), ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
+  /** The T × N daily returns the statistics were computed from. */
+  sweepReturns: (sweepId: string) => client().sweeps.returns(sweepId),
 
   strategies: (query: { limit?: number; cursor?: string | null } = {}) =>
     client().strategies.list({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
@@ -56,3 +69,4 @@ export const api = {
   testWebhook: (webhookId: string, eventType?: string) => client().webhooks.test(webhookId, eventType),
   deliveries: (webhookId: string, limit = 25) => client().webhooks.deliveries(webhookId, { limit }),
 }
+

@@ -61,8 +61,7 @@ export function unexpose(container: ChartHost): void {
   container.chartMarkers = undefined
 }
 
-/** Unix seconds, as the library's UTCTimestamp. */
-export const seconds = (value: string | number): number => Math.floor(new Date(value).getTime() / 1000)
+export { seconds } from './chart-time.js'
 
 /**
  * Shows the whole run, now and once more on the next frame: a chart created while the page re-lays

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import type { JobCreate, TemplateInfo } from '../api/types.js'
 import { ErrorBox, Loading } from './async.js'
 import { defaultsOf, ParamsEditor, type Params } from './params-editor.js'
@@ -31,17 +31,23 @@ export function draftBody(draft: StrategyDraft): { template_id: string; params: 
 
 /**
  * A draft that starts on the given template (default: the first) with its defaults, and resets the
- * params when the template changes.
+ * params when the template changes. `initial.params` (a configuration to repeat) overlays the starting
+ * template's defaults once.
  */
-export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'capital'> & { templateId?: string }) {
+export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'capital'> & Partial<Pick<StrategyDraft, 'templateId' | 'params' | 'symbols' | 'leverage'>>) {
   const templates = useTemplates()
-  const [draft, setDraft] = useState<StrategyDraft>({ templateId: '', params: {}, symbols: 'BTCUSDT', leverage: 1, ...initial })
+  const { params: initialParams, ...rest } = initial
+  const [draft, setDraft] = useState<StrategyDraft>({ templateId: '', params: {}, symbols: 'BTCUSDT', leverage: 1, ...rest })
+  const pendingParams = useRef(initialParams)
   const template: TemplateInfo | undefined = templates.data?.find((t) => t.id === draft.templateId)
   useEffect(() => {
     if (!draft.templateId && templates.data?.[0]) setDraft((d) => ({ ...d, templateId: templates.data![0]!.id }))
   }, [templates.data, draft.templateId])
   useEffect(() => {
-    if (template) setDraft((d) => ({ ...d, params: defaultsOf(template) }))
+    if (!template) return
+    const overlay = template.id === initial.templateId ? pendingParams.current : undefined
+    pendingParams.current = undefined
+    setDraft((d) => ({ ...d, params: { ...defaultsOf(template), ...overlay } }))
   }, [template])
   return { templates, template, draft, setDraft }
 }

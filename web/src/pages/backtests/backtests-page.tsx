@@ -1,41 +1,20 @@
-import { useEffect, useState } from 'preact/hooks'
+import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
-import type { Job, Page } from '../../api/types.js'
-import { ErrorBox, TableWrap, toError } from '../../components/async.js'
+import type { Job } from '../../api/types.js'
+import { ErrorBox, TableWrap } from '../../components/async.js'
+import { useLiveList } from '../../components/live-list.js'
 import { num, pct, time } from '../../format.js'
 import { Link, navigate } from '../../router.js'
 import { BacktestForm } from './backtest-form.js'
-
-const ACTIVE = new Set(['queued', 'running'])
+import { configToRepeat } from './repeat-config.js'
 
 /** Recent backtests (newest first, refreshed while any runs), a form for a new one, and picking two to compare. */
 export function BacktestsPage() {
-  const [jobs, setJobs] = useState<Job[]>([])
-  const [cursor, setCursor] = useState<string | null>(null)
-  const [error, setError] = useState<Error>()
+  const { rows: jobs, error, older } = useLiveList((cursor) => api.listBacktests({ limit: 20, cursor }))
   const [selected, setSelected] = useState<string[]>([])
-  const [showForm, setShowForm] = useState(false)
-
-  const merge = (page: Page<Job>, append: boolean) => {
-    setJobs((previous) => {
-      if (append) return [...previous, ...page.data.filter((j) => !previous.some((p) => p.id === j.id))]
-      const fresh = new Map(page.data.map((j) => [j.id, j]))
-      // Keep older pages already loaded; the first page replaces what it covers.
-      return [...page.data, ...previous.filter((p) => !fresh.has(p.id) && p.submitted_at < (page.data.at(-1)?.submitted_at ?? ''))]
-    })
-    if (append || jobs.length === 0) setCursor(page.next_cursor)
-  }
-
-  const loadFirst = () => api.listBacktests({ limit: 20 }).then((page) => merge(page, false), (e: unknown) => setError(toError(e)))
-  useEffect(() => {
-    void loadFirst()
-  }, [])
-  const running = jobs.some((j) => ACTIVE.has(j.status))
-  useEffect(() => {
-    if (!running) return
-    const timer = setInterval(() => void loadFirst(), 2_000)
-    return () => clearInterval(timer)
-  }, [running])
+  // Read once: "backtest this configuration" (a sweep's run) opens the form filled with it.
+  const [repeat] = useState(() => configToRepeat(location.search))
+  const [showForm, setShowForm] = useState(repeat !== undefined)
 
   const toggle = (id: string) =>
     setSelected((previous) => (previous.includes(id) ? previous.filter((x) => x !== id) : [...previous, id].slice(-2)))
@@ -48,7 +27,7 @@ export function BacktestsPage() {
           {showForm ? 'Close' : 'New backtest'}
         </button>
       </div>
-      {showForm ? <BacktestForm /> : null}
+      {showForm ? <BacktestForm {...(repeat ? { initial: repeat } : {})} /> : null}
       <ErrorBox error={error} />
       <div class="toolbar">
         <span class="muted">{selected.length === 2 ? 'Two runs picked.' : 'Pick two finished runs to compare them.'}</span>
@@ -103,8 +82,8 @@ export function BacktestsPage() {
         </table>
       </TableWrap>
       {jobs.length === 0 && !error ? <p class="muted">No backtests yet.</p> : null}
-      {cursor ? (
-        <button type="button" onClick={() => api.listBacktests({ limit: 20, cursor }).then((page) => merge(page, true), (e: unknown) => setError(toError(e)))}>
+      {older ? (
+        <button type="button" onClick={older}>
           Older
         </button>
       ) : null}
@@ -112,7 +91,8 @@ export function BacktestsPage() {
   )
 }
 
-export function StatusBadge({ job }: { job: Job }) {
+/** A job's or a sweep's status; a running one with its progress. */
+export function StatusBadge({ job }: { job: Pick<Job, 'status' | 'progress'> }) {
   const label = job.status === 'running' ? `running ${Math.round(job.progress * 100)} %` : job.status
   return <span class={`badge ${job.status}`}>{label}</span>
 }

@@ -1,19 +1,16 @@
-import { useState } from 'preact/hooks'
 import type { BacktestTrade } from '../../api/types.js'
 import { TableWrap } from '../../components/async.js'
+import { Pager, usePages } from '../../components/pager.js'
 import { usePriceDecimals } from '../../api/symbol-rules.js'
 import { num, price, QUOTE, sign, time } from '../../format.js'
-
-const PAGE = 100
 
 /**
  * Every closed trade of a result, a page of 100 at a time; rows carry the API's exact values in data-*
  * attributes. On a phone the secondary columns give way, so side, entry and PnL stay in sight.
  */
 export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
-  const [page, setPage] = useState(0)
-  const pages = Math.max(1, Math.ceil(trades.length / PAGE))
-  const rows = trades.slice(page * PAGE, page * PAGE + PAGE)
+  const paging = usePages(trades)
+  const rows = paging.rows
   const decimals = usePriceDecimals(rows.map((t) => t.symbol))
   return (
     <div data-testid="trades" data-trade-count={trades.length}>
@@ -74,19 +71,7 @@ export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
         </table>
       </TableWrap>
       {trades.length === 0 ? <p class="muted">No closed trades.</p> : null}
-      {pages > 1 ? (
-        <div class="toolbar" data-testid="trades-pager">
-          <button type="button" disabled={page === 0} onClick={() => setPage(page - 1)}>
-            Previous
-          </button>
-          <span>
-            Page {page + 1} of {pages}
-          </span>
-          <button type="button" disabled={page + 1 >= pages} onClick={() => setPage(page + 1)} data-testid="trades-next">
-            Next
-          </button>
-        </div>
-      ) : null}
+      <Pager state={paging} testId="trades" />
     </div>
   )
 }
