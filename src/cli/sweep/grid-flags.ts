@@ -1,25 +1,17 @@
 import { InvalidArgumentError } from 'commander'
-
-const NUMBER = /^-?\d+(\.\d+)?$/
+import { type ParamValue, parseGridValues } from '../../sweeps/grid-values.js'
 
 /**
  * --grid name=values, repeatable: a list (slow=20,30,50,100, true,false) or an inclusive range
- * (fast=5..50:5, step 1 without ":step").
+ * (fast=5..50:5, step 1 without ":step"), read as the dashboard's sweep form reads them.
  */
-export function gridFlag(value: string, previous: Record<string, (number | boolean)[]> | undefined): Record<string, (number | boolean)[]> {
+export function gridFlag(value: string, previous: Record<string, ParamValue[]> | undefined): Record<string, ParamValue[]> {
   const [name, spec] = nameAndSpec(value)
-  const range = /^(-?[\d.]+)\.\.(-?[\d.]+)(?::([\d.]+))?$/.exec(spec)
-  let values: (number | boolean)[]
-  if (range) {
-    const [from, to, step] = [Number(range[1]), Number(range[2]), Number(range[3] ?? 1)]
-    if (![from, to, step].every(Number.isFinite) || !(step > 0) || to < from) throw new InvalidArgumentError('expected name=from..to[:step] with from ≤ to and step > 0.')
-    const count = Math.floor((to - from) / step + 1e-9) + 1
-    if (count > 10_000) throw new InvalidArgumentError(`${name} would take ${count} values; a sweep runs at most 10,000 configurations.`)
-    values = Array.from({ length: count }, (_, i) => Number((from + i * step).toPrecision(12)))
-  } else {
-    values = spec.split(',').map((item) => scalar(item.trim()))
+  try {
+    return { ...previous, [name]: parseGridValues(spec) }
+  } catch (error) {
+    throw new InvalidArgumentError(`${name}: ${(error as Error).message}.`)
   }
-  return { ...previous, [name]: values }
 }
 
 /** --space name=min..max[:step], repeatable: the range a random search draws the param from. */
@@ -44,10 +36,4 @@ function nameAndSpec(value: string): [string, string] {
   const at = value.indexOf('=')
   if (at <= 0 || at === value.length - 1) throw new InvalidArgumentError('expected name=values.')
   return [value.slice(0, at).trim(), value.slice(at + 1).trim()]
-}
-
-function scalar(item: string): number | boolean {
-  if (item === 'true' || item === 'false') return item === 'true'
-  if (!NUMBER.test(item)) throw new InvalidArgumentError(`"${item}" is not a number nor true/false.`)
-  return Number(item)
 }

@@ -1,5 +1,6 @@
 import type { Sweep, SweepRun } from '../../client/operations.js'
 import { decimal, fieldTable, NONE, type Output, percent, table, time } from '../output.js'
+import { statisticsInWords as sentences } from '../../sweeps/statistics-words.js'
 
 /** A sweep: its configuration line, then its best runs and statistics (done) or its status. */
 export function printSweep(output: Output, sweep: Sweep, top: SweepRun[]): void {
@@ -53,18 +54,11 @@ function runsTable(runs: SweepRun[], swept: string[], objective: string): string
 export function statisticsInWords(sweep: Sweep): string[] {
   const result = sweep.result!
   const s = result.statistics
-  const n = s.n_trials
   const best = result.best
   const params = sweptParams(sweep).map((name) => `${name}=${String(best.params[name])}`).join(', ')
   const lines = [
     `best: ${best.run_id} (${params}), ${sweep.config.objective} ${decimal(best.metrics[sweep.config.objective as keyof typeof best.metrics] as string | number | null)}`,
-    s.psr === null ? `PSR -: ${s.reasons.psr ?? 'undefined'}` : `PSR ${s.psr.toFixed(2)}: the probability that the best run's true Sharpe is above 0`,
-    s.dsr === null
-      ? `DSR -: ${s.reasons.dsr ?? 'undefined'}`
-      : `DSR ${s.dsr.toFixed(2)}: the probability that it beats the best of ${n} skill-less configurations (${dsrVerdict(s.dsr)})`,
-    s.pbo.value === null
-      ? `PBO -: ${s.pbo.reason ?? 'undefined'}`
-      : `PBO ${s.pbo.value.toFixed(2)}: ${pboVerdict(s.pbo.value)} (${s.pbo.combinations} CSCV splits; the in-sample winner lost money out of sample in ${percent(s.pbo.prob_oos_loss, 0)} of them)`,
+    ...sentences(s).map((sentence) => sentence.text),
   ]
   const wf = result.walk_forward
   if (wf) {
@@ -76,18 +70,6 @@ export function statisticsInWords(sweep: Sweep): string[] {
     )
   }
   return lines
-}
-
-function pboVerdict(pbo: number): string {
-  if (pbo > 0.5) return 'the winner is more likely overfit than not'
-  if (pbo > 0.2) return 'the winner often falls below the median out of sample: treat it with care'
-  return 'the winner mostly stays above the median out of sample'
-}
-
-function dsrVerdict(dsr: number): string {
-  if (dsr >= 0.95) return 'likely a real edge'
-  if (dsr >= 0.5) return 'not conclusive'
-  return 'the search, not skill, likely explains it'
 }
 
 export function printSweepList(output: Output, sweeps: Sweep[]): void {
