@@ -9,6 +9,7 @@ import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { CancelSchema, CoverageQuerySchema, CoverageSchema, NoQuerySchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
 import { type BacktestContext, cancelJob, createJob, getJob, pageJobs } from './service.js'
+import { absentBodyAsEmpty } from '../http/json-body.js'
 
 export interface BacktestRoutesOptions {
   db: Db
@@ -109,10 +110,7 @@ export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (
     '/v1/backtest/jobs/:id/cancel',
     {
       config: write(5),
-      // The body is optional: an absent one reads as {} before validation.
-      preValidation: async (request) => {
-        if (request.body === undefined) request.body = {}
-      },
+      preValidation: absentBodyAsEmpty,
       schema: {
         tags,
         security,

@@ -11,6 +11,7 @@ import { CancelSchema, NoQuerySchema } from '../backtests/schemas.js'
 import { returnsCsv, returnsJson, returnsMatrix } from './returns.js'
 import { ReturnsQuerySchema, ReturnsSchema, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
 import { cancelSweep, createSweep, getSweep, ownSweep, pageSweepRuns, pageSweeps, type SweepContext } from './service.js'
+import { absentBodyAsEmpty } from '../http/json-body.js'
 
 export interface SweepRoutesOptions {
   db: Db
@@ -80,9 +81,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     '/v1/backtest/sweeps/:id/cancel',
     {
       config: write(5),
-      preValidation: async (request) => {
-        if (request.body === undefined) request.body = {}
-      },
+      preValidation: absentBodyAsEmpty,
       schema: {
         tags,
         security,

@@ -21,6 +21,7 @@ import {
   WebhookSchema,
 } from './schemas.js'
 import { createWebhook, getWebhook, pageDeliveries, pageWebhooks, patchWebhook, removeWebhook, testWebhook, type WebhookContext } from './service.js'
+import { absentBodyAsEmpty } from '../http/json-body.js'
 
 export interface WebhookRoutesOptions {
   db: Db
@@ -138,10 +139,7 @@ export const webhookRoutes: FastifyPluginAsync<WebhookRoutesOptions> = async (fa
     '/v1/webhooks/:id/test',
     {
       config: write(10),
-      // The body is optional: an absent one reads as {} before validation.
-      preValidation: async (request) => {
-        if (request.body === undefined) request.body = {}
-      },
+      preValidation: absentBodyAsEmpty,
       schema: {
         tags,
         security,
