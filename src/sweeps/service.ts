@@ -98,10 +98,11 @@ export async function cancelSweep({ db, userId, now }: SweepContext, id: string,
 
 /** Runs stored so far: in run order, or best first by the sweep's objective. */
 export async function pageSweepRuns({ db, userId }: SweepContext, id: string, query: RunsQuery): Promise<{ data: SweepRun[]; next_cursor: string | null }> {
-  await ownSweep(db, userId, id)
   const sort = query.sort ?? 'run'
   const limit = query.limit ?? 100
+  // A bad query is the request's fault whatever the sweep: 400 before the lookup, as every list answers.
   const after = query.cursor === undefined ? undefined : decodeRunCursor(query.cursor, sort)
+  await ownSweep(db, userId, id)
   const rows = await pageRuns(db, id, { sort, after, limit: limit + 1 })
   const page = rows.slice(0, limit)
   const last = page[page.length - 1]
