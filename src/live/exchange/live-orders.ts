@@ -43,6 +43,9 @@ const EXCHANGE_FILLS_KEPT = 64
 /** -2019 "Margin is insufficient" this many times in a row moves the strategy to error (a fourth order would fare no better). */
 const MARGIN_REFUSALS_TO_FAIL = 3
 
+/** Looks at the exchange's fills and position a reconciliation takes before a difference is a mismatch. */
+const RECONCILE_LOOKS = 3
+
 /**
  * How long (exchange time) an order found nowhere stays unknown before, with the exchange's position
  * equal to ours, it is taken as never executed: a MARKET order that executed moves the position. Binance
@@ -99,10 +102,15 @@ export class LiveOrders<O> {
     this.agreed = false
     if (this.deps.pendingOrder() !== null && !(await this.resolve())) return false
     if (!(await this.settleOpenOrders())) return false
-    await this.bookMissedFills()
-    const theirs = await this.broker.exchangeQty()
-    const ours = this.broker.qty
-    if (theirs !== ours) {
+    for (let look = 1; ; look++) {
+      await this.bookMissedFills()
+      const theirs = await this.broker.exchangeQty()
+      const ours = this.broker.qty
+      if (theirs === ours) break
+      // The fills are read before the position: a fill landing between the two reads (an exchange-side
+      // close at that moment) shows as a difference that the next look books. Only a difference that
+      // stays is a mismatch.
+      if (look < RECONCILE_LOOKS) continue
       throw new RunFailure(
         'POSITION_MISMATCH',
         `the exchange holds a position of ${theirs} where this run's own fills add up to ${ours}; close or explain it, then deploy again`,
