@@ -35,18 +35,18 @@ export function sweptParams(sweep: Sweep): string[] {
 }
 
 function runsTable(runs: SweepRun[], swept: string[], objective: string): string {
-  const m = (run: SweepRun) => run.metrics
+  type Metric = keyof SweepRun['metrics']
+  const shown: [string, Metric, (value: never) => string][] = [
+    ['sharpe', 'sharpe', decimal],
+    ['cagr', 'cagr', percent],
+    ['max dd', 'max_drawdown', percent],
+    ['trades', 'total_trades', String],
+  ]
+  // The objective first, unless it is one of the columns shown anyway (a sweep by sharpe shows sharpe once).
+  const columns = shown.some(([, metric]) => metric === objective) ? shown : [[objective, objective as Metric, decimal] as (typeof shown)[number], ...shown]
   return table(
-    ['run', ...swept, objective, 'sharpe', 'cagr', 'max dd', 'trades'],
-    runs.map((run) => [
-      run.run_id,
-      ...swept.map((name) => String(run.params[name] ?? NONE)),
-      decimal(m(run)[objective as keyof SweepRun['metrics']] as string | number | null),
-      decimal(m(run).sharpe),
-      percent(m(run).cagr),
-      percent(m(run).max_drawdown),
-      m(run).total_trades,
-    ]),
+    ['run', ...swept, ...columns.map(([label]) => label)],
+    runs.map((run) => [run.run_id, ...swept.map((name) => String(run.params[name] ?? NONE)), ...columns.map(([, metric, format]) => format(run.metrics[metric] as never))]),
   )
 }
 
