@@ -51,3 +51,17 @@ export function Loading({ what }: { what: string }) {
 export function TableWrap({ children }: { children: ComponentChildren }) {
   return <div class="table-wrap">{children}</div>
 }
+
+/** Below a live list: what an empty list says (once read without an error), and the next page's button. */
+export function ListFooter({ empty, shown, error, older }: { empty: string; shown: number; error: Error | undefined; older: (() => void) | undefined }) {
+  return (
+    <>
+      {shown === 0 && !error ? <p class="muted">{empty}</p> : null}
+      {older ? (
+        <button type="button" onClick={older}>
+          Older
+        </button>
+      ) : null}
+    </>
+  )
+}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import type { Job } from '../../api/types.js'
-import { ErrorBox, TableWrap } from '../../components/async.js'
+import { ErrorBox, ListFooter, TableWrap } from '../../components/async.js'
 import { useLiveList } from '../../components/live-list.js'
 import { num, pct, time } from '../../format.js'
 import { Link, navigate } from '../../router.js'
@@ -81,12 +81,7 @@ export function BacktestsPage() {
           </tbody>
         </table>
       </TableWrap>
-      {jobs.length === 0 && !error ? <p class="muted">No backtests yet.</p> : null}
-      {older ? (
-        <button type="button" onClick={older}>
-          Older
-        </button>
-      ) : null}
+      <ListFooter empty="No backtests yet." shown={jobs.length} error={error} older={older} />
     </section>
   )
 }

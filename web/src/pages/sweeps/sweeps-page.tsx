@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
-import { ErrorBox, TableWrap } from '../../components/async.js'
+import { ErrorBox, ListFooter, TableWrap } from '../../components/async.js'
 import { useLiveList } from '../../components/live-list.js'
 import { num, time } from '../../format.js'
 import { Link } from '../../router.js'
@@ -58,12 +58,7 @@ export function SweepsPage() {
           </tbody>
         </table>
       </TableWrap>
-      {sweeps.length === 0 && !error ? <p class="muted">No sweeps yet.</p> : null}
-      {older ? (
-        <button type="button" onClick={older}>
-          Older
-        </button>
-      ) : null}
+      <ListFooter empty="No sweeps yet." shown={sweeps.length} error={error} older={older} />
     </section>
   )
 }
