@@ -5,7 +5,7 @@ import { lintGutter, setDiagnostics } from '@codemirror/lint'
 import { Compartment, EditorState } from '@codemirror/state'
 import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, keymap, lineNumbers } from '@codemirror/view'
 import { tags } from '@lezer/highlight'
-import { useEffect, useRef } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks'
 import { diagnosticAt, type SourcePosition } from './source-position.js'
 
 export type ModuleLanguage = 'javascript' | 'typescript'
@@ -104,7 +104,9 @@ export function CodeEditor(props: {
     }
   }, [])
 
-  useEffect(() => {
+  // A layout effect, so the opened version's text lands in the same commit as the rest of the page (the
+  // version list's aria-current): never a frame, or a test's read, showing the old text beside the new marks.
+  useLayoutEffect(() => {
     const editor = view.current
     if (!editor || editor.state.doc.toString() === props.doc) return
     editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: props.doc } })
