@@ -19,7 +19,7 @@ const PREFILLS = [
 ]
 
 interface FetchReport {
-  fetched: { symbol: string; interval: string; bars: number; archive_files: number; rest_requests: number; klines_ms: number; ms: number }[]
+  fetched: { symbol: string; interval: string; bars: number; archive_files: number; rest_requests: number; klines_ms: number; klines_cpu_ms: number; ms: number }[]
   bars: number
   ms: number
   refused_files: number
@@ -52,9 +52,12 @@ export async function run(): Promise<SuiteResult> {
         const after = await replay.stats()
         const bars = reports.reduce((sum, r) => sum + r.bars, 0)
         const ms = reports.reduce((sum, r) => sum + r.fetched.reduce((part, f) => part + f.klines_ms, 0), 0)
+        const cpuMs = reports.reduce((sum, r) => sum + r.fetched.reduce((part, f) => part + f.klines_cpu_ms, 0), 0)
         const result = {
           bars,
           ms,
+          // Above 1 the prefill keeps more than one core busy; near 2 it is bound by this machine's two cores.
+          cores_busy: Math.round((cpuMs / ms) * 100) / 100,
           bars_per_s: Math.round((bars / ms) * 1000),
           fetched: reports.flatMap((r) => r.fetched),
           archive_files: after.archiveFiles - before.archiveFiles,

@@ -4,7 +4,7 @@ import { type ArchiveFile, archivable, planKlineFiles } from '../market/archive/
 import type { ArchiveOutcome, KlineArchive } from '../market/archive/kline-archive.js'
 import { awaitFile, claimFiles, NODE_ID, releaseFiles } from './archive-claims.js'
 import type { FundingColumns, HistoryCaches } from './history-cache.js'
-import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBars, sliceBars, type StoredBar } from './kline-codec.js'
+import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBarsAsync, sliceBars, type StoredBar } from './kline-codec.js'
 
 /** A kline as stored and served: the engine's bar input with quote volume and trades. */
 export type KlineRow = StoredBar
@@ -51,9 +51,28 @@ export async function loadBars(
   db: Db,
   source: HistorySource,
   caches: HistoryCaches,
-  request: { symbol: string; interval: string; intervalMs: number; start: number; end: number; now: number },
+  request: BarsRequest,
   archive?: ArchiveSource,
 ): Promise<BarColumns> {
+  const end = await fillBars(db, source, request, archive)
+  return readBars(db, caches, request.symbol, request.interval, request.intervalMs, request.start, end)
+}
+
+export interface BarsRequest {
+  symbol: string
+  interval: string
+  intervalMs: number
+  start: number
+  end: number
+  /** The exchange's clock. */
+  now: number
+}
+
+/**
+ * loadBars's first half: stores what the range lacks and returns the last closed bar's open time it
+ * covers, reading nothing back (a prefill stores years it does not need in memory).
+ */
+export async function fillBars(db: Db, source: HistorySource, request: BarsRequest, archive?: ArchiveSource): Promise<number> {
   const { symbol, interval, intervalMs } = request
   const lastComplete = Math.floor(request.now / intervalMs) * intervalMs - intervalMs
   const end = Math.min(request.end, lastComplete)
@@ -79,7 +98,30 @@ export async function loadBars(
       cursor = until
     }
   }
-  return readBars(db, caches, symbol, interval, intervalMs, request.start, end)
+  return end
+}
+
+/** How many stored bars open in [start, end]: chunks inside the range by their count, the two at its edges decoded. */
+export async function countBars(db: Db, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<number> {
+  const chunkMs = intervalMs * CHUNK_BARS
+  const heads = await db
+    .selectFrom('kline_chunks')
+    .select(['chunk_start', 'bars'])
+    .where('symbol', '=', symbol)
+    .where('interval', '=', interval)
+    .where('chunk_start', '>=', (Math.floor(start / chunkMs) * chunkMs) as never)
+    .where('chunk_start', '<=', end as never)
+    .execute()
+  let count = 0
+  for (const head of heads) {
+    const chunkStart = Number(head.chunk_start)
+    if (chunkStart >= start && chunkStart + chunkMs - 1 <= end) count += head.bars
+    else {
+      const row = await db.selectFrom('kline_chunks').select(['data', 'bars']).where('symbol', '=', symbol).where('interval', '=', interval).where('chunk_start', '=', head.chunk_start as never).executeTakeFirstOrThrow()
+      count += sliceBars(decodeBars(row.data, row.bars), start, end).openTime.length
+    }
+  }
+  return count
 }
 
 /** Archive files fetched and stored together (12 monthly files of 1m bars: 0.5 M bars, 34 MB of columns). */
@@ -163,32 +205,44 @@ async function restBars(source: HistorySource, span: { symbol: string; interval:
 
 async function storeBars(db: Db, symbol: string, interval: string, intervalMs: number, bars: BarColumns, span: [number, number], exchangeNow: number) {
   const chunkMs = intervalMs * CHUNK_BARS
+  const pieces: { chunkStart: number; fresh: BarColumns }[] = []
+  for (let i = 0; i < bars.openTime.length; ) {
+    const chunkStart = Math.floor(bars.openTime[i]! / chunkMs) * chunkMs
+    let j = i
+    while (j < bars.openTime.length && bars.openTime[j]! < chunkStart + chunkMs) j++
+    pieces.push({ chunkStart, fresh: sliceBars(bars, bars.openTime[i]!, bars.openTime[j - 1]!) })
+    i = j
+  }
   await db.transaction().execute(async (trx) => {
     // Two jobs may fetch the same span at once; they merge chunks one after the other.
     await sql`select pg_advisory_xact_lock(hashtext(${`klines:${symbol}:${interval}`}))`.execute(trx)
-    for (let i = 0; i < bars.openTime.length; ) {
-      const chunkStart = Math.floor(bars.openTime[i]! / chunkMs) * chunkMs
-      let j = i
-      while (j < bars.openTime.length && bars.openTime[j]! < chunkStart + chunkMs) j++
-      const fresh = sliceBars(bars, bars.openTime[i]!, bars.openTime[j - 1]!)
+    if (pieces.length > 0) {
+      // One read of the chunks already there and one write of them all (not two statements a chunk), the
+      // chunks deflated side by side on the thread pool meanwhile.
       const existing = await trx
         .selectFrom('kline_chunks')
-        .select(['bars', 'data'])
+        .select(['chunk_start', 'bars', 'data'])
         .where('symbol', '=', symbol)
         .where('interval', '=', interval)
-        .where('chunk_start', '=', chunkStart as never)
-        .executeTakeFirst()
-      const merged = existing ? mergeBars(decodeBars(existing.data, existing.bars), fresh) : fresh
+        .where('chunk_start', 'in', pieces.map((piece) => piece.chunkStart) as never[])
+        .execute()
+      const held = new Map(existing.map((row) => [Number(row.chunk_start), row]))
+      const rows = await Promise.all(
+        pieces.map(async ({ chunkStart, fresh }) => {
+          const old = held.get(chunkStart)
+          const merged = old ? mergeBars(decodeBars(old.data, old.bars), fresh) : fresh
+          return { symbol, interval, chunk_start: chunkStart, bars: merged.openTime.length, data: await encodeBarsAsync(merged) }
+        }),
+      )
       await trx
         .insertInto('kline_chunks')
-        .values({ symbol, interval, chunk_start: chunkStart, bars: merged.openTime.length, data: encodeBars(merged) })
+        .values(rows)
         .onConflict((oc) =>
           oc
             .columns(['symbol', 'interval', 'chunk_start'])
             .doUpdateSet((eb) => ({ bars: eb.ref('excluded.bars'), data: eb.ref('excluded.data'), revision: sql<number>`kline_chunks.revision + 1` })),
         )
         .execute()
-      i = j
     }
     if (span[1] > span[0]) {
       await trx

@@ -1,3 +1,4 @@
+import { promisify } from 'node:util'
 import zlib from 'node:zlib'
 import type { BarSeries } from '../engine/index.js'
 import type { BarInput } from '../engine/growing-series.js'
@@ -18,13 +19,28 @@ const COLUMNS = BAR_COLUMNS
  * 8% more and takes 7× longer to write. Float64 keeps every recorded price and volume exact.
  */
 export function encodeBars(bars: BarColumns): Buffer {
+  return zlib.deflateRawSync(rawBars(bars), DEFLATE)
+}
+
+/**
+ * encodeBars on libuv's thread pool: a store of many chunks deflates them side by side, and beside the
+ * main thread's work (a prefill's CSV parsing), instead of ~0.5 ms per thousand bars on the main thread.
+ */
+export function encodeBarsAsync(bars: BarColumns): Promise<Buffer> {
+  const raw = rawBars(bars)
+  // One output buffer big enough for the whole chunk: the default 16 kB made ~10 trips to the main thread a chunk.
+  return deflateRaw(raw, { ...DEFLATE, chunkSize: Math.max(raw.length, 64 * 1024) })
+}
+
+const DEFLATE = { level: 1 }
+const deflateRaw = promisify(zlib.deflateRaw) as (data: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>
+
+/** The columns one after another as little-endian float64 (the platform's order: decodeBars reads them the same way). */
+function rawBars(bars: BarColumns): Buffer {
   const n = bars.openTime.length
-  const raw = Buffer.allocUnsafe(n * 8 * COLUMNS.length)
-  COLUMNS.forEach((name, c) => {
-    const column = bars[name]
-    for (let i = 0; i < n; i++) raw.writeDoubleLE(column[i]!, (c * n + i) * 8)
-  })
-  return zlib.deflateRawSync(raw, { level: 1 })
+  const raw = new Float64Array(n * COLUMNS.length)
+  COLUMNS.forEach((name, c) => raw.set(bars[name], c * n))
+  return Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
 }
 
 export function decodeBars(data: Buffer, count: number): BarColumns {
