@@ -3,7 +3,7 @@ import { TIMEFRAME_MS } from '../strategies/schemas.js'
 import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
-import type { Db } from '../db/connect.js'
+import type { DatabaseHandle, Db } from '../db/connect.js'
 import { feeRates } from '../engine/index.js'
 import { recordEvent } from '../events/outbox.js'
 import { AppError } from '../http/errors.js'
@@ -15,7 +15,7 @@ import type { CustomJob } from './engine-thread.js'
 import { dataWarnings, exchangeCoverage, NoData, requireBars } from './coverage.js'
 import { loadBars, loadFunding } from './history-store.js'
 import { type HistoryCaches, historyCaches } from './history-cache.js'
-import { sendInTransaction } from '../db/queue.js'
+import { listenForQueued, sendInTransaction } from '../db/queue.js'
 import { claimJob, finishJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
 import { encodeResult } from './result-codec.js'
 import { formatMetrics, formatResult } from './result-format.js'
@@ -69,6 +69,10 @@ export interface BacktestWorkerDeps {
   workers: number
   /** Services.jobSignals: a job created on this node wakes the worker at once (else it polls every 0.5 s). */
   signals?: EventEmitter
+  /** With it, a job or sweep task enqueued on any node wakes this node's workers at once (queue.ts's listenForQueued). */
+  database?: DatabaseHandle
+  /** How often pg-boss looks for work without a wake-up: 0.5 s unless a test asks otherwise. */
+  pollSeconds?: number
 }
 
 /** What a queue job asks: run `attempt` (absent: 1) of backtest job `jobId`. */
@@ -87,13 +91,23 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
   const sweeps = await startSweepWorkers({ ...deps, pool, caches })
   const workerId = await deps.boss.work<BacktestRun>(
     BACKTEST_QUEUE,
-    { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: 0.5 },
+    { batchSize: 1, localConcurrency: deps.workers, pollingIntervalSeconds: deps.pollSeconds ?? 0.5 },
     async (jobs) => {
       for (const job of jobs) await runJob(deps, pool, caches, job.data.jobId, job.data.attempt ?? 1)
     },
   )
   const wake = () => deps.boss.notifyWorker(workerId)
   deps.signals?.on(JOB_QUEUED, wake)
+  const listener =
+    deps.database &&
+    (await listenForQueued(
+      deps.database,
+      (queue) => {
+        if (queue === BACKTEST_QUEUE || queue === '') wake()
+        if (queue === SWEEP_QUEUE || queue === '') sweeps.wake()
+      },
+      (error) => deps.log.warn({ err: error }, 'listening for queued jobs failed: workers poll every 0.5 s meanwhile'),
+    ))
   const sweep = async () => {
     const now = deps.now()
     try {
@@ -118,6 +132,7 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
     async stop() {
       clearInterval(sweeper)
       deps.signals?.off(JOB_QUEUED, wake)
+      await listener?.close()
       await deps.boss.offWork(BACKTEST_QUEUE, { id: workerId }).catch(() => undefined)
       await sweeps.stop()
       await pool.close()

@@ -1,6 +1,10 @@
-import { CompiledQuery } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import { PgBoss } from 'pg-boss'
 import type { DatabaseHandle, Db } from './connect.js'
+import { type ChannelListener, listenOnChannel } from './listen.js'
+
+/** Every enqueue notifies this channel with its queue's name, at its commit, on every node. */
+const QUEUED_CHANNEL = 'queue_jobs'
 
 /**
  * pg-boss over our own pool: in embedded mode that is the single PGlite connection (pg-boss's own
@@ -21,11 +25,26 @@ export async function startQueue(database: DatabaseHandle, onError: (error: unkn
 /** Enqueues a job inside the caller's transaction, so it exists exactly when the business write commits. */
 export async function sendInTransaction(boss: PgBoss, trx: Db, queue: string, data: object): Promise<void> {
   await boss.send(queue, data, { db: inTransaction(trx) })
+  await notifyQueued(trx, queue)
 }
 
 /** Enqueues many jobs in one statement inside the caller's transaction (a sweep's tasks). */
 export async function insertInTransaction(boss: PgBoss, trx: Db, queue: string, data: readonly object[]): Promise<void> {
   for (let i = 0; i < data.length; i += 1000) await boss.insert(queue, data.slice(i, i + 1000).map((item) => ({ data: item })), { db: inTransaction(trx) })
+  if (data.length > 0) await notifyQueued(trx, queue)
+}
+
+function notifyQueued(trx: Db, queue: string) {
+  return sql`SELECT pg_notify(${QUEUED_CHANNEL}, ${queue})`.execute(trx)
+}
+
+/**
+ * Calls `onQueued(queue)` when a job is enqueued on any node (at its commit), so a worker fetches it at
+ * once: pg-boss alone looks every 0.5 s, which a sweep measured in seconds paid on each worker process
+ * for its first task. After the listening connection comes back, every queue is called ('': any).
+ */
+export function listenForQueued(database: DatabaseHandle, onQueued: (queue: string) => void, onError: (error: unknown) => void): Promise<ChannelListener> {
+  return listenOnChannel(database, QUEUED_CHANNEL, onQueued, onError, () => onQueued(''))
 }
 
 function inTransaction(trx: Db) {

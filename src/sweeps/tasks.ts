@@ -42,12 +42,12 @@ interface SweepInput {
 }
 
 /** Runs sweep tasks from the queue on this node, and re-runs (once) or fails tasks whose worker was lost. */
-export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ stop(): Promise<void> }> {
+export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ wake(): void; stop(): Promise<void> }> {
   const inputs = new Map<string, Promise<SweepInput>>()
   let wake = () => undefined as void
   // One task more than engine threads: the next task is claimed and its configurations read while
   // the others run, so no thread waits between tasks.
-  const workerId = await deps.boss.work<SweepTask>(SWEEP_QUEUE, { batchSize: 1, localConcurrency: deps.workers + 1, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+  const workerId = await deps.boss.work<SweepTask>(SWEEP_QUEUE, { batchSize: 1, localConcurrency: deps.workers + 1, pollingIntervalSeconds: deps.pollSeconds ?? 0.5 }, async (jobs) => {
     for (const job of jobs) await runTask(deps, inputs, job.data)
     // pg-boss would look for the next task at its next poll (0.5 s): a sweep's next task is there now.
     wake()
@@ -74,6 +74,7 @@ export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ stop()
   const timer = setInterval(() => void recover(), SWEEP_MS)
   timer.unref()
   return {
+    wake: () => wake(),
     async stop() {
       clearInterval(timer)
       deps.signals?.off(SWEEP_QUEUED, wake)
