@@ -5,6 +5,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { SHARED_DATA } from './backtest-jobs.js'
 import { atLeast } from './support/ceiling.js'
+import { cpuMicros } from './support/load.js'
 import { log } from './support/log.js'
 import { startBenchReplay } from './support/replay.js'
 import { ensureBuilt, REPO_ROOT } from './support/server.js'
@@ -41,6 +42,7 @@ export async function run(): Promise<SuiteResult> {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-history-'))
       try {
         const before = await replay.stats()
+        const replayCpuBefore = cpuMicros(replay.pid)
         const reports: FetchReport[] = []
         for (const args of PREFILLS) {
           const { stdout } = await promisify(execFile)(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), 'history', 'fetch', ...args, '--json'], {
@@ -50,6 +52,7 @@ export async function run(): Promise<SuiteResult> {
           reports.push(JSON.parse(stdout) as FetchReport)
         }
         const after = await replay.stats()
+        const replayCpuMs = Math.round((cpuMicros(replay.pid) - replayCpuBefore) / 1000)
         const bars = reports.reduce((sum, r) => sum + r.bars, 0)
         const ms = reports.reduce((sum, r) => sum + r.fetched.reduce((part, f) => part + f.klines_ms, 0), 0)
         const cpuMs = reports.reduce((sum, r) => sum + r.fetched.reduce((part, f) => part + f.klines_cpu_ms, 0), 0)
@@ -58,6 +61,8 @@ export async function run(): Promise<SuiteResult> {
           ms,
           // Above 1 the prefill keeps more than one core busy; near 2 it is bound by this machine's two cores.
           cores_busy: Math.round((cpuMs / ms) * 100) / 100,
+          // The replay process serving the files (and making them on the first pass) over the whole prefill, funding included: CPU the prefill did not get.
+          replay_cpu_ms: replayCpuMs,
           bars_per_s: Math.round((bars / ms) * 1000),
           fetched: reports.flatMap((r) => r.fetched),
           archive_files: after.archiveFiles - before.archiveFiles,

@@ -5,6 +5,8 @@ import { REPO_ROOT } from './server.js'
 
 export interface BenchReplay {
   url: string
+  /** The replay exchange's process (its CPU time can be read from /proc). */
+  pid: number
   /** Requests the replay exchange has served, by path, and archive zips (its /__replay/stats). */
   stats(): Promise<ReplayStats>
   stop(): void
@@ -33,6 +35,7 @@ export async function startBenchReplay(args: string[] = []): Promise<BenchReplay
   const { url } = JSON.parse(line) as { url: string }
   return {
     url,
+    pid: child.pid!,
     stats: () => replayStats(url),
     stop: () => void child.kill('SIGTERM'),
   }
