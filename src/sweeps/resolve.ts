@@ -26,7 +26,7 @@ export interface ResolvedSweep {
  * params; a combination that rule refuses (sma_cross fast ≥ slow) is skipped and counted, not run.
  */
 export async function resolveSweep(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<ResolvedSweep> {
-  const base = await resolveBase(db, userId, input, catalog, now)
+  const base = await resolveBaseWithin(db, userId, input, catalog, now)
   const { properties, moduleValidates } = await paramsSchemaOf(db, userId, base)
   const swept = Object.keys(input.grid ?? input.random?.space ?? {})
   for (const name of swept) {
@@ -66,8 +66,44 @@ async function resolveBase(db: Db, userId: number, input: SweepCreate, catalog: 
   }
 }
 
+/** Configurations tried as the base's context when base.params alone break the template's rule. */
+const BASE_TRIES = 100
+
+/**
+ * base resolved as a job, except that the template's rule across params does not judge base.params on
+ * their own when the sweep replaces some of them: sma_cross base {fast: 50} breaks fast < slow against
+ * the default slow 30, yet a grid over slow from 60 is a sensible sweep. Then base is resolved with the
+ * first configuration (of the first BASE_TRIES) that makes it valid; every configuration replaces the
+ * swept params anyway. Anything else wrong with base (a param unknown or out of its range and not swept,
+ * the symbols, the range) is refused as before, with the first error.
+ */
+async function resolveBaseWithin(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<JobConfig> {
+  try {
+    return await resolveBase(db, userId, input, catalog, now)
+  } catch (error) {
+    const space = input.grid ?? input.random?.space
+    const templateId = input.base.template_id
+    if (!(error instanceof AppError) || error.code !== 'INVALID_PARAMETER' || !error.field?.startsWith('base.params') || !space || templateId === undefined) throw error
+    let combinations: Combination[]
+    try {
+      const { properties } = await paramsSchemaOf(db, userId, { template_id: templateId, template_version: input.base.template_version })
+      combinations = combinationsOf(input, (name) => properties[name]?.type === 'integer')
+    } catch {
+      throw error
+    }
+    for (const combination of combinations.slice(0, BASE_TRIES)) {
+      try {
+        return await resolveBase(db, userId, { ...input, base: { ...input.base, params: { ...input.base.params, ...combination } } }, catalog, now)
+      } catch (retry) {
+        if (!(retry instanceof AppError) || retry.code !== 'INVALID_PARAMETER') throw retry
+      }
+    }
+    throw error
+  }
+}
+
 /** The template's params_schema properties, and whether a user's module has a validate() rule to run too. */
-async function paramsSchemaOf(db: Db, userId: number, base: JobConfig): Promise<{ properties: Record<string, PropertySchema>; moduleValidates: boolean }> {
+async function paramsSchemaOf(db: Db, userId: number, base: Pick<JobConfig, 'template_id' | 'template_version'>): Promise<{ properties: Record<string, PropertySchema>; moduleValidates: boolean }> {
   if (!isCustomTemplateId(base.template_id)) return { properties: getTemplate(base.template_id).schema.properties as Record<string, PropertySchema>, moduleValidates: false }
   const found = await findCustomVersion(db, userId, base.template_id, base.template_version, true)
   if (!found) throw invalidParameter('base.template_id', `unknown template_id "${base.template_id}"`)

@@ -175,6 +175,8 @@ for (const backend of backends()) {
         [{ ...sweep, base: { ...base, template_id: 'nope' } }, 'base.template_id'],
         [{ ...sweep, base: { ...base, capital: '0' } }, 'base.capital'],
         [{ ...sweep, base: { ...base, params: { fats: 3 } } }, 'base.params.fats'],
+        // No configuration of the grid makes fast 50 < slow: the base's own error stands.
+        [{ base: { ...base, params: { fast: 50 } }, grid: { slow: [20, 40] } }, 'base.params.fast'],
         [{ base, grid: { fats: [5, 10] } }, 'grid.fats'],
         [{ base, grid: { fast: [5, 1] } }, 'grid.fast'],
         [{ base, grid: { fast: [5.5] } }, 'grid.fast'],
@@ -199,6 +201,21 @@ for (const backend of backends()) {
       assert.equal(tooMany.statusCode, 400)
       assert.match(tooMany.json().error.message, /10,200 configurations \(100 × 102\); a sweep runs at most 10,000/)
       assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/sweeps')).json().data, [])
+    })
+
+    it("judges base.params by the template's rule together with the swept params, not alone", async () => {
+      const key = await t.createKey([...SCOPES])
+      // fast 50 breaks fast < slow against sma_cross's default slow 30, but the grid replaces slow in every configuration.
+      const created = await t.signed(key, 'POST', '/v1/backtest/sweeps', { base: { ...base, params: { fast: 50 } }, grid: { slow: [60, 80, 40] } })
+      assert.equal(created.statusCode, 202, created.body)
+      const queued = created.json()
+      assert.deepEqual([queued.config.configurations, queued.config.skipped], [2, 1], 'slow 40 is skipped, as fast 50 ≥ 40')
+      const stored = await t.database.handle.db.selectFrom('backtest_sweeps').select('configurations').where('id', '=', queued.id).executeTakeFirstOrThrow()
+      assert.deepEqual(stored.configurations, [
+        { fast: 50, slow: 60, allow_short: false },
+        { fast: 50, slow: 80, allow_short: false },
+      ])
+      assert.equal((await t.signed(key, 'POST', `/v1/backtest/sweeps/${queued.id}/cancel`, {})).statusCode, 200)
     })
 
     it('draws the same random configurations from the same seed, integers for integer params', async () => {
