@@ -9,9 +9,14 @@ import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { checkValue, getTemplate, type PropertySchema, validateParamsOf } from '../templates/validate.js'
 import { type Combination, combinationsOf, sweptField } from './configurations.js'
 import type { SweepConfig, SweepCreate } from './schemas.js'
-import { WALK_FORWARD_OBJECTIVES } from './statistics/index.js'
+import { binomial, WALK_FORWARD_OBJECTIVES } from './statistics/index.js'
 
 const DEFAULT_BLOCKS = 16
+/**
+ * CSCV's work is C(S, S/2) splits × N runs ranked: the default S = 16 over the largest sweep (10,000)
+ * took 2.5 s of the worker's main thread (bench); S = 20 there would take ~35 s, so more is refused.
+ */
+const MAX_CSCV_WORK = binomial(DEFAULT_BLOCKS, DEFAULT_BLOCKS / 2) * 10_000
 
 /** A sweep request resolved: its config and every configuration's params, in run order. */
 export interface ResolvedSweep {
@@ -43,6 +48,7 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
   }
   const blocks = input.cscv_blocks ?? DEFAULT_BLOCKS
   checkDays(base, blocks, input.walk_forward, input.objective ?? 'sharpe')
+  checkCscvWork(blocks, configurations.valid.length)
   const config: SweepConfig = {
     base,
     ...(input.grid ? { grid: input.grid } : { random: { ...input.random!, seed: input.random!.seed ?? 1 } }),
@@ -131,6 +137,18 @@ async function validCombinations(userId: number, base: JobConfig, combinations: 
     }
   }
   return { valid, firstProblem }
+}
+
+function checkCscvWork(blocks: number, runs: number): void {
+  const splits = binomial(blocks, blocks / 2)
+  if (splits * runs <= MAX_CSCV_WORK) return
+  let fewer = blocks - 2
+  while (fewer > 2 && binomial(fewer, fewer / 2) * runs > MAX_CSCV_WORK) fewer -= 2
+  const most = Math.floor(MAX_CSCV_WORK / splits)
+  throw invalidParameter(
+    'cscv_blocks',
+    `cscv_blocks ${blocks} over ${runs.toLocaleString('en-US')} configurations ranks every run in ${splits.toLocaleString('en-US')} splits, more than a sweep computes: use cscv_blocks ${fewer} or fewer, or at most ${most.toLocaleString('en-US')} configurations with ${blocks} blocks`,
+  )
 }
 
 /** The statistics need at least two daily returns per CSCV block; the walk-forward one window, and an objective daily returns hold. */

@@ -55,7 +55,7 @@ export const SweepCreateSchema = Type.Object(
     grid: Type.Optional(GridSchema),
     random: Type.Optional(RandomSchema),
     objective: Type.Optional(Type.Enum(OBJECTIVES, { description: 'The metric that picks the best run and each walk-forward window (default sharpe)' })),
-    cscv_blocks: Type.Optional(Type.Integer({ minimum: 2, maximum: 20, multipleOf: 2, description: 'S of the PBO: even, default 16' })),
+    cscv_blocks: Type.Optional(Type.Integer({ minimum: 2, maximum: 20, multipleOf: 2, description: 'S of the PBO: even, default 16. C(S, S/2) × configurations may not exceed C(16, 8) × 10,000 (20 blocks: at most 696 configurations; 18: 2,647)' })),
     walk_forward: Type.Optional(WalkForwardSchema),
   },
   { additionalProperties: false },

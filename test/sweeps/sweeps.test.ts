@@ -200,7 +200,19 @@ for (const backend of backends()) {
       const tooMany = await t.signed(key, 'POST', '/v1/backtest/sweeps', { base, grid: { fast: range(2, 102), slow: range(110, 212) } })
       assert.equal(tooMany.statusCode, 400)
       assert.match(tooMany.json().error.message, /10,200 configurations \(100 × 102\); a sweep runs at most 10,000/)
-      assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/sweeps')).json().data, [])
+      // 700 configurations × C(20, 10) splits is more CSCV work than a sweep computes (16 blocks over 10,000 is the most).
+      const costly = await t.signed(key, 'POST', '/v1/backtest/sweeps', { base, grid: { fast: range(2, 9), slow: range(110, 210) }, cscv_blocks: 20 })
+      assert.equal(costly.statusCode, 400, costly.body)
+      assert.equal(costly.json().error.field, 'cscv_blocks')
+      assert.match(costly.json().error.message, /cscv_blocks 20 over 700 configurations ranks every run in 184,756 splits.*use cscv_blocks 18 or fewer, or at most 696 configurations with 20 blocks/)
+      const affordable = await t.signed(key, 'POST', '/v1/backtest/sweeps', { base, grid: { fast: range(2, 9), slow: range(110, 209) }, cscv_blocks: 20 })
+      assert.equal(affordable.statusCode, 202, affordable.body)
+      await t.signed(key, 'POST', `/v1/backtest/sweeps/${affordable.json().id}/cancel`, {})
+      assert.deepEqual(
+        (await t.signed(key, 'GET', '/v1/backtest/sweeps')).json().data.map((s: Json) => s.config.configurations),
+        [693],
+        'only the affordable sweep was stored',
+      )
     })
 
     it("judges base.params by the template's rule together with the swept params, not alone", async () => {

@@ -1,6 +1,6 @@
 /** Sweep statistics (issue 23): pure functions of the T × N daily returns matrix; no I/O. */
 
-export { type LogitHistogram, type Pbo, cscvPbo, HISTOGRAM_BINS } from './cscv-pbo.js'
+export { binomial, type LogitHistogram, type Pbo, cscvPbo, HISTOGRAM_BINS } from './cscv-pbo.js'
 export { dailyReturns } from './daily-returns.js'
 export { type Moments, moments } from './moments.js'
 export { normalCdf, normalQuantile } from './normal.js'
