@@ -43,9 +43,10 @@ export class SweepsApi {
     return this.client.iterate('/v1/backtest/sweeps/{id}/runs', { path: { id }, query })
   }
 
-  /** The T × N daily-returns matrix the statistics were computed from (a done sweep). */
-  returns(id: string, signal?: AbortSignal): Promise<SweepReturns> {
-    return this.client.get('/v1/backtest/sweeps/{id}/returns', { path: { id }, query: { format: 'json' }, ...(signal ? { signal } : {}) }) as Promise<SweepReturns>
+  /** The T × N daily-returns matrix the statistics were computed from (a done sweep); with `runIds`, only those columns, in that order. */
+  returns(id: string, options: { runIds?: readonly string[]; signal?: AbortSignal } = {}): Promise<SweepReturns> {
+    const query = { format: 'json' as const, ...(options.runIds ? { run_ids: options.runIds.join(',') } : {}) }
+    return this.client.get('/v1/backtest/sweeps/{id}/returns', { path: { id }, query, ...(options.signal ? { signal: options.signal } : {}) }) as Promise<SweepReturns>
   }
 
   /** The same matrix as CSV: `date`, then one column per run id. */

@@ -296,10 +296,12 @@ export async function pageRuns(
 }
 
 /** Every run's equity in run order, with the sweep's days: what the statistics and GET …/returns read. */
-export async function runEquities(db: Db, sweepId: string) {
+export async function runEquities(db: Db, sweepId: string, runNos?: readonly number[]) {
+  let runsQuery = db.selectFrom('backtest_sweep_runs').select(['run_no', 'params', 'metrics', 'objective', 'equity']).where('sweep_id', '=', sweepId)
+  if (runNos) runsQuery = runsQuery.where('run_no', 'in', runNos.length > 0 ? [...runNos] : [0])
   const [sweep, runs] = await Promise.all([
     db.selectFrom('backtest_sweeps').select('days').where('id', '=', sweepId).executeTakeFirstOrThrow(),
-    db.selectFrom('backtest_sweep_runs').select(['run_no', 'params', 'metrics', 'objective', 'equity']).where('sweep_id', '=', sweepId).orderBy('run_no').execute(),
+    runsQuery.orderBy('run_no').execute(),
   ])
   return { days: sweep.days, runs }
 }

@@ -1,10 +1,29 @@
 import type { Db } from '../db/connect.js'
+import { invalidParameter } from '../http/errors.js'
 import { isoTime } from '../backtests/result-format.js'
 import { dailyReturns } from './statistics/index.js'
 import { runEquities } from './queries.js'
 
 /** A run's public id: r1 … rN in configuration order. */
 export const runId = (runNo: number): string => `r${runNo}`
+
+/**
+ * The run numbers a `run_ids` query names (r12,r3 → [12, 3]), each a run of a sweep of `configurations`,
+ * once, at most `max`; anything else is refused naming run_ids.
+ */
+export function parseRunIds(text: string, configurations: number, max: number): number[] {
+  const ids = text.split(',').map((id) => id.trim())
+  if (ids.length > max) throw invalidParameter('run_ids', `run_ids names ${ids.length} runs; at most ${max} a request`)
+  const runNos: number[] = []
+  for (const id of ids) {
+    const match = /^r([1-9][0-9]{0,5})$/.exec(id)
+    const runNo = match ? Number(match[1]) : 0
+    if (runNo < 1 || runNo > configurations) throw invalidParameter('run_ids', `run_ids: "${id.slice(0, 20)}" is not a run of this sweep (r1 … r${configurations})`)
+    if (runNos.includes(runNo)) throw invalidParameter('run_ids', `run_ids names ${id} twice`)
+    runNos.push(runNo)
+  }
+  return runNos
+}
 
 /** Float64 values as stored: little-endian bytes. */
 export function encodeFloats(values: Float64Array): Buffer {
@@ -30,9 +49,12 @@ export interface ReturnsMatrix {
   metrics: Record<string, unknown>[]
 }
 
-/** Every stored run's daily returns, from its daily equity (r_t = E_t/E_{t−1} − 1). */
-export async function returnsMatrix(db: Db, sweepId: string): Promise<ReturnsMatrix> {
-  const { days, runs } = await runEquities(db, sweepId)
+/** Every stored run's daily returns (or only `runNos`', in that order), from its daily equity (r_t = E_t/E_{t−1} − 1). */
+export async function returnsMatrix(db: Db, sweepId: string, runNos?: readonly number[]): Promise<ReturnsMatrix> {
+  const equities = await runEquities(db, sweepId, runNos)
+  const days = equities.days
+  const order = runNos && new Map(runNos.map((runNo, i) => [runNo, i]))
+  const runs = order ? equities.runs.sort((a, b) => order.get(a.run_no)! - order.get(b.run_no)!) : equities.runs
   const points = days ? Array.from(decodeFloats(days)) : []
   const columns = runs.map((run) => {
     const equity = decodeFloats(run.equity)

@@ -201,8 +201,19 @@ export type SweepRun = Static<typeof SweepRunSchema>
 
 export const RunPageSchema = Type.Object({ data: Type.Array(SweepRunSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) })
 
+/** Columns one request of GET …/returns may name with run_ids. */
+export const MAX_RETURN_COLUMNS = 100
+
 export const ReturnsQuerySchema = Type.Object(
-  { format: Type.Optional(Type.Enum(['json', 'csv'], { description: 'Overrides the Accept header' })) },
+  {
+    format: Type.Optional(Type.Enum(['json', 'csv'], { description: 'Overrides the Accept header' })),
+    run_ids: Type.Optional(
+      Type.String({
+        description: `Only these runs' columns, in this order: run ids separated by commas (e.g. r12,r3), at most ${MAX_RETURN_COLUMNS}. A dashboard drawing the best run's equity reads one column instead of the whole matrix.`,
+        maxLength: 1000,
+      }),
+    ),
+  },
   { additionalProperties: false },
 )
 

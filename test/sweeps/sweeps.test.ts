@@ -117,6 +117,30 @@ for (const backend of backends()) {
         assert.equal(lines[0], 'date,r1,r2,r3,r4,r5')
         assert.equal(lines.length, json.dates.length + 1)
         assert.deepEqual(lines[1]!.split(',').slice(1).map(Number), json.returns[0])
+        // run_ids: only those columns, in the order asked, the same numbers as the whole matrix's.
+        const picked = (await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns?run_ids=r4,r2`)).json()
+        assert.deepEqual(picked.run_ids, ['r4', 'r2'])
+        assert.deepEqual(picked.dates, json.dates)
+        assert.deepEqual(
+          picked.returns,
+          json.returns.map((row: number[]) => [row[3], row[1]]),
+        )
+        const pickedCsv = await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns?run_ids=r5&format=csv`)
+        assert.equal(pickedCsv.body.split('\n')[0], 'date,r5')
+        const many = Array.from({ length: 101 }, (_, i) => `r${i + 1}`).join(',')
+        for (const [ids, message] of [
+          ['r6', /"r6" is not a run of this sweep \(r1 … r5\)/],
+          ['r0', /"r0" is not a run/],
+          ['r1,x', /"x" is not a run/],
+          ['', /"" is not a run/],
+          ['r2,r2', /names r2 twice/],
+          [many, /names 101 runs; at most 100/],
+        ] as const) {
+          const refused = await t.signed(key, 'GET', `/v1/backtest/sweeps/${queued.id}/returns?run_ids=${encodeURIComponent(ids)}`)
+          assert.equal(refused.statusCode, 400, `${ids}: ${refused.body}`)
+          assert.deepEqual([refused.json().error.code, refused.json().error.field], ['INVALID_PARAMETER', 'run_ids'])
+          assert.match(refused.json().error.message, message)
+        }
         const events = await t.database.handle.db.selectFrom('events').select('data').where('type', '=', 'backtest.sweep_done').execute()
         assert.ok(events.some((e) => (e.data as Json).sweep_id === queued.id && (e.data as Json).status === 'done'))
       }

@@ -200,6 +200,10 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.waitForSelector('[data-testid=best-equity-chart][data-series-lengths]')
     const [bestEquity] = await series(page, 'best-equity-chart')
     const best = sweep.result.best
+    // The page read the best run's column alone, never the whole matrix.
+    const returnsReads = await page.evaluate<string[]>("performance.getEntriesByType('resource').map((e) => e.name).filter((u) => u.includes('/returns'))")
+    assert.ok(returnsReads.length > 0, 'the returns were read')
+    for (const url of returnsReads) assert.equal(new URL(url).searchParams.get('run_ids'), best.run_id, url)
     await page.click('[data-testid=backtest-best]')
     await page.waitForURL(/\/app\/backtests\?repeat=/)
     await page.waitForSelector('[data-testid=backtest-form] [data-param=fast]')

@@ -37,7 +37,7 @@ export const api = {
   sweepRuns: (sweepId: string, query: { sort?: 'run' | 'objective'; limit?: number; cursor?: string | null } = {}) =>
     client().sweeps.runs(sweepId, { ...(query.sort ? { sort: query.sort } : {}), ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),
   /** The T × N daily returns the statistics were computed from. */
-  sweepReturns: (sweepId: string) => client().sweeps.returns(sweepId),
+  sweepReturns: (sweepId: string, runIds?: string[]) => client().sweeps.returns(sweepId, runIds ? { runIds } : {}),
 
   strategies: (query: { limit?: number; cursor?: string | null } = {}) =>
     client().strategies.list({ ...(query.limit ? { limit: query.limit } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) }),

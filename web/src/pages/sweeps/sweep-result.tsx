@@ -10,7 +10,7 @@ import { num } from '../../format.js'
 import { MetricsGrid, METRICS } from '../backtests/metrics.js'
 import { backtestThis } from '../backtests/repeat-config.js'
 import { heatCells } from './heatmap-cells.js'
-import { equityFromReturns, MAX_RETURNS_CELLS, returnsCells } from './returns-equity.js'
+import { equityFromReturns } from './returns-equity.js'
 import { RunsTable } from './runs-table.js'
 import { statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
 import { WalkForward } from './walk-forward.js'
@@ -52,8 +52,8 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
   const objectiveLabel = METRICS.find((m) => m.name === objective)?.label ?? objective
   const swept = Object.keys(sweep.config.grid ?? sweep.config.random?.space ?? {})
   const runs = useAsync(() => allRuns(sweep.id), [sweep.id])
-  const small = returnsCells(sweep.config.configurations, sweep.config.base.start, sweep.config.base.end) <= MAX_RETURNS_CELLS
-  const matrix = useAsync(() => (small ? api.sweepReturns(sweep.id) : Promise.resolve(undefined)), [sweep.id, small])
+  // The best run's column alone: the whole matrix of a 1,000-configuration sweep over 5 years is ~36 MB of JSON.
+  const matrix = useAsync(() => api.sweepReturns(sweep.id, [result.best.run_id]), [sweep.id])
   const bestEquity = useMemo(() => (matrix.data ? equityFromReturns(matrix.data, result.best.run_id, Number(sweep.config.base.capital)) : undefined), [matrix.data])
   const histogram = result.statistics.pbo.histogram
   const statistics = result.statistics
@@ -101,13 +101,9 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
       <h3>Equity of the best run</h3>
       {bestEquity ? (
         <LineChart lines={[{ name: 'Best run', color: '#3b6fd8', points: bestEquity }]} testId="best-equity-chart" label="The best run's equity, one point per day, from its daily returns" />
-      ) : matrix.loading && small ? (
+      ) : matrix.loading ? (
         <Loading what="the best run's daily returns" />
-      ) : (
-        <p class="hint">
-          The matrix of daily returns is too large to read here for one curve; <em>Backtest this configuration</em> draws the best run's equity.
-        </p>
-      )}
+      ) : null}
       <ErrorBox error={matrix.error} />
 
       <h2>{objectiveLabel} across the parameters</h2>
