@@ -1,4 +1,5 @@
 import { issueApiKey } from '../auth/api-keys.js'
+import { prefillHistory, prefillRequestOf } from '../backtests/history-prefill.js'
 import { setPlan } from '../auth/plans.js'
 import { findOrCreateUserByEmail } from '../auth/queries.js'
 import { parsePaperAmount, setPaperBalance } from '../live/paper-wallet.js'
@@ -26,6 +27,9 @@ export function operatorCommands(services: Services): Record<string, CommandHand
     },
     'users.set-paper-balance': async (args) =>
       setPaperBalance(services.database.db, parseEmail(args.email).toLowerCase(), parsePaperAmount(args.amount)),
+    // `perpetua history fetch` while this server holds the embedded store: the prefill runs here, on its
+    // market data (weight budget and archive client shared with its own jobs).
+    'history.fetch': async (args) => prefillHistory({ db: services.database.db, market: services.market, warn: () => undefined }, prefillRequestOf(args)),
     'users.set-plan': async (args) => {
       const email = parseEmail(args.email)
       const { plan, end } = parsePlanArgs(args, services.now())

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import { openDatabase } from '../../src/db/connect.js'
 import { startReplay, type ReplayExchange } from '../support/app.js'
 import { tempDir } from '../support/database.js'
-import { killChildren, parseSingleJsonLine, runCli } from './cli-process.js'
+import { killChildren, parseSingleJsonLine, runCli, startServe } from './cli-process.js'
 
 interface Summary {
   fetched: { symbol: string; interval: string; bars: number; funding_events: number; archive_files: number; rest_requests: number }[]
@@ -52,6 +52,33 @@ describe('perpetua history fetch', () => {
     assert.equal(again.code, 0, again.stderr)
     assert.match(again.stdout, /BTCUSDT 1h: 4016 bars, \d+ funding events \(0 archive files/)
     assert.equal(replay.stats().archiveFiles, 0)
+  })
+
+  it('runs inside the server that holds the embedded DATA_DIR, through its control socket', async () => {
+    const held = tempDir('history-fetch-served')
+    const served = { DATA_DIR: held, UPSTREAM_URL: replay.url, UPSTREAM_ARCHIVE_URL: replay.url, LOG_LEVEL: 'warn' }
+    const server = await startServe({ ...served, WORKERS: '1', LOG_LEVEL: 'info' })
+    try {
+      replay.resetStats()
+      const result = await runCli(['history', 'fetch', '--symbols', 'BTCUSDT', '--intervals', '1h', '--start', '2025-03-01', '--json'], served)
+      assert.equal(result.code, 0, result.stderr)
+      assert.match(result.stderr, new RegExp(`perpetua process ${server.child.pid} holds .*: the history is fetched inside it`))
+      const [fetched] = (parseSingleJsonLine(result.stdout) as Summary).fetched
+      // 2025-03-01 to the replay's present (2025-06-17 08:38): 108 days and 8 hours.
+      assert.deepEqual([fetched!.bars, fetched!.archive_files], [108 * 24 + 8, 3 + 15])
+      assert.equal(replay.stats().archiveFiles, 18, 'the server downloaded them')
+      // Stored in the server's database: a second fetch downloads nothing.
+      const again = await runCli(['history', 'fetch', '--symbols', 'BTCUSDT', '--intervals', '1h', '--start', '2025-03-01', '--json'], served)
+      assert.equal(again.code, 0, again.stderr)
+      assert.deepEqual((parseSingleJsonLine(again.stdout) as Summary).fetched.map((f) => [f.bars, f.archive_files]), [[108 * 24 + 8, 0]])
+      const unknown = await runCli(['history', 'fetch', '--symbols', 'NOPEUSDT', '--intervals', '1h', '--start', '2025-03-01'], served)
+      assert.equal(unknown.code, 1)
+      assert.match(unknown.stderr, /the exchange lists no symbol NOPEUSDT/)
+    } finally {
+      server.child.kill('SIGTERM')
+      await server.exited()
+      fs.rmSync(held, { recursive: true, force: true })
+    }
   })
 
   it('refuses bad arguments before opening anything, naming them', async () => {

@@ -30,7 +30,8 @@ export function historyCommand(): Command {
       `
 Configured by the environment (README, "Configuration"): DATA_DIR or DATABASE_URL, UPSTREAM_URL,
 UPSTREAM_ARCHIVE_URL (whole months and days come from the archive, the rest over REST). With the
-embedded database (DATA_DIR), run it while no server holds that folder.`,
+embedded database (DATA_DIR) held by a running \`perpetua serve\`, the fetch runs inside that server
+(it prints the summary when done, without a progress bar).`,
     )
     .action(async (options: HistoryFetchOptions) => {
       if (options.end !== undefined && options.end <= options.start) throw new InvalidArgumentError('--end must be after --start.')
