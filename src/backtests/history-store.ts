@@ -104,14 +104,7 @@ export async function fillBars(db: Db, source: HistorySource, request: BarsReque
 /** How many stored bars open in [start, end]: chunks inside the range by their count, the two at its edges decoded. */
 export async function countBars(db: Db, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<number> {
   const chunkMs = intervalMs * CHUNK_BARS
-  const heads = await db
-    .selectFrom('kline_chunks')
-    .select(['chunk_start', 'bars'])
-    .where('symbol', '=', symbol)
-    .where('interval', '=', interval)
-    .where('chunk_start', '>=', (Math.floor(start / chunkMs) * chunkMs) as never)
-    .where('chunk_start', '<=', end as never)
-    .execute()
+  const heads = await chunkHeads(db, symbol, interval, intervalMs, start, end)
   let count = 0
   for (const head of heads) {
     const chunkStart = Number(head.chunk_start)
@@ -254,17 +247,22 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
   })
 }
 
-async function readBars(db: Db, caches: HistoryCaches, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<BarColumns> {
+/** The stored chunks holding bars of [start, end], in time order: their start, bar count and revision. */
+function chunkHeads(db: Db, symbol: string, interval: string, intervalMs: number, start: number, end: number) {
   const chunkMs = intervalMs * CHUNK_BARS
-  const heads = await db
+  return db
     .selectFrom('kline_chunks')
-    .select(['chunk_start', 'revision'])
+    .select(['chunk_start', 'bars', 'revision'])
     .where('symbol', '=', symbol)
     .where('interval', '=', interval)
     .where('chunk_start', '>=', (Math.floor(start / chunkMs) * chunkMs) as never)
     .where('chunk_start', '<=', end as never)
     .orderBy('chunk_start')
     .execute()
+}
+
+async function readBars(db: Db, caches: HistoryCaches, symbol: string, interval: string, intervalMs: number, start: number, end: number): Promise<BarColumns> {
+  const heads = await chunkHeads(db, symbol, interval, intervalMs, start, end)
   const chunks = new Map<string, BarColumns>()
   const missing: number[] = []
   for (const head of heads) {

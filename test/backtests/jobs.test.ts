@@ -2,18 +2,11 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import { startTestApp, type TestApp } from '../support/app.js'
+import { SMA_CROSS_JOB } from '../support/backtest-job.js'
 import { backends } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
 
-const job = {
-  template_id: 'sma_cross',
-  params: { fast: 10, slow: 30 },
-  symbols: ['BTCUSDT'],
-  timeframe: '1h',
-  start: '2023-01-01T00:00:00Z',
-  end: '2023-03-31T23:00:00Z',
-  capital: '10000',
-}
+const job = SMA_CROSS_JOB
 const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write'] as const
 
 /** Polls a job the way a client must: at most once per 5 s of (test) clock time, until `done` says stop. */

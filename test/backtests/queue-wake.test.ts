@@ -5,6 +5,7 @@ import { startBacktestWorkers } from '../../src/backtests/runner.js'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import { startQueue } from '../../src/db/queue.js'
 import { startTestApp, type TestApp } from '../support/app.js'
+import { SMA_CROSS_JOB } from '../support/backtest-job.js'
 import { backends } from '../support/database.js'
 import { poll } from '../support/poll.js'
 import type { KeyPair } from '../support/signing.js'
@@ -44,15 +45,7 @@ for (const backend of backends()) {
     })
 
     it('runs a backtest job created on the API node', async () => {
-      const created = await t.signed(key, 'POST', '/v1/backtest/jobs', {
-        template_id: 'sma_cross',
-        params: { fast: 10, slow: 30 },
-        symbols: ['BTCUSDT'],
-        timeframe: '1h',
-        start: '2023-01-01T00:00:00Z',
-        end: '2023-03-31T23:00:00Z',
-        capital: '10000',
-      })
+      const created = await t.signed(key, 'POST', '/v1/backtest/jobs', SMA_CROSS_JOB)
       assert.equal(created.statusCode, 200, created.body)
       const id = created.json().id as string
       const status = await poll('the job to end', WITHIN_MS, async () => {
