@@ -22,22 +22,46 @@ export interface TemplateCatalog {
    * INVALID_PARAMETER naming the field; another user's custom id is unknown, like a wrong one.
    */
   resolve(userId: number, templateId: string, params: unknown, options?: { version?: number; symbols?: readonly string[] }): Promise<ResolvedTemplate>
+  /**
+   * resolve()'s params for many params of one template at once (a sweep's configurations): each one's
+   * params, or the 400 it would get. A user's module answers them in batches on one instance.
+   */
+  resolveParamsMany(userId: number, templateId: string, paramsList: unknown[], options?: { version?: number }): Promise<(Record<string, unknown> | AppError)[]>
 }
 
 /** The built-in templates, and each user's own modules (their params resolved in the sandbox). */
 export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatalog {
+  const customVersion = async (userId: number, templateId: string, version: number | undefined) => {
+    const found = await findCustomVersion(db, userId, templateId, version)
+    if (!found) {
+      const what = version === undefined ? `template_id "${templateId}"` : `version ${version} of template ${templateId}`
+      throw new AppError('INVALID_PARAMETER', `unknown ${what}`, { field: version === undefined ? 'template_id' : 'template_version' })
+    }
+    return found
+  }
   return {
+    async resolveParamsMany(userId, templateId, paramsList, options = {}) {
+      if (!isCustomTemplateId(templateId)) {
+        return paramsList.map((params) => {
+          try {
+            return validateParams(templateId, params)
+          } catch (error) {
+            if (error instanceof AppError) return error
+            throw error
+          }
+        })
+      }
+      const found = await customVersion(userId, templateId, options.version)
+      const resolved = await sandbox.resolveParamsMany(found.compiled, found.description, paramsList)
+      return resolved.map((one) => ('refused' in one ? new AppError('INVALID_PARAMETER', one.refused.message, one.refused.field === undefined ? {} : { field: one.refused.field }) : one.params))
+    },
     async resolve(userId, templateId, params, options = {}) {
       if (!isCustomTemplateId(templateId)) {
         const template = getTemplate(templateId)
         if (options.symbols) validateSymbols(templateId, options.symbols)
         return { params: validateParams(templateId, params), multiSymbol: template.multiSymbol, minCapital: template.minCapital }
       }
-      const found = await findCustomVersion(db, userId, templateId, options.version)
-      if (!found) {
-        const what = options.version === undefined ? `template_id "${templateId}"` : `version ${options.version} of template ${templateId}`
-        throw new AppError('INVALID_PARAMETER', `unknown ${what}`, { field: options.version === undefined ? 'template_id' : 'template_version' })
-      }
+      const found = await customVersion(userId, templateId, options.version)
       const bounds = customTemplateBounds(found.description.multiSymbol)
       if (options.symbols) {
         const count = options.symbols.length

@@ -6,7 +6,7 @@ import type { JobConfig } from '../backtests/schemas.js'
 import { findCustomVersion } from '../custom-templates/queries.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
-import { checkValue, getTemplate, type PropertySchema, validateParamsOf } from '../templates/validate.js'
+import { checkValue, getTemplate, type PropertySchema } from '../templates/validate.js'
 import { type Combination, combinationsOf, sweptField } from './configurations.js'
 import type { SweepConfig, SweepCreate } from './schemas.js'
 import { binomial, WALK_FORWARD_OBJECTIVES } from './statistics/index.js'
@@ -121,21 +121,16 @@ async function paramsSchemaOf(db: Db, userId: number, base: Pick<JobConfig, 'tem
  * module's validate() in its sandbox (only when it exports one: its schema checks were done above).
  */
 async function validCombinations(userId: number, base: JobConfig, combinations: Combination[], catalog: TemplateCatalog, moduleValidates: boolean) {
+  const paramsList = combinations.map((combination) => ({ ...base.params, ...combination }))
+  // A user's module without validate() has nothing to say beyond the schema checks done already.
+  const resolved = isCustomTemplateId(base.template_id) && !moduleValidates ? paramsList : await catalog.resolveParamsMany(userId, base.template_id, paramsList, { version: base.template_version })
   const valid: Record<string, unknown>[] = []
   let firstProblem = ''
-  const custom = isCustomTemplateId(base.template_id)
-  const template = custom ? undefined : getTemplate(base.template_id)
-  for (const combination of combinations) {
-    const params = { ...base.params, ...combination }
-    try {
-      if (template) valid.push(validateParamsOf(template, params))
-      else if (!moduleValidates) valid.push(params)
-      else valid.push((await catalog.resolve(userId, base.template_id, params, { version: base.template_version })).params)
-    } catch (error) {
-      if (!(error instanceof AppError) || error.code !== 'INVALID_PARAMETER') throw error
-      firstProblem ||= `${JSON.stringify(combination)}: ${error.message}`
-    }
-  }
+  resolved.forEach((one, i) => {
+    if (!(one instanceof AppError)) return void valid.push(one)
+    if (one.code !== 'INVALID_PARAMETER') throw one
+    firstProblem ||= `${JSON.stringify(combinations[i])}: ${one.message}`
+  })
   return { valid, firstProblem }
 }
 

@@ -40,6 +40,9 @@ export interface CompiledModule {
 
 export type ModuleLanguage = 'javascript' | 'typescript'
 
+/** One params' resolution by resolveParamsMany: as resolveParams gives it, or the refusal it would be. */
+export type ResolvedOrRefused = { params: Record<string, unknown>; warmup: number } | { refused: { field?: string; message: string } }
+
 /**
  * The sandbox as the API sees it (sandbox/sandbox-service.ts implements it; every call runs the user's
  * code in a worker thread under the limits of sandbox/limits.ts, never in the calling thread).
@@ -57,5 +60,11 @@ export interface StrategySandbox {
    * warm-up for them. Throws AppError INVALID_PARAMETER naming the field (`params.fast`).
    */
   resolveParams(compiled: CompiledModule, description: ModuleDescription, params: unknown): Promise<{ params: Record<string, unknown>; warmup: number }>
+  /**
+   * resolveParams for many params (a sweep's configurations) on one instance of the module per batch:
+   * each one's resolution or the refusal it would get. Throws AppError INVALID_PARAMETER (field `params`)
+   * when the module itself fails.
+   */
+  resolveParamsMany(compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<ResolvedOrRefused[]>
   close(): Promise<void>
 }

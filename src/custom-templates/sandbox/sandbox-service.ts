@@ -1,9 +1,15 @@
 import { AppError } from '../../http/errors.js'
-import type { CompiledModule, ModuleDescription, ModuleLanguage, StrategySandbox } from './contract.js'
+import type { CompiledModule, ModuleDescription, ModuleLanguage, ResolvedOrRefused, StrategySandbox } from './contract.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { SandboxWorker } from './sandbox-worker.js'
 import { StrategyError } from './strategy-error.js'
 
+/**
+ * Params resolved per batch of resolveParamsMany, each batch within one call's bound (5 s): measured on the
+ * example sma-cross module, one resolve per request cost ~10 ms (a 10,000-configuration sweep's POST took
+ * 96 s), one instance for 500 far less.
+ */
+const RESOLVE_BATCH = 500
 /** An upload's inspection includes a backtest over the smoke bars: a longer bound than one call. */
 const INSPECT_MS = 5_000
 
@@ -42,6 +48,19 @@ export function createStrategySandbox(threads = 1): StrategySandbox {
       } catch (error) {
         throw asRefusal(error, 'params')
       }
+    },
+    async resolveParamsMany(compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]) {
+      const results: ResolvedOrRefused[] = []
+      // In batches, each a request of its own: another user's request waits one batch, not the whole list.
+      for (let first = 0; first < paramsList.length; first += RESOLVE_BATCH) {
+        const paramsBatch = paramsList.slice(first, first + RESOLVE_BATCH)
+        try {
+          results.push(...(await run<ResolvedOrRefused[]>({ type: 'resolveMany', code: compiled.code, description, paramsList: paramsBatch }, SANDBOX_LIMITS.hardCallMs)))
+        } catch (error) {
+          throw asRefusal(error, 'params')
+        }
+      }
+      return results
     },
     async close() {
       await Promise.all(workers.map((worker) => worker?.close()))

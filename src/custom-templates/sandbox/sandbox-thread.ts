@@ -5,7 +5,7 @@ import type { ClosedBar, FundingEvent } from '../../live/brokers/broker.js'
 import { validateParamsOf } from '../../templates/validate.js'
 import type { MultiSymbolSignal, SingleSymbolSignal } from '../../templates/types.js'
 import { compileModule } from './compile-module.js'
-import type { ModuleDescription, ModuleLanguage } from './contract.js'
+import type { ModuleDescription, ModuleLanguage, ResolvedOrRefused } from './contract.js'
 import { type CustomTemplateSource, customTemplate } from './custom-template.js'
 import { inspectModule } from './inspect-module.js'
 import { GrowingSeries } from '../../engine/growing-series.js'
@@ -21,6 +21,7 @@ import { StrategyInstance } from './strategy-instance.js'
 export type SandboxRequest =
   | { type: 'inspect'; source: string; language: ModuleLanguage }
   | { type: 'resolve'; code: string; description: ModuleDescription; params: unknown }
+  | { type: 'resolveMany'; code: string; description: ModuleDescription; paramsList: unknown[] }
   | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbols: string[]; intervalMs: number; rules: SymbolRules[] }
   | { type: 'feed'; bars: ClosedBar[]; funding: FundingEvent[] }
   | { type: 'steps'; steps: FedStep[]; funding: FundingEvent[][] }
@@ -65,6 +66,8 @@ async function handle(request: SandboxRequest): Promise<unknown> {
     }
     case 'resolve':
       return resolve(request.code, request.description, request.params)
+    case 'resolveMany':
+      return resolveMany(request.code, request.description, request.paramsList)
     case 'open':
       return open(request)
     case 'feed':
@@ -80,6 +83,29 @@ async function resolve(code: string, description: ModuleDescription, params: unk
     const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
     const resolved = validateParamsOf(template, params)
     return { params: resolved, warmup: template.warmupBars(resolved as never, 0) }
+  } finally {
+    instance.dispose()
+  }
+}
+
+/**
+ * resolve() for many params on one instance of the module (loading it is most of a resolve's cost):
+ * each params' resolution, or the 400 it would get. The module failing (a throw, a call over its
+ * budget) fails them all, as it would fail one.
+ */
+async function resolveMany(code: string, description: ModuleDescription, paramsList: unknown[]): Promise<ResolvedOrRefused[]> {
+  const instance = await StrategyInstance.load(code, 0)
+  try {
+    const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
+    return paramsList.map((params) => {
+      try {
+        const resolved = validateParamsOf(template, params)
+        return { params: resolved, warmup: template.warmupBars(resolved as never, 0) }
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error
+        return { refused: { message: error.message, ...(error.field === undefined ? {} : { field: error.field }) } }
+      }
+    })
   } finally {
     instance.dispose()
   }
