@@ -36,6 +36,8 @@ const KLINE_PAGE = 1500
 const FUNDING_PAGE = 1000
 /** Bars per stored chunk: a month of 5m bars, a year of 1h bars. */
 const CHUNK_BARS = 8192
+/** Chunks read, encoded and written together by a store: 16 × 8192 bars, ~8 MB of columns. */
+const STORE_GROUP = 16
 
 /**
  * Klines for open times in [start, end], from the store; spans never fetched are fetched once from
@@ -209,19 +211,21 @@ async function storeBars(db: Db, symbol: string, interval: string, intervalMs: n
   await db.transaction().execute(async (trx) => {
     // Two jobs may fetch the same span at once; they merge chunks one after the other.
     await sql`select pg_advisory_xact_lock(hashtext(${`klines:${symbol}:${interval}`}))`.execute(trx)
-    if (pieces.length > 0) {
-      // One read of the chunks already there and one write of them all (not two statements a chunk), the
-      // chunks deflated side by side on the thread pool meanwhile.
+    // Per group of chunks, one read of those already there and one write of them all (not two statements
+    // a chunk), the group deflated side by side on the thread pool meanwhile; groups bound the memory a
+    // span of years over REST (hundreds of chunks) holds encoded at once.
+    for (let first = 0; first < pieces.length; first += STORE_GROUP) {
+      const group = pieces.slice(first, first + STORE_GROUP)
       const existing = await trx
         .selectFrom('kline_chunks')
         .select(['chunk_start', 'bars', 'data'])
         .where('symbol', '=', symbol)
         .where('interval', '=', interval)
-        .where('chunk_start', 'in', pieces.map((piece) => piece.chunkStart) as never[])
+        .where('chunk_start', 'in', group.map((piece) => piece.chunkStart) as never[])
         .execute()
       const held = new Map(existing.map((row) => [Number(row.chunk_start), row]))
       const rows = await Promise.all(
-        pieces.map(async ({ chunkStart, fresh }) => {
+        group.map(async ({ chunkStart, fresh }) => {
           const old = held.get(chunkStart)
           const merged = old ? mergeBars(decodeBars(old.data, old.bars), fresh) : fresh
           return { symbol, interval, chunk_start: chunkStart, bars: merged.openTime.length, data: await encodeBarsAsync(merged) }
