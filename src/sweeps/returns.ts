@@ -8,20 +8,28 @@ import { runEquities } from './queries.js'
 export const runId = (runNo: number): string => `r${runNo}`
 
 /**
- * The run numbers a `run_ids` query names (r12,r3 → [12, 3]), each a run of a sweep of `configurations`,
- * once, at most `max`; anything else is refused naming run_ids.
+ * The run numbers a `run_ids` query names (r12,r3 → [12, 3]): each a run id, once, at most `max`;
+ * anything else is refused naming run_ids. Checked before the sweep is looked up (bad input is a 400
+ * whether or not the sweep exists); runsOfSweep then checks them against the sweep's size.
  */
-export function parseRunIds(text: string, configurations: number, max: number): number[] {
+export function parseRunIds(text: string, max: number): number[] {
   const ids = text.split(',').map((id) => id.trim())
   if (ids.length > max) throw invalidParameter('run_ids', `run_ids names ${ids.length} runs; at most ${max} a request`)
   const runNos: number[] = []
   for (const id of ids) {
     const match = /^r([1-9][0-9]{0,5})$/.exec(id)
-    const runNo = match ? Number(match[1]) : 0
-    if (runNo < 1 || runNo > configurations) throw invalidParameter('run_ids', `run_ids: "${id.slice(0, 20)}" is not a run of this sweep (r1 … r${configurations})`)
+    if (!match) throw invalidParameter('run_ids', `run_ids: ${JSON.stringify(id.slice(0, 20))} is not a run id (r1, r2, …)`)
+    const runNo = Number(match[1])
     if (runNos.includes(runNo)) throw invalidParameter('run_ids', `run_ids names ${id} twice`)
     runNos.push(runNo)
   }
+  return runNos
+}
+
+/** The run numbers of parseRunIds, each a run of a sweep of `configurations`. */
+export function runsOfSweep(runNos: number[], configurations: number): number[] {
+  const outside = runNos.find((runNo) => runNo > configurations)
+  if (outside !== undefined) throw invalidParameter('run_ids', `run_ids: "${runId(outside)}" is not a run of this sweep (r1 … r${configurations})`)
   return runNos
 }
 

@@ -8,7 +8,7 @@ import { AppError } from '../http/errors.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { CancelSchema, NoQuerySchema } from '../backtests/schemas.js'
-import { parseRunIds, returnsCsv, returnsJson, returnsMatrix } from './returns.js'
+import { parseRunIds, returnsCsv, returnsJson, returnsMatrix, runsOfSweep } from './returns.js'
 import { MAX_RETURN_COLUMNS, ReturnsQuerySchema, ReturnsSchema, type SweepConfig, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
 import { cancelSweep, createSweep, getSweep, ownSweep, pageSweepRuns, pageSweeps, type SweepContext } from './service.js'
 import { absentBodyAsEmpty } from '../http/json-body.js'
@@ -128,9 +128,10 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     },
     async (request, reply) => {
       const { db, userId } = context(request)
+      const asked = request.query.run_ids === undefined ? undefined : parseRunIds(request.query.run_ids, MAX_RETURN_COLUMNS)
       const sweep = await ownSweep(db, userId, request.params.id)
       if (sweep.status !== 'done') throw new AppError('INVALID_STATE', `sweep ${sweep.id} is ${sweep.status}; its returns matrix is complete once it is done`)
-      const runNos = request.query.run_ids === undefined ? undefined : parseRunIds(request.query.run_ids, (sweep.config as SweepConfig).configurations, MAX_RETURN_COLUMNS)
+      const runNos = asked && runsOfSweep(asked, (sweep.config as SweepConfig).configurations)
       const matrix = await returnsMatrix(db, sweep.id, runNos)
       const csv = request.query.format === 'csv' || (request.query.format === undefined && wantsCsv(request.headers.accept))
       return csv

@@ -130,9 +130,9 @@ for (const backend of backends()) {
         const many = Array.from({ length: 101 }, (_, i) => `r${i + 1}`).join(',')
         for (const [ids, message] of [
           ['r6', /"r6" is not a run of this sweep \(r1 … r5\)/],
-          ['r0', /"r0" is not a run/],
-          ['r1,x', /"x" is not a run/],
-          ['', /"" is not a run/],
+          ['r0', /"r0" is not a run id/],
+          ['r1,x', /"x" is not a run id/],
+          ['', /"" is not a run id/],
           ['r2,r2', /names r2 twice/],
           [many, /names 101 runs; at most 100/],
         ] as const) {
