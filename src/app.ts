@@ -7,11 +7,11 @@ import { identityRoutes } from './auth/identity/routes.js'
 import { BEARER_ONLY_MESSAGE } from './auth/keys/signed-in.js'
 import { requireActivePlan } from './auth/plans.js'
 import { backtestRoutes } from './backtests/routes.js'
-import { BACKTEST_QUEUE, JOB_QUEUED } from './backtests/runner.js'
+import { BACKTEST_QUEUE } from './backtests/runner.js'
 import { templateCatalog } from './custom-templates/template-catalog.js'
 import { insertInTransaction, sendInTransaction } from './db/queue.js'
 import { sweepRoutes } from './sweeps/routes.js'
-import { SWEEP_QUEUE, SWEEP_QUEUED } from './sweeps/task-message.js'
+import { SWEEP_QUEUE } from './sweeps/task-message.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import type { Access, OnAuthenticated } from './http/access.js'
 import { authenticate, replayedSignature } from './http/authenticate.js'
@@ -176,7 +176,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
       await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, { jobId })
     },
-    queued: () => services.jobSignals.emit(JOB_QUEUED),
   })
   await app.register(sweepRoutes, {
     db: services.database.db,
@@ -187,7 +186,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
       await insertInTransaction(services.boss, trx, SWEEP_QUEUE, tasks)
     },
-    queued: () => services.jobSignals.emit(SWEEP_QUEUED),
   })
   await app.register(marketRoutes, { market: services.market, now: services.now })
   await app.register(webhookRoutes, {

@@ -32,8 +32,6 @@ export interface Services {
   market: MarketData
   /** The job queue; absent in one-off CLI commands, which enqueue nothing. */
   boss: PgBoss | undefined
-  /** Emits 'backtest-queued' once a job's creating transaction committed, so local workers start at once. */
-  jobSignals: EventEmitter
   /** Emits 'runs-changed' once a deploy or pause committed, so this process's runners react at once. */
   runSignals: EventEmitter
   /** Strategy stream messages (PostgreSQL NOTIFY) fanned out to this process's WebSocket clients; listens from the first client on. */
@@ -60,7 +58,6 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     strategyReads: embedded ? undefined : batchedStrategyReads(database.pool),
     market: createMarketData(config, now),
     boss,
-    jobSignals: new EventEmitter(),
     runSignals: new EventEmitter(),
     strategyFeed: new StrategyFeed(database, () => undefined),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),

@@ -3,10 +3,9 @@ import { symbolDirectory } from '../market/exchange-info.js'
 import type { MarketSession, UpstreamRequest } from '../market/market-data.js'
 import { exchangeNow } from '../market/mirror/server-time.js'
 import { okJson } from '../market/upstream-payloads.js'
-import { TIMEFRAME_MS, TIMEFRAMES } from '../strategies/schemas.js'
+import { TIMEFRAME_MS } from '../strategies/schemas.js'
+import type { Timeframe } from '../strategies/timeframes.js'
 import { isoTime } from './result-format.js'
-
-export type Timeframe = (typeof TIMEFRAMES)[number]
 
 /** The bars an exchange has for a symbol and timeframe: the first bar's open to the last closed bar's close. */
 export interface Span {

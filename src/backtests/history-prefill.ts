@@ -1,12 +1,11 @@
 import type { Db } from '../db/connect.js'
 import { exchangeServerTime } from '../market/exchange-clock.js'
 import type { MarketData } from '../market/market-data.js'
-import { TIMEFRAME_MS, TIMEFRAMES } from '../strategies/timeframes.js'
+import { TIMEFRAME_MS, TIMEFRAMES, type Timeframe } from '../strategies/timeframes.js'
 import { historyCaches } from './history-cache.js'
 import { countBars, fillBars, type HistorySource, loadFunding } from './history-store.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
-
-export type Timeframe = (typeof TIMEFRAMES)[number]
+import { SYMBOL } from '../market/symbol-pattern.js'
 
 /** What an operator asks to store: every symbol × interval from `start` (unix ms) to `end` or the exchange's now. */
 export interface PrefillRequest {
@@ -113,7 +112,7 @@ export async function prefillHistory(deps: PrefillDeps, request: PrefillRequest)
  */
 export function prefillRequestOf(args: Record<string, unknown>): PrefillRequest {
   const { symbols, intervals, start, end } = args
-  if (!Array.isArray(symbols) || symbols.length === 0 || !symbols.every((s) => typeof s === 'string' && /^[A-Z0-9]{2,30}$/.test(s))) throw new Error('symbols must be a list of symbols such as BTCUSDT')
+  if (!Array.isArray(symbols) || symbols.length === 0 || !symbols.every((s) => typeof s === 'string' && SYMBOL.test(s))) throw new Error('symbols must be a list of symbols such as BTCUSDT')
   if (!Array.isArray(intervals) || intervals.length === 0 || !intervals.every((i) => (TIMEFRAMES as readonly unknown[]).includes(i))) throw new Error(`intervals must be a list of ${TIMEFRAMES.join(', ')}`)
   if (typeof start !== 'number' || !Number.isFinite(start)) throw new Error('start must be unix milliseconds')
   if (end !== undefined && (typeof end !== 'number' || !Number.isFinite(end) || end <= start)) throw new Error('end must be unix milliseconds after start')

@@ -18,7 +18,6 @@ export interface BacktestRoutesOptions {
   shared: SharedState
   templates: TemplateCatalog
   enqueue: BacktestContext['enqueue']
-  queued: BacktestContext['queued']
   /** Markdown describing fills, fees, funding, liquidation and metrics, shown on the job schema. */
   semantics: string
 }
@@ -38,7 +37,6 @@ export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (
     templates: options.templates,
     shared: options.shared,
     enqueue: options.enqueue,
-    queued: options.queued,
   })
   const job = { ...JobSchema, description: options.semantics }
 

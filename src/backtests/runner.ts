@@ -1,6 +1,5 @@
 import crypto from 'node:crypto'
 import { TIMEFRAME_MS } from '../strategies/schemas.js'
-import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { PgBoss } from 'pg-boss'
 import type { DatabaseHandle, Db } from '../db/connect.js'
@@ -27,8 +26,6 @@ import { startSweepWorkers } from '../sweeps/tasks.js'
 import { exchangeServerTime } from '../market/exchange-clock.js'
 
 export const BACKTEST_QUEUE = 'backtest-run'
-/** The Services.jobSignals event for a committed job. */
-export const JOB_QUEUED = 'backtest-queued'
 /** How often a running job writes progress and checks for a cancel: a cancel takes effect within this. */
 export const BEAT_MS = 500
 /**
@@ -67,10 +64,8 @@ export interface BacktestWorkerDeps {
   log: FastifyBaseLogger
   /** Engine threads, and so jobs run at once on this node. */
   workers: number
-  /** Services.jobSignals: a job created on this node wakes the worker at once (else it polls every 0.5 s). */
-  signals?: EventEmitter
-  /** With it, a job or sweep task enqueued on any node wakes this node's workers at once (queue.ts's listenForQueued). */
-  database?: DatabaseHandle
+  /** Its notifications wake this node's workers when a job or sweep task is enqueued on any node, this one included (db/queue.ts). */
+  database: DatabaseHandle
   /** How often pg-boss looks for work without a wake-up: 0.5 s unless a test asks otherwise. */
   pollSeconds?: number
 }
@@ -97,17 +92,14 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
     },
   )
   const wake = () => deps.boss.notifyWorker(workerId)
-  deps.signals?.on(JOB_QUEUED, wake)
-  const listener =
-    deps.database &&
-    (await listenForQueued(
-      deps.database,
-      (queue) => {
-        if (queue === BACKTEST_QUEUE || queue === '') wake()
-        if (queue === SWEEP_QUEUE || queue === '') sweeps.wake()
-      },
-      (error) => deps.log.warn({ err: error }, 'listening for queued jobs failed: workers poll every 0.5 s meanwhile'),
-    ))
+  const listener = await listenForQueued(
+    deps.database,
+    (queue) => {
+      if (queue === BACKTEST_QUEUE || queue === '') wake()
+      if (queue === SWEEP_QUEUE || queue === '') sweeps.wake()
+    },
+    (error) => deps.log.warn({ err: error }, 'listening for queued jobs failed: workers poll every 0.5 s meanwhile'),
+  )
   const sweep = async () => {
     const now = deps.now()
     try {
@@ -116,10 +108,7 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
         for (const run of found.rerun) await sendInTransaction(deps.boss, trx, BACKTEST_QUEUE, { jobId: run.id, attempt: run.attempt } satisfies BacktestRun)
         return found
       })
-      if (lost.rerun.length > 0) {
-        deps.log.warn({ jobs: lost.rerun }, 'backtests whose worker was lost run again')
-        wake()
-      }
+      if (lost.rerun.length > 0) deps.log.warn({ jobs: lost.rerun }, 'backtests whose worker was lost run again')
       if (lost.failed.length > 0) deps.log.warn({ jobs: lost.failed }, 'failed backtests whose worker was lost twice')
     } catch (error) {
       deps.log.warn({ err: error }, 'worker-lost sweep failed')
@@ -131,8 +120,7 @@ export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ 
   return {
     async stop() {
       clearInterval(sweeper)
-      deps.signals?.off(JOB_QUEUED, wake)
-      await listener?.close()
+      await listener.close()
       await deps.boss.offWork(BACKTEST_QUEUE, { id: workerId }).catch(() => undefined)
       await sweeps.stop()
       await pool.close()

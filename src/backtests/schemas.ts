@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox'
 import { FEE_MODELS, type FeeModel } from '../engine/index.js'
 import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 import { TIMEFRAMES } from '../strategies/schemas.js'
+import { SYMBOL_PATTERN } from '../market/symbol-pattern.js'
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const
 
@@ -13,7 +14,7 @@ export const JobCreateSchema = Type.Object(
     template_id: Type.Optional(Type.String({ maxLength: 64, description: 'Strategy template id (GET /v1/templates)' })),
     params: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Template parameters; defaults fill the rest' })),
     symbols: Type.Optional(
-      Type.Array(Type.String({ pattern: '^[A-Z0-9]{2,30}$' }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'Uppercase symbols; several only for multi-symbol templates' }),
+      Type.Array(Type.String({ pattern: SYMBOL_PATTERN }), { minItems: 1, maxItems: 50, uniqueItems: true, description: 'Uppercase symbols; several only for multi-symbol templates' }),
     ),
     timeframe: Type.Optional(Type.Enum(TIMEFRAMES)),
     start: Type.Optional(UtcTime('Inclusive lower bound, ISO 8601 UTC')),
@@ -172,7 +173,7 @@ export type CancelBody = Static<typeof CancelSchema>
 
 export const CoverageQuerySchema = Type.Object(
   {
-    symbol: Type.String({ pattern: '^[A-Z0-9]{2,30}$', description: 'Uppercase symbol, e.g. BTCUSDT' }),
+    symbol: Type.String({ pattern: SYMBOL_PATTERN, description: 'Uppercase symbol, e.g. BTCUSDT' }),
     timeframe: Type.Enum(TIMEFRAMES),
   },
   { additionalProperties: false },

@@ -23,10 +23,8 @@ export interface BacktestContext {
   now: Date
   templates: TemplateCatalog
   shared: SharedState
-  /** Enqueues the run inside the creating transaction. */
+  /** Enqueues the run inside the creating transaction (its commit wakes every node's workers: db/queue.ts). */
   enqueue: (trx: Db, jobId: string) => Promise<void>
-  /** Called once the job is committed: wakes this node's workers instead of waiting for their next poll. */
-  queued: () => void
 }
 
 export async function createJob(context: BacktestContext, input: JobCreate): Promise<Job> {
@@ -38,7 +36,6 @@ export async function createJob(context: BacktestContext, input: JobCreate): Pro
     await context.enqueue(trx, job.id)
     return job
   })
-  context.queued()
   return toJob(row)
 }
 

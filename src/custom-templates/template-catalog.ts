@@ -53,7 +53,7 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
       }
       const found = await customVersion(userId, templateId, options.version)
       const resolved = await sandbox.resolveParamsMany(found.compiled, found.description, paramsList)
-      return resolved.map((one) => ('refused' in one ? new AppError('INVALID_PARAMETER', one.refused.message, one.refused.field === undefined ? {} : { field: one.refused.field }) : one.params))
+      return resolved.map((one) => (one instanceof AppError ? one : one.params))
     },
     async resolve(userId, templateId, params, options = {}) {
       if (!isCustomTemplateId(templateId)) {

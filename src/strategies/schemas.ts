@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox'
 import { Cursor, DecimalString, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 import { TIMEFRAMES } from './timeframes.js'
+import { SYMBOL_PATTERN } from '../market/symbol-pattern.js'
 
 export { TIMEFRAMES, TIMEFRAME_MS } from './timeframes.js'
 
@@ -10,7 +11,7 @@ const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
   template_id: Type.String({ pattern: '^([a-z][a-z0-9_]{0,63}|tpl-[0-9a-f]{16})$', description: 'A built-in template slug (sma_cross) or your own template (tpl-…)' }),
   params: Type.Record(Type.String(), Type.Unknown(), { description: 'Template-specific parameters' }),
-  symbols: Type.Array(Type.String({ pattern: '^[A-Z0-9]{2,30}$' }), {
+  symbols: Type.Array(Type.String({ pattern: SYMBOL_PATTERN }), {
     minItems: 1,
     maxItems: 50,
     uniqueItems: true,

@@ -3,6 +3,7 @@
  * this list instead of restating it.
  */
 export const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d'] as const
+export type Timeframe = (typeof TIMEFRAMES)[number]
 
 /** Each timeframe's bar length in milliseconds. */
 export const TIMEFRAME_MS: Record<(typeof TIMEFRAMES)[number], number> = {

@@ -8,7 +8,7 @@ import { isCustomTemplateId } from '../custom-templates/ids.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { checkValue, getTemplate, type PropertySchema } from '../templates/validate.js'
 import { type Combination, combinationsOf, sweptField } from './configurations.js'
-import type { SweepConfig, SweepCreate } from './schemas.js'
+import { MAX_CONFIGURATIONS, type SweepConfig, type SweepCreate } from './schemas.js'
 import { binomial, WALK_FORWARD_OBJECTIVES } from './statistics/index.js'
 
 const DEFAULT_BLOCKS = 16
@@ -16,7 +16,7 @@ const DEFAULT_BLOCKS = 16
  * CSCV's work is C(S, S/2) splits × N runs ranked: the default S = 16 over the largest sweep (10,000)
  * took 2.5 s of the worker's main thread (bench); S = 20 there would take ~35 s, so more is refused.
  */
-const MAX_CSCV_WORK = binomial(DEFAULT_BLOCKS, DEFAULT_BLOCKS / 2) * 10_000
+const MAX_CSCV_WORK = binomial(DEFAULT_BLOCKS, DEFAULT_BLOCKS / 2) * MAX_CONFIGURATIONS
 
 /** A sweep request resolved: its config and every configuration's params, in run order. */
 export interface ResolvedSweep {

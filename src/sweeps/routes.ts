@@ -19,7 +19,6 @@ export interface SweepRoutesOptions {
   shared: SharedState
   templates: TemplateCatalog
   enqueue: SweepContext['enqueue']
-  queued: SweepContext['queued']
 }
 
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'backtests:read' } })
@@ -40,7 +39,6 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     templates: options.templates,
     shared: options.shared,
     enqueue: options.enqueue,
-    queued: options.queued,
   })
 
   app.post(

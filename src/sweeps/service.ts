@@ -20,10 +20,8 @@ export interface SweepContext {
   now: Date
   templates: TemplateCatalog
   shared: SharedState
-  /** Enqueues the sweep's tasks inside the creating transaction. */
+  /** Enqueues the sweep's tasks inside the creating transaction (its commit wakes every node's workers: db/queue.ts). */
   enqueue: (trx: Db, tasks: SweepTask[]) => Promise<void>
-  /** Called once the sweep is committed: wakes this node's workers. */
-  queued: () => void
 }
 
 /**
@@ -55,7 +53,6 @@ export async function createSweep(context: SweepContext, input: SweepCreate): Pr
       }
     }
   })
-  context.queued()
   return toSweep(row)
 }
 

@@ -1,7 +1,5 @@
 /** The queue a sweep's tasks are sent to (created with the backtest queue: backtests/runner.ts ensureBacktestQueue). */
 export const SWEEP_QUEUE = 'backtest-sweep-task'
-/** The Services.jobSignals event for a committed sweep. */
-export const SWEEP_QUEUED = 'sweep-queued'
 
 /** What a queue job asks: run `attempt` of task `task` of sweep `sweepId`. */
 export interface SweepTask {

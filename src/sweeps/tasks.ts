@@ -21,7 +21,7 @@ import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, rec
 import { encodeFloats, returnsMatrix } from './returns.js'
 import { sweepResult } from './result.js'
 import type { Objective, SweepConfig } from './schemas.js'
-import { SWEEP_QUEUE, SWEEP_QUEUED, type SweepTask } from './task-message.js'
+import { SWEEP_QUEUE, type SweepTask } from './task-message.js'
 
 /** Runs stored together: one transaction per batch, and at least every STORE_MS. */
 const STORE_MS = 250
@@ -53,7 +53,6 @@ export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ wake()
     wake()
   })
   wake = () => deps.boss.notifyWorker(workerId)
-  deps.signals?.on(SWEEP_QUEUED, wake)
   const recover = async () => {
     try {
       const lost = await deps.db.transaction().execute(async (trx) => {
@@ -61,10 +60,7 @@ export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ wake()
         await insertInTransaction(deps.boss, trx, SWEEP_QUEUE, found.rerun.map((run) => ({ sweepId: run.sweepId, task: run.task, attempt: run.attempt }) satisfies SweepTask))
         return found
       })
-      if (lost.rerun.length > 0) {
-        deps.log.warn({ tasks: lost.rerun }, 'sweep tasks whose worker was lost run again')
-        wake()
-      }
+      if (lost.rerun.length > 0) deps.log.warn({ tasks: lost.rerun }, 'sweep tasks whose worker was lost run again')
       if (lost.failed.length > 0) deps.log.warn({ sweeps: lost.failed }, 'failed sweeps whose worker was lost twice')
     } catch (error) {
       deps.log.warn({ err: error }, 'sweep worker-lost check failed')
@@ -77,7 +73,6 @@ export async function startSweepWorkers(deps: SweepWorkerDeps): Promise<{ wake()
     wake: () => wake(),
     async stop() {
       clearInterval(timer)
-      deps.signals?.off(SWEEP_QUEUED, wake)
       await deps.boss.offWork(SWEEP_QUEUE, { id: workerId }).catch(() => undefined)
     },
   }
@@ -117,7 +112,6 @@ async function runTask(deps: SweepWorkerDeps, inputs: Map<string, Promise<SweepI
         await sendInTransaction(deps.boss, trx, SWEEP_QUEUE, { sweepId: message.sweepId, task: finished.statisticsTask, attempt: 1 } satisfies SweepTask)
       }
     })
-    deps.signals?.emit(SWEEP_QUEUED)
   } catch (error) {
     if (error instanceof EngineCancelled || stopped) return
     const failure = task.kind === 'statistics' ? statisticsFailure(error) : describeFailure(error)

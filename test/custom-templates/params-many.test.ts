@@ -31,12 +31,13 @@ describe('resolving many params of a module at once', () => {
     answers.forEach((answer, i) => {
       const expected = single[i % paramsList.length]
       if (expected instanceof AppError) {
-        assert.ok('refused' in answer, `${i}: ${JSON.stringify(answer)}`)
-        assert.deepEqual([answer.refused.field, answer.refused.message], [expected.field, expected.message])
+        assert.ok(answer instanceof AppError, `${i}: ${JSON.stringify(answer)}`)
+        assert.deepEqual([answer.code, answer.field, answer.message], [expected.code, expected.field, expected.message])
       } else assert.deepEqual(answer, expected)
     })
     assert.deepEqual(answers[0], { params: { fast: 5, slow: 50, allow_short: false }, warmup: 50 })
-    assert.deepEqual(answers[1], { refused: { field: 'fast', message: 'fast must be below slow' } })
+    assert.ok(answers[1] instanceof AppError)
+    assert.deepEqual([answers[1].code, answers[1].field, answers[1].message], ['INVALID_PARAMETER', 'fast', 'fast must be below slow'])
   })
 
   it('fails them all, as a 400 on params, when the module itself fails', async () => {

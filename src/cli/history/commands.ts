@@ -1,16 +1,13 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { TIMEFRAMES } from '../../strategies/timeframes.js'
+import { SYMBOL } from '../../market/symbol-pattern.js'
+import type { PrefillRequest } from '../../backtests/history-prefill.js'
 
 // `perpetua history …`: operator commands on the history store (configured by the environment, like
 // serve and migrate). This file loads only commander; the action loads the store and the upstream.
 
-export interface HistoryFetchOptions {
-  symbols: string[]
-  intervals: (typeof TIMEFRAMES)[number][]
-  /** Unix ms. */
-  start: number
-  /** Unix ms; default: the exchange's now. */
-  end?: number
+/** The prefill's request (symbols, intervals, start, end in unix ms) and how to print it. */
+export interface HistoryFetchOptions extends PrefillRequest {
   json: boolean
 }
 
@@ -43,7 +40,7 @@ embedded database (DATA_DIR) held by a running \`perpetua serve\`, the fetch run
 
 function symbolList(value: string): string[] {
   const symbols = value.split(',').map((s) => s.trim().toUpperCase())
-  for (const symbol of symbols) if (!/^[A-Z0-9]{2,30}$/.test(symbol)) throw new InvalidArgumentError(`"${symbol}" is not a symbol such as BTCUSDT.`)
+  for (const symbol of symbols) if (!SYMBOL.test(symbol)) throw new InvalidArgumentError(`"${symbol}" is not a symbol such as BTCUSDT.`)
   return [...new Set(symbols)]
 }
 

@@ -20,12 +20,12 @@ const IN_SERVER_TIMEOUT_MS = 24 * 3_600_000
  * The summary, or --json, on stdout.
  */
 export async function runHistoryFetch(config: Config, options: HistoryFetchOptions): Promise<void> {
-  const request = { symbols: options.symbols, intervals: options.intervals, start: options.start, ...(options.end === undefined ? {} : { end: options.end }) }
+  const { json, ...request } = options
   const lock = config.databaseUrl ? { held: false as const } : inspectLock(config.dataDir)
   if (lock.held) {
     process.stderr.write(`perpetua process ${lock.pid} holds ${config.dataDir}: the history is fetched inside it, and its summary printed here when done\n`)
     const summary = (await sendControlCommand(controlSocketPath(socketDirFor(config.dataDir)), 'history.fetch', request, IN_SERVER_TIMEOUT_MS)) as PrefillSummary
-    return printSummary(summary, options.json)
+    return printSummary(summary, json)
   }
   const logger = pino({ level: config.logLevel }, process.stderr)
   const cleanups: (() => Promise<unknown>)[] = []
@@ -34,8 +34,8 @@ export async function runHistoryFetch(config: Config, options: HistoryFetchOptio
     const upstream = await withUpstream(config, logger, cleanups)
     const market = createMarketData(upstream, Date.now)
     cleanups.push(() => market.close())
-    const summary = await prefillHistory({ db: storage.database.db, market, warn: (details, message) => logger.warn(details, message), ...fetchProgress(options.json) }, request)
-    printSummary(summary, options.json)
+    const summary = await prefillHistory({ db: storage.database.db, market, warn: (details, message) => logger.warn(details, message), ...fetchProgress(json) }, request)
+    printSummary(summary, json)
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup()
     await storage.close()

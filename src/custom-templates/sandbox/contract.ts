@@ -1,3 +1,5 @@
+import type { AppError } from '../../http/errors.js'
+
 /**
  * What the service knows of a user's strategy module once the sandbox has inspected it: the shared
  * vocabulary of the templates API (custom-templates/) and the sandbox that runs modules.
@@ -40,8 +42,14 @@ export interface CompiledModule {
 
 export type ModuleLanguage = 'javascript' | 'typescript'
 
-/** One params' resolution by resolveParamsMany: as resolveParams gives it, or the refusal it would be. */
-export type ResolvedOrRefused = { params: Record<string, unknown>; warmup: number } | { refused: { field?: string; message: string } }
+/** Params with defaults applied and checked, and the warm-up they need. */
+export interface ResolvedParams {
+  params: Record<string, unknown>
+  warmup: number
+}
+
+/** One params' answer from a sandbox thread: resolved, or the refusal (a 400) it would be. */
+export type ResolvedOrRefused = ResolvedParams | { refused: { field?: string; message: string } }
 
 /**
  * The sandbox as the API sees it (sandbox/sandbox-service.ts implements it; every call runs the user's
@@ -59,12 +67,12 @@ export interface StrategySandbox {
    * The params with defaults applied, checked against the schema and the module's validate(), and the
    * warm-up for them. Throws AppError INVALID_PARAMETER naming the field (`params.fast`).
    */
-  resolveParams(compiled: CompiledModule, description: ModuleDescription, params: unknown): Promise<{ params: Record<string, unknown>; warmup: number }>
+  resolveParams(compiled: CompiledModule, description: ModuleDescription, params: unknown): Promise<ResolvedParams>
   /**
    * resolveParams for many params (a sweep's configurations) on one instance of the module per batch:
-   * each one's resolution or the refusal it would get. Throws AppError INVALID_PARAMETER (field `params`)
-   * when the module itself fails.
+   * each one's resolution or the AppError it would throw. Throws AppError INVALID_PARAMETER (field
+   * `params`) when the module itself fails.
    */
-  resolveParamsMany(compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<ResolvedOrRefused[]>
+  resolveParamsMany(compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<(ResolvedParams | AppError)[]>
   close(): Promise<void>
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../../http/errors.js'
-import type { CompiledModule, ModuleDescription, ModuleLanguage, ResolvedOrRefused, StrategySandbox } from './contract.js'
+import type { CompiledModule, ModuleDescription, ModuleLanguage, ResolvedOrRefused, ResolvedParams, StrategySandbox } from './contract.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { SandboxWorker } from './sandbox-worker.js'
 import { StrategyError } from './strategy-error.js'
@@ -34,6 +34,17 @@ export function createStrategySandbox(threads = 1): StrategySandbox {
     return next
   }
 
+  /** Params resolved on one instance of the module, each refusal as the 400 it is. */
+  const resolveBatch = async (compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<(ResolvedParams | AppError)[]> => {
+    let answers: ResolvedOrRefused[]
+    try {
+      answers = await run<ResolvedOrRefused[]>({ type: 'resolve', code: compiled.code, description, paramsList }, SANDBOX_LIMITS.hardCallMs)
+    } catch (error) {
+      throw asRefusal(error, 'params')
+    }
+    return answers.map((one) => ('refused' in one ? new AppError('INVALID_PARAMETER', one.refused.message, one.refused.field === undefined ? {} : { field: one.refused.field }) : one))
+  }
+
   return {
     async inspect(source: string, language: ModuleLanguage) {
       try {
@@ -43,23 +54,14 @@ export function createStrategySandbox(threads = 1): StrategySandbox {
       }
     },
     async resolveParams(compiled: CompiledModule, description: ModuleDescription, params: unknown) {
-      try {
-        return await run<{ params: Record<string, unknown>; warmup: number }>({ type: 'resolve', code: compiled.code, description, params }, SANDBOX_LIMITS.hardCallMs)
-      } catch (error) {
-        throw asRefusal(error, 'params')
-      }
+      const [one] = await resolveBatch(compiled, description, [params])
+      if (one instanceof AppError) throw one
+      return one!
     },
     async resolveParamsMany(compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]) {
-      const results: ResolvedOrRefused[] = []
+      const results: (ResolvedParams | AppError)[] = []
       // In batches, each a request of its own: another user's request waits one batch, not the whole list.
-      for (let first = 0; first < paramsList.length; first += RESOLVE_BATCH) {
-        const paramsBatch = paramsList.slice(first, first + RESOLVE_BATCH)
-        try {
-          results.push(...(await run<ResolvedOrRefused[]>({ type: 'resolveMany', code: compiled.code, description, paramsList: paramsBatch }, SANDBOX_LIMITS.hardCallMs)))
-        } catch (error) {
-          throw asRefusal(error, 'params')
-        }
-      }
+      for (let first = 0; first < paramsList.length; first += RESOLVE_BATCH) results.push(...(await resolveBatch(compiled, description, paramsList.slice(first, first + RESOLVE_BATCH))))
       return results
     },
     async close() {

@@ -20,8 +20,7 @@ import { StrategyInstance } from './strategy-instance.js'
  */
 export type SandboxRequest =
   | { type: 'inspect'; source: string; language: ModuleLanguage }
-  | { type: 'resolve'; code: string; description: ModuleDescription; params: unknown }
-  | { type: 'resolveMany'; code: string; description: ModuleDescription; paramsList: unknown[] }
+  | { type: 'resolve'; code: string; description: ModuleDescription; paramsList: unknown[] }
   | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbols: string[]; intervalMs: number; rules: SymbolRules[] }
   | { type: 'feed'; bars: ClosedBar[]; funding: FundingEvent[] }
   | { type: 'steps'; steps: FedStep[]; funding: FundingEvent[][] }
@@ -65,9 +64,7 @@ async function handle(request: SandboxRequest): Promise<unknown> {
       return { compiled, description: await inspectModule(compiled.code, smoke) }
     }
     case 'resolve':
-      return resolve(request.code, request.description, request.params)
-    case 'resolveMany':
-      return resolveMany(request.code, request.description, request.paramsList)
+      return resolve(request.code, request.description, request.paramsList)
     case 'open':
       return open(request)
     case 'feed':
@@ -77,23 +74,12 @@ async function handle(request: SandboxRequest): Promise<unknown> {
   }
 }
 
-async function resolve(code: string, description: ModuleDescription, params: unknown): Promise<{ params: Record<string, unknown>; warmup: number }> {
-  const instance = await StrategyInstance.load(code, 0)
-  try {
-    const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
-    const resolved = validateParamsOf(template, params)
-    return { params: resolved, warmup: template.warmupBars(resolved as never, 0) }
-  } finally {
-    instance.dispose()
-  }
-}
-
 /**
- * resolve() for many params on one instance of the module (loading it is most of a resolve's cost):
- * each params' resolution, or the 400 it would get. The module failing (a throw, a call over its
- * budget) fails them all, as it would fail one.
+ * Params with defaults applied, checked by the schema and the module's validate(), with their warm-up:
+ * many on one instance of the module (loading it is most of the cost), each resolved or the 400 it
+ * would get. The module failing (a throw, a call over its budget) fails them all, as it would fail one.
  */
-async function resolveMany(code: string, description: ModuleDescription, paramsList: unknown[]): Promise<ResolvedOrRefused[]> {
+async function resolve(code: string, description: ModuleDescription, paramsList: unknown[]): Promise<ResolvedOrRefused[]> {
   const instance = await StrategyInstance.load(code, 0)
   try {
     const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
