@@ -2,7 +2,7 @@
  * Bundles the `perpetua` command (src/cli.ts and everything it imports) into dist/cli.js plus chunks
  * beside it, over the file tsc wrote there; `npm run build` runs this after tsc. Why: loading the
  * server as ~280 files of ours and ~600 of node_modules cost ~680 ms of CPU per start (resolving,
- * reading and compiling each module); the bundle loads in ~160 ms (issue 13, docs/decisions.md).
+ * reading and compiling each module); the bundle loads in ~160 ms (docs/decisions/performance.md, "Speed and footprint (issue 13)").
  *
  * - Each dynamic import stays a separate chunk (splitting), so client commands still load neither
  *   Fastify nor pg (`clientCommandInputs` is what the test checks).

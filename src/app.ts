@@ -114,7 +114,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
   }
 
-  // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions.md).
+  // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions/auth.md, "Sign-in and plans").
   const requirePlan = async (request: FastifyRequest) => {
     if (!request.principal) throw new AppError('UNAUTHENTICATED', 'this endpoint needs your data key (pk_…) in the X-Service-API-Key header')
     await requireActivePlan(services.database.db, request.principal.userId, services.now())

@@ -24,7 +24,7 @@ export interface ClientSettings {
 const PROFILE_FIELDS = new Set(['url', 'api_key', 'api_secret', 'token'])
 
 /**
- * The server and credentials of the client commands (docs/decisions.md, "CLI configuration"):
+ * The server and credentials of the client commands (docs/decisions/dashboard-and-cli.md, "The user CLI (issue 14)"):
  * `--profile NAME` uses that profile of the file and nothing of the environment; otherwise
  * PERPETUA_URL and the credentials in the environment (PERPETUA_API_KEY + PERPETUA_API_SECRET, or
  * PERPETUA_TOKEN) come first, each filled from the profile PERPETUA_PROFILE names, or the file's

@@ -7,7 +7,7 @@ const ATTEMPTS = 3
 /**
  * Runs `work` in one transaction, and again (at most three attempts in all) when PostgreSQL aborts it for a
  * deadlock (40P01) or a serialization failure (40001): such a transaction rolled back whole, so running it
- * again is safe. Writers take their locks in one order (docs/decisions.md, "Lock order") so these should not
+ * again is safe. Writers take their locks in one order (docs/decisions/live.md, "Lock order") so these should not
  * happen; this is the bound for what the order cannot rule out. Only database work belongs inside: a request
  * to the exchange is never retried here (an order is sent once, after its intent committed).
  */

@@ -3,7 +3,7 @@ import type { SymbolRules } from '../engine/types.js'
 
 /**
  * Every decimal string Perpetua emits is written here: answers, stream messages, webhook payloads and the
- * numeric columns they are read back from (docs/decisions.md, "Exact decimals"). The engine and the brokers
+ * numeric columns they are read back from (docs/decisions/live.md, "Exact decimals"). The engine and the brokers
  * compute in float64; a sum like 106519.1 + 0.1 is 106519.20000000001 there, so no number leaves as String(x).
  * Prices are written at the symbol's tick, quantities at its step size, money (PnL, fees, funding, equity,
  * balances) and ratios at most MONEY_DECIMALS places; trailing zeros are dropped, never exponent notation.

@@ -107,7 +107,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const symbolRules = await Promise.all(peek.symbols.map((symbol) => context.rules(symbol)))
   const custom = isCustomTemplateId(peek.template_id) ? await customRunnable(context, peek) : undefined
 
-  // Lock order (docs/decisions.md): the strategy, then its runs.
+  // Lock order (docs/decisions/live.md): the strategy, then its runs.
   await retryingTransaction(db, async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     assertDeployable(row)
@@ -162,7 +162,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
         : carryState(previous, { template, params, capital, leverage, rules: rules[0]! })
       await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
     }
-    // A new run starts with a clean slate: the last error was kept through the edit back to draft (docs/decisions.md).
+    // A new run starts with a clean slate: the last error was kept through the edit back to draft (docs/decisions/live.md, "What a trader sees of a run").
     await trx
       .updateTable('strategies')
       .set({ status: 'deployed', deployed_at: now, updated_at: now, last_error_code: null, last_error_message: null, last_error_at: null })
@@ -224,7 +224,7 @@ async function pauseInTransaction(
 ): Promise<LiveClose | undefined> {
   const { db, userId, now } = context
   let liveClose: LiveClose | undefined
-  // Lock order (docs/decisions.md): the strategy, then its run; the runner's batch commit takes them in the same order.
+  // Lock order (docs/decisions/live.md): the strategy, then its run; the runner's batch commit takes them in the same order.
   await retryingTransaction(db, async (trx) => {
     liveClose = undefined
     const row = await ownStrategy(trx, userId, id, true)

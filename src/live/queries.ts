@@ -96,7 +96,7 @@ export async function claimRuns(db: Db, owner: string, now: Date, until: Date, l
 
 /**
  * Renews the leases `owner` still holds; returns the strategy ids kept (a paused or stolen run is gone). The
- * rows are locked in key order first, as every writer of runs locks them (docs/decisions.md, "Lock order"):
+ * rows are locked in key order first, as every writer of runs locks them (docs/decisions/live.md, "Lock order"):
  * an UPDATE alone locks in scan order, and once met a batch commit locking the same runs in a cycle.
  */
 export async function renewLeases(db: Db, owner: string, strategyIds: readonly string[], until: Date): Promise<Set<string>> {
@@ -135,7 +135,7 @@ export async function saveRunState(db: Db, strategyId: string, run: number, owne
 /**
  * Locks the active runs among `runs` that `owner` holds, after their strategies: the strategy rows first (FOR
  * NO KEY UPDATE, id order), then the run rows (FOR UPDATE, key order), the one order every writer follows
- * (docs/decisions.md, "Lock order"). The batch then writes stats, orders and trades of strategies it already
+ * (docs/decisions/live.md, "Lock order"). The batch then writes stats, orders and trades of strategies it already
  * holds, so it never waits for a strategy while holding a run a pause waits for.
  *
  * `strategiesFirst` false skips the strategy locks, for a database that runs one transaction at a time (the

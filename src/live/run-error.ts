@@ -5,14 +5,14 @@ import { cancelOpenOrders, endRun, type RunRow } from './queries.js'
 import { publishMessage, publishStatus } from './stream/status-messages.js'
 
 /**
- * Moves a run's strategy into error (docs/decisions.md, "Moves into stopped and error"), inside the
+ * Moves a run's strategy into error (docs/decisions/live.md, "Moves into stopped and error"), inside the
  * caller's transaction: the run ends with its position left as it is, its pending intents are
  * cancelled, and strategy.error plus the stream's error and status messages go out at commit. The user
  * gets out by editing the strategy (back to draft). For the runner's causes only: a position it cannot
  * explain, a revoked key, repeated margin refusals.
  */
 export async function enterError(trx: Db, run: RunRow, error: { code: string; message: string }, now: Date): Promise<void> {
-  await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
+  await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions/live.md, "Lock order")
   await cancelOpenOrders(trx, run.strategy_id, run.run)
   await endRun(trx, run.strategy_id, run.run, now)
   await markError(trx, run, error, now)

@@ -23,7 +23,7 @@ export const UnixMs = (description: string) => Type.Integer({ minimum: 0, maximu
 
 export const SymbolPathSchema = Type.Object({ symbol: SymbolSchema }, { additionalProperties: false })
 
-/** For routes without query parameters: an unexpected one is refused (decisions: unknown fields are refused). */
+/** For routes without query parameters: an unexpected one is refused (docs/decisions/http.md, "Unknown fields are refused everywhere"). */
 export const NoQuerySchema = Type.Object({}, { additionalProperties: false })
 
 const PeriodSchema = Type.Enum(PERIODS, { default: '5m', description: 'Interval of the series; default 5m' })

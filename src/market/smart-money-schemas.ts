@@ -5,7 +5,7 @@ import { SymbolSchema } from './schemas.js'
  * "Whales" and "smart money" are Binance's top traders: the 20% of accounts with the largest margin
  * balance. Binance publishes their long/short shares by account (head-count) and by position size,
  * not absolute counts; the fields below are built from those shares, open interest, taker volume and
- * recent trades. Formulas are in each description and in docs/decisions.md ("Market data").
+ * recent trades. Formulas are in each description and in docs/decisions/market-data.md ("Market data").
  */
 
 const Decimal = (description: string) => Type.String({ description })

@@ -2,7 +2,7 @@ import type { UpstreamRequest } from './market-data.js'
 
 /**
  * Every upstream call the gateway makes, with Binance's weight and the cache TTL that fits its data
- * (the table is in docs/decisions.md, "Market data"). Stale answers are kept `staleMs` past the TTL to
+ * (the table is in docs/decisions/market-data.md, "Market data"). Stale answers are kept `staleMs` past the TTL to
  * serve while the upstream is unavailable or our weight budget is spent.
  */
 

@@ -56,7 +56,7 @@ export async function insertStrategy(
 /**
  * A live (not deleted) strategy of this user; `forUpdate` locks it for a state change, FOR NO KEY UPDATE: no
  * write changes a strategy's id, so inserts of its orders and trades elsewhere (whose foreign-key checks take
- * KEY SHARE) need not wait behind the lock. A strategy is locked before its runs (docs/decisions.md, "Lock order").
+ * KEY SHARE) need not wait behind the lock. A strategy is locked before its runs (docs/decisions/live.md, "Lock order").
  */
 export async function findStrategy(db: Db, userId: number, id: string, forUpdate = false): Promise<StrategyRow | undefined> {
   let query = selectWithRun(db).where('s.id', '=', id).where('s.user_id', '=', userId).where('s.deleted_at', 'is', null)
@@ -66,7 +66,7 @@ export async function findStrategy(db: Db, userId: number, id: string, forUpdate
 
 /**
  * Locks strategies (FOR NO KEY UPDATE) in id order, for a writer that goes on to lock or write their runs:
- * every writer locks strategies before runs, each table in key order (docs/decisions.md, "Lock order").
+ * every writer locks strategies before runs, each table in key order (docs/decisions/live.md, "Lock order").
  */
 export async function lockStrategies(trx: Db, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return

@@ -127,7 +127,7 @@ export async function patchStrategy(context: StrategyContext, id: string, patch:
         if (!current) throw notFound(`strategy ${id}`)
         assertNotDeployed(current, 'changed')
         if (current.updated_at.getTime() !== seen.updated_at.getTime() && attempt < 3) return undefined
-        // The way out of stopped and error (docs/decisions.md): deploy and pause refuse both (spec), an edit
+        // The way out of stopped and error (docs/decisions/live.md, "Moves into stopped and error"): deploy and pause refuse both (spec), an edit
         // acknowledges the cause and returns the strategy to draft, from which it deploys as any draft.
         const reopened = current.status === 'stopped' || current.status === 'error' ? { status: 'draft' as const } : {}
         return toStrategy(await updateStrategy(trx, userId, id, { ...patch, ...changes, ...reopened, updated_at: now }))

@@ -88,7 +88,7 @@ for (const backend of backends()) {
       assert.deepEqual(documented.sort(), registered.sort())
       for (const [path, operations] of Object.entries(document.paths)) {
         for (const [method, operation] of Object.entries(operations)) {
-          // 201: POST /v1/templates, the one create that answers 201; 202: POST /v1/backtest/sweeps (issue 23; docs/decisions.md).
+          // 201: POST /v1/templates, the one create that answers 201; 202: POST /v1/backtest/sweeps (issue 23; docs/decisions/sweeps.md).
           const success = ['200', '201', '202'].some((status) => Object.values(operation.responses[status]?.content ?? {}).some((content) => content.schema))
           assert.ok(success || operation.responses['204'], `${method.toUpperCase()} ${path} documents no 200, 201 or 202 schema, nor 204`)
         }

@@ -268,7 +268,7 @@ for (const backend of backends()) {
         const streamed = await poll('the stream error message', 10_000, () => messages.find((m) => m.type === 'error'))
         assert.equal(streamed.data.code, 'START_FAILED')
 
-        // Decided (docs/decisions.md): the edit back to draft keeps the reason in view; the next deploy starts clean.
+        // Decided (docs/decisions/live.md, "What a trader sees of a run"): the edit back to draft keeps the reason in view; the next deploy starts clean.
         const edited = await t.signed(key, 'PATCH', `/v1/strategies/${s.id}`, { symbols: ['XRPUSDT'] })
         assert.equal(edited.statusCode, 200, edited.body)
         assert.equal(edited.json().status, 'draft')

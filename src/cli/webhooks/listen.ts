@@ -24,7 +24,7 @@ interface ListenOptions {
   json?: boolean
 }
 
-/** `perpetua webhooks listen`: a receiver on this machine, subscribed, checked and printed (docs/decisions.md, issue 24). */
+/** `perpetua webhooks listen`: a receiver on this machine, subscribed, checked and printed (docs/decisions/dashboard-and-cli.md, "The CLI for a new user (issue 24)"). */
 export function addListenCommand(webhooks: Command, context: CliContext): void {
   webhooks
     .command('listen')

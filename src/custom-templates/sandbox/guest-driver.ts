@@ -9,7 +9,7 @@
  * bar (open_time, open, high, low, close, volume, quote_volume, trades); funding events as (time, rate, mark_price) triples,
  * each delivered to onFunding before the first bar whose close is after it (time < open_time + interval).
  * Each bar is a fresh object: a module may keep it. Measured: reusing one object would be ~2× faster
- * per bar, at the price of kept bars changing under the module (docs/decisions.md).
+ * per bar, at the price of kept bars changing under the module (docs/decisions/custom-strategies.md, "Look-ahead stays impossible with batches").
  */
 export const GUEST_DRIVER = String.raw`(function (seed) {
   'use strict'

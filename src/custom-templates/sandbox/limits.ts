@@ -1,7 +1,7 @@
 /**
  * Every bound the sandbox enforces, in one place (as workerd keeps its isolate limits behind one
  * interface): the API, the engine threads and the run sandboxes all read these numbers here.
- * The figures behind them are in ../../../docs/decisions.md ("Custom strategies: limits").
+ * The figures behind them are in ../../../docs/decisions/custom-strategies.md ("Custom strategies: the sandbox (issue 22)").
  */
 export const SANDBOX_LIMITS = {
   /** Module source as uploaded (Shopify Functions' compiled-binary cap, research §3.1). */

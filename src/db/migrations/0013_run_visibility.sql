@@ -1,5 +1,5 @@
 -- What a trader must be able to see (issue 21). Why a strategy is (or last was) in error: written with the
--- move into error, kept through the edit back to draft, cleared by the next deploy (docs/decisions.md).
+-- move into error, kept through the edit back to draft, cleared by the next deploy (docs/decisions/live.md, "What a trader sees of a run").
 ALTER TABLE strategies ADD COLUMN last_error_code text;
 ALTER TABLE strategies ADD COLUMN last_error_message text;
 ALTER TABLE strategies ADD COLUMN last_error_at timestamptz;

@@ -87,7 +87,7 @@ function closer<O>(symbol: ClosingSymbol<O>, serial: Serial, time: number): Clos
   }
 }
 
-/** Only the booking is retried: the order was sent once, before it. The strategy before its run (docs/decisions.md, "Lock order"). */
+/** Only the booking is retried: the order was sent once, before it. The strategy before its run (docs/decisions/live.md, "Lock order"). */
 function bookInTransaction(db: Db, run: RunRow, write: (trx: Db) => Promise<void>): Promise<void> {
   return retryingTransaction(db, async (trx) => {
     await lockStrategies(trx, [run.strategy_id])

@@ -5,7 +5,7 @@ import { lockStrategies } from '../../strategies/queries.js'
 import type { RunRow } from '../queries.js'
 import { markError } from '../run-error.js'
 
-/** Why a live run cannot go on by itself: the strategy moves to error (docs/decisions.md, "Moves into error"). */
+/** Why a live run cannot go on by itself: the strategy moves to error (docs/decisions/live.md, "Moves into error"). */
 /** A user's module failing (STRATEGY_*) is a cause too: the run cannot go on without a fixed module. */
 /** START_FAILED: the runner could not start three times in a row (runner/start-failures.ts). */
 export type RunFailureCode = 'KEY_REVOKED' | 'POSITION_MISMATCH' | 'FOREIGN_ORDER' | 'MARGIN_REFUSED' | 'HEDGE_MODE' | 'ORDER_REFUSED' | 'START_FAILED' | StrategyErrorCode
@@ -29,7 +29,7 @@ export const KEY_REFUSED = new Set([-2015, -2014, -1022])
  */
 export async function failRun(db: Db, run: RunRow, owner: string, failure: RunFailure, now: Date): Promise<boolean> {
   return retryingTransaction(db, async (trx) => {
-    await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions.md, "Lock order")
+    await lockStrategies(trx, [run.strategy_id]) // the strategy before its run (docs/decisions/live.md, "Lock order")
     const ended = await trx
       .updateTable('strategy_runs')
       .set({ ended_at: now, lease_owner: null, lease_expires_at: null })

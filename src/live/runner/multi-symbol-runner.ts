@@ -22,7 +22,7 @@ import { feedModule, openRunTemplate, StepChain, stepFailed } from './run-steps.
 
 /**
  * How long (wall time) a step waits, after its first bar arrived, for the bars of its other symbols before
- * REST is asked for them and the step goes with what there is (docs/decisions.md, "Multi-symbol runs").
+ * REST is asked for them and the step goes with what there is (docs/decisions/live.md, "Multi-symbol runs").
  */
 export const STEP_WAIT_MS = 5_000
 

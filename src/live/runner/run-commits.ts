@@ -24,7 +24,7 @@ type Outcome = { owned: boolean } | { failed: unknown }
  * while that commits, so the database thread works while the main thread still steps the others.
  *
  * Each run is fenced by its lease exactly as a runner's own transaction was: the transaction locks the
- * batch's strategy rows, then its run rows (docs/decisions.md, "Lock order": the order pause, deploy and
+ * batch's strategy rows, then its run rows (docs/decisions/live.md, "Lock order": the order pause, deploy and
  * every other writer follow) and writes only the runs this owner still holds; the others
  * answer false and their runners stop, so a runner that lost its lease never writes. Everything a run's
  * writes hold (fill, trades, outbox events, stats, the next intent, stream NOTIFYs, state) commits or

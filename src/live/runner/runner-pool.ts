@@ -54,7 +54,7 @@ export interface RunnerPoolOptions {
   vacuumMs?: number
   /**
    * The database runs one transaction at a time (the embedded PGlite): the batch commit then skips the
-   * strategy locks the lock order needs where transactions run side by side (docs/decisions.md, "Lock order").
+   * strategy locks the lock order needs where transactions run side by side (docs/decisions/live.md, "Lock order").
    */
   serialTransactions?: boolean
 }

@@ -18,7 +18,7 @@ export interface Step {
 export type StepStatus = 'complete' | 'final' | 'overtaken' | 'waiting' | 'empty'
 
 /**
- * Assembles a many-symbol run's steps from its symbols' kline streams (docs/decisions.md, "Multi-symbol runs"):
+ * Assembles a many-symbol run's steps from its symbols' kline streams (docs/decisions/live.md, "Multi-symbol runs"):
  * closed bars are buffered per symbol by open time; the next step (the last acted on + one interval) is
  * complete once every symbol's bar at it arrived. A step that cannot complete from the stream is made final
  * by its runner after a REST read of the missing bars (at once when the stream has overtaken it, after a

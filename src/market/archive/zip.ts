@@ -5,7 +5,7 @@ import zlib from 'node:zlib'
  * The one-file zips of Binance's public data archive, read and written with node:zlib alone. An archive
  * file holds one CSV, stored with method 8 (deflate); a reader of one entry needs the end-of-central-
  * directory record, the entry's local header and inflateRaw: ~60 lines, where the maintained packages
- * (yauzl, fflate, adm-zip) bring streaming, ZIP64 or many entries we never meet (docs/decisions.md).
+ * (yauzl, fflate, adm-zip) bring streaming, ZIP64 or many entries we never meet (docs/decisions/backtests.md, "History from the archive (issue 25)").
  */
 
 const LOCAL_HEADER = 0x04034b50

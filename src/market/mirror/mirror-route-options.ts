@@ -11,5 +11,5 @@ export const mirrorErrors = { 400: ExchangeErrorSchema, 422: ValidationErrorSche
 /** Marks, in the OpenAPI document, the mirror endpoints the spec does not list. */
 export const ADDITION =
   'Our addition beyond the spec: Binance’s public USD-M endpoint of the same path, parameters and answer, ' +
-  'served from Perpetua’s cache (request coalescing, TTLs in docs/decisions.md) within the shared upstream weight budget.'
+  'served from Perpetua’s cache (request coalescing, TTLs in docs/decisions/market-data.md) within the shared upstream weight budget.'
 export const additionTags = ['market data (Binance mirror, our additions)']

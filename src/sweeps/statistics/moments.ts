@@ -67,7 +67,7 @@ export function varianceFromShiftedSums(sum: number, sumSquares: number, n: numb
 
 /**
  * Per-observation Sharpe ratio from shifted sums (see varianceFromShiftedSums); 0 where the values do
- * not vary, so a flat configuration ranks as neither winner nor loser (docs/decisions.md, issue 23).
+ * not vary, so a flat configuration ranks as neither winner nor loser (docs/decisions/sweeps.md, "Sweep statistics (issue 23)").
  */
 export function sharpeFromShiftedSums(shift: number, sum: number, sumSquares: number, n: number): number {
   const variance = varianceFromShiftedSums(sum, sumSquares, n)

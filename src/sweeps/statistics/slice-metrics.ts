@@ -6,7 +6,7 @@ import { RangeDrawdown } from './range-drawdown.js'
  * A backtest's metrics over a run of days of one configuration's daily returns, in the job result's
  * units (src/engine/metrics.ts: Sharpe and Sortino annualised with √365, CAGR over a 365-day year,
  * drawdown a fraction ≤ 0). Trades are not in the daily returns, so profit factor and win rate are
- * their daily forms (docs/decisions.md, "Sweep statistics (issue 23)").
+ * their daily forms (docs/decisions/sweeps.md, "Sweep statistics (issue 23)").
  */
 export interface SliceMetrics {
   /** Compounded growth over the slice: Π(1 + r) − 1. */

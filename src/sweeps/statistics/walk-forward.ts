@@ -3,7 +3,7 @@ import { ColumnSlices, type SliceMetricName, type SliceMetrics } from './slice-m
 /**
  * The objectives a walk-forward can rank by, and the daily-slice metric each one reads. The job's
  * profit factor and win rate count closed trades, which daily returns do not hold: their daily forms
- * stand in. expected_value and total_trades have none (docs/decisions.md, issue 23).
+ * stand in. expected_value and total_trades have none (docs/decisions/sweeps.md, "Sweep statistics (issue 23)").
  */
 export const WALK_FORWARD_OBJECTIVES: Readonly<Record<string, SliceMetricName>> = {
   sharpe: 'sharpe',

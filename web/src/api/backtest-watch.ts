@@ -8,7 +8,7 @@ export const isTerminal = (job: Job): boolean => TERMINAL.has(job.status)
 /**
  * Progress is read from the job list, not GET /v1/backtest/jobs/{id}: the server lets one job be
  * read at most once per 5 s (spec Limits) while the list has only the weight budget (5 of 1200 a
- * minute), so a 2 s list poll shows progress smoothly and stays inside both (docs/decisions.md).
+ * minute), so a 2 s list poll shows progress smoothly and stays inside both (docs/decisions/dashboard-and-cli.md, "Dashboard (issue 14)").
  */
 const LIST_POLL_MS = 2_000
 

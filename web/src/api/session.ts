@@ -5,7 +5,7 @@ import { PerpetuaClient, PerpetuaError } from '../../../src/client/index.js'
  * secret it signs with. An app token is also kept in this tab's sessionStorage, so a reload keeps the
  * tab signed in; sign-out, a closed tab or a token the API refuses clears it. The API secret is held
  * in this module's memory only — never in any storage, cookie or the URL — so a key sign-in ends with
- * a reload (docs/decisions.md, "Dashboard: phones, long runs, units and the tab's session").
+ * a reload (docs/decisions/dashboard-and-cli.md, "Dashboard: phones, long runs, units and the tab's session").
  */
 export type Credentials = { kind: 'token'; token: string } | { kind: 'key'; apiKey: string; apiSecret: string }
 
