@@ -5,8 +5,9 @@ import { writeZip } from '../../market/archive/zip.js'
 import type { ReplayClock } from '../common/clock.js'
 import type { Faults } from '../common/faults.js'
 import { DAY, isInterval, nominalMs } from '../common/intervals.js'
-import { klines } from './klines.js'
-import type { Market } from './market.js'
+import { type KlineQuery, type KlineRow, klines } from './klines.js'
+import type { Market, MarketSymbol } from './market.js'
+import { priceKlines } from './price-klines.js'
 
 /** Generated files kept for the next request (a month of 1m klines zips to ~1.5 MB). */
 const CACHE_BYTES = 256 * 1024 * 1024
@@ -21,21 +22,29 @@ interface ArchiveEntry {
   checksum: string
 }
 
+/** The archive's kline kinds: its folder name and the REST rows of a span. */
+const KINDS: Record<string, (symbol: MarketSymbol, query: KlineQuery, now: number) => KlineRow[]> = {
+  klines,
+  markPriceKlines: (symbol, query, now) => priceKlines(symbol, 'mark', query, now),
+}
+
 /**
- * The public data archive's layout (data.binance.vision) over the recorded klines:
- * `/data/futures/um/{monthly,daily}/klines/<SYMBOL>/<interval>/<SYMBOL>-<interval>-<YYYY>-<MM>[-<DD>].zip`
+ * The public data archive's layout (data.binance.vision) over the recorded klines and mark-price klines:
+ * `/data/futures/um/{monthly,daily}/{klines,markPriceKlines}/<SYMBOL>/<interval>/<SYMBOL>-<interval>-<YYYY>-<MM>[-<DD>].zip`
  * and `….zip.CHECKSUM` (`<sha256>  <file name>`). A file exists once its whole month or day is before
- * replay now and the recording has bars in it; its rows are the REST klines of that span, so a store
- * filled from here equals one filled over REST. Files are made on the first request and kept.
+ * replay now and the recording has bars in it; its rows are the REST rows of that span
+ * (/fapi/v1/klines, /fapi/v1/markPriceKlines), so a store filled from here equals one filled over
+ * REST. Files are made on the first request and kept.
  */
 export function archiveRoutes(app: FastifyInstance, deps: { market: Market; clock: ReplayClock; faults: Faults }): void {
   const cache = new Map<string, ArchiveEntry>()
   let cached = 0
-  app.get('/data/futures/um/:period/klines/:symbol/:interval/:file', async (request, reply) => {
-    const { period = '', symbol = '', interval = '', file = '' } = request.params as Record<string, string | undefined>
+  app.get('/data/futures/um/:period/:kind/:symbol/:interval/:file', async (request, reply) => {
+    const { period = '', kind = '', symbol = '', interval = '', file = '' } = request.params as Record<string, string | undefined>
+    const rowsOf = Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined
     const match = /^([A-Z0-9]+)-([0-9a-zA-Z]+)-(\d{4})-(\d{2})(?:-(\d{2}))?\.zip(\.CHECKSUM)?$/.exec(file)
     const notFound = () => reply.code(404).type('text/plain').send(`no such archive file: ${request.url}`)
-    if (!match || match[1] !== symbol || match[2] !== interval || !isInterval(interval) || nominalMs(interval) > DAY) return notFound()
+    if (!rowsOf || !match || match[1] !== symbol || match[2] !== interval || !isInterval(interval) || nominalMs(interval) > DAY) return notFound()
     if ((period === 'daily') !== (match[5] !== undefined) || (period !== 'daily' && period !== 'monthly')) return notFound()
     const [year, month, day] = [Number(match[3]), Number(match[4]) - 1, match[5] === undefined ? undefined : Number(match[5])]
     const from = Date.UTC(year, month, day ?? 1)
@@ -44,10 +53,10 @@ export function archiveRoutes(app: FastifyInstance, deps: { market: Market; cloc
     const recorded = deps.market.get(symbol)
     if (!recorded || to > now || new Date(from).getUTCMonth() !== month) return notFound()
     const name = file.replace(/\.CHECKSUM$/, '')
-    const key = `${period}/${name}`
+    const key = `${period}/${kind}/${name}`
     let entry = cache.get(key)
     if (!entry) {
-      const rows = klines(recorded, { interval, startTime: from, endTime: to - 1, limit: Number.POSITIVE_INFINITY }, now).filter((row) => row[0] < to)
+      const rows = rowsOf(recorded, { interval, startTime: from, endTime: to - 1, limit: Number.POSITIVE_INFINITY }, now).filter((row) => row[0] < to)
       if (rows.length === 0) return notFound()
       const lines = rows.map((row) => row.join(','))
       const csv = `${from >= HEADER_FROM ? `${KLINE_CSV_HEADER}\n` : ''}${lines.join('\n')}\n`

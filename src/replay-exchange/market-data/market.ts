@@ -4,7 +4,7 @@ import type { DataFiles, SampleKind } from './recorded/data-files.js'
 import type { ExchangeInfoSnapshot, PremiumSnapshot, PremiumSnapshotEntry, SymbolInfo } from './recorded/exchange-info.js'
 import { DAY, type Interval, nominalMs } from '../common/intervals.js'
 import { lazy } from './recorded/lazy.js'
-import { type FundingRows, loadFunding, loadKlines, loadMultiDaily, loadSamples, type SampleRows } from './recorded/recorded.js'
+import { type FundingRows, loadFunding, loadKlines, loadMarkKlines, loadMultiDaily, loadSamples, type SampleRows } from './recorded/recorded.js'
 import { priceAt } from './prices.js'
 import { ScaledBars } from './recorded/scaled-bars.js'
 import { seedOf, unit } from '../common/seeded.js'
@@ -38,6 +38,8 @@ export interface MarketSymbol {
   sources: SourceRef[]
   /** The widest-spanning source: trades are scheduled on it. */
   main: SourceRef
+  /** Recorded mark-price klines, ascending by interval (none for most symbols: their mark is derived). */
+  markSources: SourceRef[]
   funding: () => FundingRows | undefined
   samples: Map<SampleKind, SampleSource>
   /** The premium snapshot's row for this symbol, if any (real funding for one period). */
@@ -87,6 +89,12 @@ function buildSymbols(files: DataFiles, exchangeInfo: ExchangeInfoSnapshot, prem
       add(symbol, { interval: '1d', step: DAY, from: bars.time(0), to: bars.time(bars.length - 1) + DAY, bars: () => bars })
     }
   }
+  const marks = new Map<string, SourceRef[]>()
+  for (const k of files.markKlines) {
+    const list = marks.get(k.symbol) ?? []
+    list.push({ interval: k.interval, step: nominalMs(k.interval), from: k.from, to: k.to, bars: lazy(() => loadMarkKlines(k.file, k.interval)) })
+    marks.set(k.symbol, list.sort((a, b) => a.step - b.step))
+  }
   const samples = new Map<string, Map<SampleKind, SampleSource>>()
   for (const s of files.samples) {
     const map = samples.get(s.symbol) ?? new Map<SampleKind, SampleSource>()
@@ -107,6 +115,7 @@ function buildSymbols(files: DataFiles, exchangeInfo: ExchangeInfoSnapshot, prem
       donor: undefined,
       sources,
       main: widest(sources),
+      markSources: marks.get(name) ?? [],
       funding: lazy(() => (fundingFile ? loadFunding(fundingFile) : undefined)),
       samples: samples.get(name) ?? new Map(),
       snapshot: premium?.entries.get(name),
@@ -181,6 +190,7 @@ function deriveSymbol(
     // Trades are scheduled on the donor's coarsest series: its per-bar trade counts cost one number
     // per bar, so ~450 derived symbols over daily bars take ~7 MB where hourly ones took ~200 MB.
     main: sources[sources.length - 1]!,
+    markSources: [],
     funding: () => undefined,
     samples: new Map(),
     snapshot,

@@ -36,6 +36,8 @@ export interface SampleFile {
 export interface DataFiles {
   dir: string
   klines: KlineFile[]
+  /** Recorded mark-price klines (`SYMBOL-markPrice-INTERVAL-….csv[.gz]`: open_time, open, high, low, close). */
+  markKlines: KlineFile[]
   /** Files with a symbol column (`multi-symbol-1d.csv.gz`). */
   multiDaily: string[]
   funding: Map<string, string>
@@ -47,6 +49,7 @@ export interface DataFiles {
 }
 
 const KLINE = /^([A-Z0-9]+)-(\w+)-(\d{8})-(\d{8})\.csv(\.gz)?$/
+const MARK_KLINE = /^([A-Z0-9]+)-markPrice-(\w+)-(\d{8})-(\d{8})\.csv(\.gz)?$/
 const FUNDING = /^([A-Z0-9]+)-fundingRate-\d{8}-\d{8}\.csv(\.gz)?$/
 const SAMPLE = /^([A-Z0-9]+)-(\w+)-(\w+)-\d{8}-\d{8}\.csv(\.gz)?$/
 const MULTI_DAILY = /^multi-symbol-1d\.csv(\.gz)?$/
@@ -55,20 +58,25 @@ function dayStart(yyyymmdd: string): number {
   return Date.UTC(Number(yyyymmdd.slice(0, 4)), Number(yyyymmdd.slice(4, 6)) - 1, Number(yyyymmdd.slice(6, 8)))
 }
 
+/** A kline file from its name's match: symbol, interval, first day, last day. */
+function klineFile(match: RegExpExecArray, file: string): KlineFile {
+  const interval = match[2] as Interval
+  return { symbol: match[1]!, interval, from: dayStart(match[3]!), to: dayStart(match[4]!) + 86_400_000 + nominalMs(interval), file }
+}
+
 /** Lists the recorded files of a data folder; throws when the folder or its exchangeInfo snapshot is missing. */
 export function scanDataDir(dir: string): DataFiles {
   const futures = path.join(dir, 'binance-um-futures')
   if (!fs.existsSync(futures)) throw new Error(`replay exchange: no binance-um-futures/ folder in ${dir}`)
-  const files: DataFiles = { dir, klines: [], multiDaily: [], funding: new Map(), samples: [], exchangeInfo: '', premiumIndex: undefined, leverageBracket: undefined }
+  const files: DataFiles = { dir, klines: [], markKlines: [], multiDaily: [], funding: new Map(), samples: [], exchangeInfo: '', premiumIndex: undefined, leverageBracket: undefined }
   for (const name of fs.readdirSync(futures).sort()) {
     const file = path.join(futures, name)
     let match: RegExpExecArray | null
     if (MULTI_DAILY.test(name)) files.multiDaily.push(file)
     else if ((match = FUNDING.exec(name))) files.funding.set(match[1]!, file)
-    else if ((match = KLINE.exec(name)) && isInterval(match[2]!)) {
-      const interval = match[2] as Interval
-      files.klines.push({ symbol: match[1]!, interval, from: dayStart(match[3]!), to: dayStart(match[4]!) + 86_400_000 + nominalMs(interval), file })
-    } else if ((match = SAMPLE.exec(name)) && (SAMPLE_KINDS as readonly string[]).includes(match[2]!)) {
+    else if ((match = MARK_KLINE.exec(name)) && isInterval(match[2]!)) files.markKlines.push(klineFile(match, file))
+    else if ((match = KLINE.exec(name)) && isInterval(match[2]!)) files.klines.push(klineFile(match, file))
+    else if ((match = SAMPLE.exec(name)) && (SAMPLE_KINDS as readonly string[]).includes(match[2]!)) {
       files.samples.push({ symbol: match[1]!, kind: match[2] as SampleKind, period: match[3]!, file })
     }
   }

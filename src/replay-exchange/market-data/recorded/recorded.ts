@@ -17,6 +17,13 @@ export function loadKlines(file: string, interval: Interval): Bars {
   return barsFrom(parseCsv(readText(file), file, { numeric: KLINE_COLUMNS }).numbers, file, interval)
 }
 
+/** Recorded mark-price klines: Binance's markPriceKlines carry no volume (always 0), and the files none. */
+export function loadMarkKlines(file: string, interval: Interval): Bars {
+  const [time, open, high, low, close] = parseCsv(readText(file), file, { numeric: KLINE_COLUMNS.slice(0, 5) }).numbers as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array]
+  checkAscending(time, file)
+  return new RecordedBars(interval, nominalMs(interval), { time, open, high, low, close, volume: new Float64Array(time.length) })
+}
+
 /** `multi-symbol-1d.csv.gz`: daily bars of several symbols, grouped by its symbol column. */
 export function loadMultiDaily(file: string): Map<string, Bars> {
   const { rows, numbers, texts } = parseCsv(readText(file), file, { numeric: KLINE_COLUMNS, text: ['symbol'] })
