@@ -53,7 +53,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     cleanups.splice(1, 0, () => boss.stop({ graceful: true, timeout: 10_000 })) // stops after all that uses it, before the database
     services.boss = boss // routes read it per request; the queue needs the open database
     await services.webhooks.start({ database: storage.database, log: logger })
-    const workers = await startBacktestWorkers({ db: storage.database.db, database: storage.database, boss, market: services.market, now: services.now, log: logger, workers: config.workers })
+    const workers = await startBacktestWorkers({ db: storage.database.db, database: storage.database, boss, market: services.market, now: services.now, log: logger, workers: config.workers, historyCacheMb: config.historyCacheMb })
     cleanups.push(() => workers.stop())
     const runners = startRunners(services.config, storage.database.db, services.market, logger, services.runSignals, services.secrets, services.now)
     if (runners) cleanups.push(() => runners.stop())

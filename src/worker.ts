@@ -30,7 +30,7 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     const upstreamConfig = await withUpstream(config, logger, cleanups)
     const market = createMarketData(upstreamConfig, Date.now)
     cleanups.push(() => market.close())
-    const workers = await startBacktestWorkers({ db: storage.database.db, database: storage.database, boss, market, now: Date.now, log: logger, workers: config.workers })
+    const workers = await startBacktestWorkers({ db: storage.database.db, database: storage.database, boss, market, now: Date.now, log: logger, workers: config.workers, historyCacheMb: config.historyCacheMb })
     cleanups.push(() => workers.stop())
     // Webhook secrets and exchange keys are sealed under MASTER_KEY: every node of one deployment must share it.
     const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))

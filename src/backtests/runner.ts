@@ -13,7 +13,7 @@ import { EngineCancelled, EngineFailure, EnginePool } from '../work/engine-pool.
 import type { CustomJob } from '../work/engine-thread.js'
 import { dataWarnings, exchangeCoverage, NoData, requireBars } from './coverage.js'
 import { loadBars, loadFunding } from './history-store.js'
-import { type HistoryCaches, historyCaches } from './history-cache.js'
+import { type HistoryCaches, historyCaches } from '../work/history-cache.js'
 import { listenForQueued, sendInTransaction } from '../db/queue.js'
 import { claimJob, finishJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
 import { encodeResult } from './result-codec.js'
@@ -64,6 +64,8 @@ export interface BacktestWorkerDeps {
   log: FastifyBaseLogger
   /** Engine threads, and so jobs run at once on this node. */
   workers: number
+  /** Megabytes of decoded bars this node keeps between jobs (HISTORY_CACHE_MB). */
+  historyCacheMb: number
   /** Its notifications wake this node's workers when a job or sweep task is enqueued on any node, this one included (db/queue.ts). */
   database: DatabaseHandle
   /** How often pg-boss looks for work without a wake-up: 0.5 s unless a test asks otherwise. */
@@ -80,7 +82,7 @@ export interface BacktestRun {
 export async function startBacktestWorkers(deps: BacktestWorkerDeps): Promise<{ stop(): Promise<void> }> {
   const pool = new EnginePool(deps.workers)
   // Decoded history this node keeps between jobs (history-cache.ts).
-  const caches = historyCaches()
+  const caches = historyCaches(deps.historyCacheMb)
   await ensureBacktestQueue(deps.boss)
   // Sweeps' tasks share this node's engine threads and decoded history with its jobs.
   const sweeps = await startSweepWorkers({ ...deps, pool, caches })

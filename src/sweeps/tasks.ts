@@ -2,7 +2,7 @@ import type { Db } from '../db/connect.js'
 import { insertInTransaction, sendInTransaction } from '../db/queue.js'
 import { EngineCancelled, type EnginePool } from '../work/engine-pool.js'
 import type { CustomJob, RunSummary } from '../work/engine-thread.js'
-import type { HistoryCaches } from '../backtests/history-cache.js'
+import type { HistoryCaches } from '../work/history-cache.js'
 import { formatMetrics } from '../backtests/result-format.js'
 import {
   BEAT_MS,

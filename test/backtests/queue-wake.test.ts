@@ -32,7 +32,7 @@ for (const backend of backends()) {
       other = backend === 'postgres' ? await connectDatabase({ databaseUrl: t.database.url!, dataDir: t.database.dataDir, poolMax: 2 }) : undefined
       const database = other ?? t.database.handle
       const boss = await startQueue(database, () => undefined)
-      const workers = await startBacktestWorkers({ db: database.db, database, boss, market: t.services.market, now: Date.now, log: pino({ level: 'silent' }), workers: 1, pollSeconds: POLL_SECONDS })
+      const workers = await startBacktestWorkers({ db: database.db, database, boss, market: t.services.market, now: Date.now, log: pino({ level: 'silent' }), workers: 1, historyCacheMb: 64, pollSeconds: POLL_SECONDS })
       stopWorkers = async () => {
         await workers.stop()
         await boss.stop({ graceful: false, timeout: 2000 })

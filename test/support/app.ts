@@ -81,7 +81,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const services = createServices(config, database.handle, clock.now, boss)
   const workers =
     boss && options.queue === 'workers'
-      ? await startBacktestWorkers({ db: database.handle.db, database: database.handle, boss, market: services.market, now: clock.now, log: silentLogger, workers: options.engineThreads ?? 1 })
+      ? await startBacktestWorkers({ db: database.handle.db, database: database.handle, boss, market: services.market, now: clock.now, log: silentLogger, workers: options.engineThreads ?? 1, historyCacheMb: config.historyCacheMb })
       : undefined
   if (workers) await services.webhooks.start({ database: database.handle, log: silentLogger })
   // As `perpetua serve` does: with a PostgreSQL server, keys are cached while their changes are followed.
