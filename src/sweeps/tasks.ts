@@ -4,18 +4,8 @@ import { EngineCancelled, type EnginePool } from '../work/engine-pool.js'
 import type { CustomJob, RunSummary } from '../work/engine-thread.js'
 import type { HistoryCaches } from '../work/history-cache.js'
 import { formatMetrics } from '../backtests/result-format.js'
-import {
-  BEAT_MS,
-  type BacktestWorkerDeps,
-  checkedHistory,
-  customJob,
-  describeFailure,
-  type EngineInput,
-  engineInput,
-  LOST_AFTER_MS,
-  MAX_ATTEMPTS,
-  SWEEP_MS,
-} from '../backtests/runner.js'
+import { checkedHistory, customJob, describeFailure, type EngineInput, engineInput } from '../backtests/engine-input.js'
+import { BEAT_MS, type BacktestWorkerDeps, LOST_AFTER_MS, MAX_ATTEMPTS, SWEEP_MS } from '../backtests/runner.js'
 import type { JobConfig } from '../backtests/schemas.js'
 import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
 import { encodeFloats, returnsMatrix } from './returns.js'
