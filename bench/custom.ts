@@ -41,7 +41,7 @@ const EMPTY_MODULE = 'export function create() { return { onBar() { return NaN }
 
 /**
  * examples/strategies/sma-cross.js, a user's module, run as the engine thread runs a custom job
- * (src/backtests/engine-thread.ts: StrategyInstance.load, customTemplate, runBacktest), beside the
+ * (src/work/engine-thread.ts: StrategyInstance.load, customTemplate, runBacktest), beside the
  * built-in sma_cross on the same bars and input (bench/backtest.ts), trade for trade; then how long a
  * sandbox takes to start, and the process's memory with 20 custom jobs at once (a child process).
  */

@@ -4,7 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
 import { buildApp } from '../src/app.js'
-import { ensureBacktestQueue } from '../src/backtests/runner.js'
+import { ensureQueues } from '../src/work/ensure-queues.js'
+import { workHandlers } from '../src/work-handlers.js'
 import { loadConfig } from '../src/config.js'
 import { operatorCommands } from '../src/control/commands.js'
 import { startQueue } from '../src/db/queue.js'
@@ -118,7 +119,7 @@ async function measureWorkers(adminUrl: string, upstreamUrl: string) {
   const config = loadConfig({ ...process.env, ...env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' })
   const storage = await openStorage(config, 'bench')
   const boss = await startQueue(storage.database, (error) => log(`queue error: ${String(error)}`))
-  await ensureBacktestQueue(boss)
+  await ensureQueues(boss, workHandlers())
   const services = createServices(config, storage.database, Date.now, boss)
   const app = await buildApp(services)
   const url = await app.listen({ port: 0, host: '127.0.0.1' })

@@ -37,6 +37,11 @@ export interface Config {
   /** Time limit of one webhook delivery attempt (spec: 10 s). Not from the environment; tests lower it. */
   webhookTimeoutMs: number
   workers: number
+  /**
+   * HISTORY_CACHE_MB: decoded bars a worker node keeps in memory between backtests and sweeps, and a
+   * sixteenth of that for funding (work/history-cache.ts); 0 keeps none.
+   */
+  historyCacheMb: number
   logLevel: LogLevel
   /** Weight budget per API key (or IP when unsigned) per minute on /v1. */
   weightPerMinute: number
@@ -90,6 +95,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: 10_000,
     dashboardDir: undefined,
     workers: read.integer('WORKERS', Math.max(1, os.availableParallelism() - 1), 1, 64),
+    historyCacheMb: read.integer('HISTORY_CACHE_MB', 64, 0, 65536),
     logLevel: read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     weightPerMinute: read.integer('RATE_LIMIT_WEIGHT_PER_MINUTE', 1200, 1, 1e9),
     ipRequestsPerMinute: read.integer('RATE_LIMIT_IP_PER_MINUTE', 2400, 1, 1e9),

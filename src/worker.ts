@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { startBacktestWorkers } from './backtests/runner.js'
+import { startWork } from './work/start-work.js'
+import { workHandlers } from './work-handlers.js'
 import type { Config } from './config.js'
 import { startQueue } from './db/queue.js'
 import { createMarketData } from './market/market-data.js'
@@ -30,7 +31,8 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     const upstreamConfig = await withUpstream(config, logger, cleanups)
     const market = createMarketData(upstreamConfig, Date.now)
     cleanups.push(() => market.close())
-    const workers = await startBacktestWorkers({ db: storage.database.db, database: storage.database, boss, market, now: Date.now, log: logger, workers: config.workers })
+    const deps = { db: storage.database.db, database: storage.database, boss, market, now: Date.now, log: logger, workers: config.workers, historyCacheMb: config.historyCacheMb }
+    const workers = await startWork(deps, workHandlers())
     cleanups.push(() => workers.stop())
     // Webhook secrets and exchange keys are sealed under MASTER_KEY: every node of one deployment must share it.
     const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))

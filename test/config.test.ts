@@ -34,6 +34,7 @@ describe('loadConfig', () => {
     assert.deepEqual(config.idpb, { issuer: undefined, audience: undefined, jwksUrl: undefined })
     assert.equal(config.webhookAllowPrivateHosts, false)
     assert.equal(config.workers, Math.max(1, os.availableParallelism() - 1))
+    assert.equal(config.historyCacheMb, 64, 'DESIGN §9: the decoded-history cache defaults to 64 MB')
     assert.equal(config.logLevel, 'info')
     assert.equal(config.weightPerMinute, 1200, 'DESIGN §5: 1200 per 60 s on /v1')
   })
@@ -78,6 +79,7 @@ describe('loadConfig', () => {
       IDPA_JWKS_URL: 'https://idpa.example/jwks',
       WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true',
       WORKERS: '3',
+      HISTORY_CACHE_MB: '0',
       LOG_LEVEL: 'debug',
     })
     assert.equal(config.port, 0)
@@ -93,6 +95,7 @@ describe('loadConfig', () => {
     assert.deepEqual(config.idpa, { issuer: 'https://idpa.example', audience: 'perpetua', jwksUrl: 'https://idpa.example/jwks' })
     assert.equal(config.webhookAllowPrivateHosts, true)
     assert.equal(config.workers, 3)
+    assert.equal(config.historyCacheMb, 0, 'no cache')
     assert.equal(config.logLevel, 'debug')
   })
 
@@ -103,6 +106,7 @@ describe('loadConfig', () => {
       DATABASE_URL: 'mysql://db.example/x',
       MASTER_KEY: 'not a key',
       WORKERS: '0',
+      HISTORY_CACHE_MB: '-1',
       WEBHOOK_ALLOW_PRIVATE_HOSTS: 'maybe',
       APP_JWT_TTL: '1.5',
       IDPB_JWKS_URL: 'ftp://idpb.example/jwks',
@@ -112,6 +116,7 @@ describe('loadConfig', () => {
     assert.deepEqual(keys, [
       'APP_JWT_TTL',
       'DATABASE_URL',
+      'HISTORY_CACHE_MB',
       'IDPB_JWKS_URL',
       'LOG_LEVEL',
       'MASTER_KEY',

@@ -1,6 +1,6 @@
 import os from 'node:os'
-import { EnginePool } from '../../src/backtests/engine-pool.js'
-import type { CustomJob, EngineRequest } from '../../src/backtests/engine-thread.js'
+import { EnginePool } from '../../src/work/engine-pool.js'
+import type { CustomJob, EngineRequest } from '../../src/work/engine-thread.js'
 import { concatBars } from '../../src/backtests/kline-codec.js'
 import { jobBudgetMs } from '../../src/custom-templates/sandbox/limits.js'
 import type { BacktestResult } from '../../src/engine/index.js'

@@ -2,7 +2,7 @@ import type { Db } from '../db/connect.js'
 import { exchangeServerTime } from '../market/exchange-clock.js'
 import type { MarketData } from '../market/market-data.js'
 import { TIMEFRAME_MS, TIMEFRAMES, type Timeframe } from '../strategies/timeframes.js'
-import { historyCaches } from './history-cache.js'
+import { historyCaches } from '../work/history-cache.js'
 import { countBars, fillBars, type HistorySource, loadFunding } from './history-store.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
 import { SYMBOL } from '../market/symbol-pattern.js'
@@ -84,7 +84,7 @@ export async function prefillHistory(deps: PrefillDeps, request: PrefillRequest)
         const bars = await countBars(db, symbol, interval, intervalMs, request.start, last)
         const klinesMs = Math.round(performance.now() - before.at)
         const cpu = process.cpuUsage(before.cpu)
-        const funding = await loadFunding(db, rest, historyCaches(0, 0), { symbol, start: request.start, end, now })
+        const funding = await loadFunding(db, rest, historyCaches(0), { symbol, start: request.start, end, now })
         results.push({
           symbol,
           interval,

@@ -3,7 +3,7 @@ import type { Db } from '../db/connect.js'
 import { type ArchiveFile, archivable, planKlineFiles } from '../market/archive/archive-files.js'
 import type { ArchiveOutcome, KlineArchive } from '../market/archive/kline-archive.js'
 import { awaitFile, claimFiles, NODE_ID, releaseFiles } from './archive-claims.js'
-import type { FundingColumns, HistoryCaches } from './history-cache.js'
+import type { FundingColumns, HistoryCaches } from '../work/history-cache.js'
 import { BAR_COLUMNS, type BarColumns, barsFromRows, concatBars, decodeBars, encodeBarsAsync, sliceBars, type StoredBar } from './kline-codec.js'
 
 /** A kline as stored and served: the engine's bar input with quote volume and trades. */
@@ -29,7 +29,7 @@ export interface HistorySource {
   fundingRates(symbol: string, startTime: number, endTime: number, limit: number): Promise<FundingRow[]>
 }
 
-export type { FundingColumns } from './history-cache.js'
+export type { FundingColumns } from '../work/history-cache.js'
 
 /** Upstream page sizes (the exchange's maxima for these endpoints). */
 const KLINE_PAGE = 1500

@@ -1,4 +1,4 @@
-/** The queue a sweep's tasks are sent to (created with the backtest queue: backtests/runner.ts ensureBacktestQueue). */
+/** The queue a sweep's tasks are sent to (worked by task-handler.ts). */
 export const SWEEP_QUEUE = 'backtest-sweep-task'
 
 /** What a queue job asks: run `attempt` of task `task` of sweep `sweepId`. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, beforeEach, describe, it } from 'node:test'
-import { type HistoryCaches, historyCaches } from '../../src/backtests/history-cache.js'
+import { type HistoryCaches, historyCaches } from '../../src/work/history-cache.js'
 import { type ArchiveSource, loadBars } from '../../src/backtests/history-store.js'
 import { UpstreamHistory } from '../../src/backtests/upstream-history.js'
 import { KlineArchive } from '../../src/market/archive/kline-archive.js'
@@ -40,7 +40,7 @@ for (const backend of backends()) {
       t.replay!.resetStats()
     })
 
-    const load = async (source?: ArchiveSource, caches: HistoryCaches = historyCaches()) =>
+    const load = async (source?: ArchiveSource, caches: HistoryCaches = historyCaches(64)) =>
       loadBars(t.database.handle.db, rest, caches, { ...RANGE, now: await exchangeServerTime(t.services.market) }, source)
     const storedChunks = async () =>
       (await t.database.handle.db.selectFrom('kline_chunks').select(['chunk_start', 'bars', 'data']).where('symbol', '=', 'BTCUSDT').orderBy('chunk_start').execute()).map((c) => ({ ...c, data: Buffer.from(c.data).toString('base64') }))

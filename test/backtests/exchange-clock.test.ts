@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { historyCaches } from '../../src/backtests/history-cache.js'
+import { historyCaches } from '../../src/work/history-cache.js'
 import { loadBars } from '../../src/backtests/history-store.js'
 import { decodeBars } from '../../src/backtests/kline-codec.js'
 import { UpstreamHistory } from '../../src/backtests/upstream-history.js'
@@ -98,7 +98,7 @@ for (const backend of backends()) {
       const db = t.database.handle.db
       const history = new UpstreamHistory(t.services.market)
       const symbol = 'ETHUSDT'
-      const load = (now: number) => loadBars(db, history, historyCaches(), { symbol, interval: '1h', intervalMs: HOUR, start: Date.UTC(2025, 5, 16), end: BAR_08.openTime + 2 * HOUR, now })
+      const load = (now: number) => loadBars(db, history, historyCaches(64), { symbol, interval: '1h', intervalMs: HOUR, start: Date.UTC(2025, 5, 16), end: BAR_08.openTime + 2 * HOUR, now })
       // As the code before 0016 did: "now" by our wall clock (2026 and later), so the bar forming at the
       // exchange (the replay's present is 2025-06-17 09:05 now) is stored as final, and the span has no exchange time.
       const exchangeNow = await exchangeServerTime(t.services.market)

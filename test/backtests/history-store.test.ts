@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
-import { HistoryCache, type HistoryCaches, historyCaches } from '../../src/backtests/history-cache.js'
+import { type HistoryCaches, historyCaches } from '../../src/work/history-cache.js'
 import { loadBars, loadFunding } from '../../src/backtests/history-store.js'
 import { encodeBars } from '../../src/backtests/kline-codec.js'
 import { UpstreamHistory } from '../../src/backtests/upstream-history.js'
@@ -26,8 +26,8 @@ for (const backend of backends()) {
 
     it('serves a node its decoded chunks until another node rewrites them, then reads the new revision', async () => {
       // Two nodes: each fetches a different part of one stored chunk (a 1h chunk spans 8,192 hours).
-      const nodeA = historyCaches()
-      const nodeB = historyCaches()
+      const nodeA = historyCaches(64)
+      const nodeB = historyCaches(64)
       const early = await load(nodeA, at(1), at(10, 23))
       assert.equal(early.openTime.length, 240)
       assert.ok(early.open.buffer instanceof SharedArrayBuffer, 'bars travel to the engine thread in shared memory')
@@ -39,7 +39,7 @@ for (const backend of backends()) {
       // Node A's copy is older than the stored chunk: it must read the new bars, not serve its own.
       const both = await load(nodeA, at(1), at(20, 23))
       assert.equal(both.openTime.length, 480)
-      assert.deepEqual(both, await load(historyCaches(), at(1), at(20, 23)))
+      assert.deepEqual(both, await load(historyCaches(64), at(1), at(20, 23)))
       assert.deepEqual(Array.from(both.openTime.subarray(0, 240)), Array.from(early.openTime))
       assert.deepEqual(Array.from(both.close.subarray(0, 240)), Array.from(early.close))
 
@@ -53,7 +53,7 @@ for (const backend of backends()) {
     })
 
     it('serves funding from memory while no event was added to the range, and reads again once one was', async () => {
-      const node = historyCaches()
+      const node = historyCaches(64)
       const load = () => loadFunding(t.database.handle.db, history, node, { symbol: 'BTCUSDT', start: at(1), end: at(10, 23), now: Date.now() })
       const first = await load()
       assert.equal(first.time.length, 30, 'three funding events a day')
@@ -65,20 +65,6 @@ for (const backend of backends()) {
       assert.equal(after.time.length, 31)
       assert.ok(after.time.includes(extra))
       assert.ok(Number.isNaN(after.markPrice[after.time.indexOf(extra)]!))
-    })
-
-    it('keeps within its byte budget, dropping the least recently used first', () => {
-      const cache = new HistoryCache<Float64Array>(3 * 800, (value) => value.byteLength) // three values of 100 numbers
-      for (const key of ['a', 'b', 'c']) cache.set(key, '1', new Float64Array(100))
-      assert.ok(cache.get('a', '1'))
-      cache.set('d', '1', new Float64Array(100))
-      assert.equal(cache.bytes, 3 * 800)
-      assert.equal(cache.get('b', '1'), undefined, 'b was the least recently used')
-      assert.ok(cache.get('a', '1') && cache.get('c', '1') && cache.get('d', '1'))
-      assert.equal(cache.get('a', '2'), undefined, 'another version is a miss')
-      cache.set('e', '1', new Float64Array(1000)) // larger than the whole budget: not kept, evicts nothing
-      assert.equal(cache.get('e', '1'), undefined)
-      assert.equal(cache.bytes, 3 * 800)
     })
   })
 }

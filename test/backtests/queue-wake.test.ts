@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
-import { startBacktestWorkers } from '../../src/backtests/runner.js'
+import { startWork } from '../../src/work/start-work.js'
+import { workHandlers } from '../../src/work-handlers.js'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import { startQueue } from '../../src/db/queue.js'
 import { startTestApp, type TestApp } from '../support/app.js'
@@ -32,7 +33,8 @@ for (const backend of backends()) {
       other = backend === 'postgres' ? await connectDatabase({ databaseUrl: t.database.url!, dataDir: t.database.dataDir, poolMax: 2 }) : undefined
       const database = other ?? t.database.handle
       const boss = await startQueue(database, () => undefined)
-      const workers = await startBacktestWorkers({ db: database.db, database, boss, market: t.services.market, now: Date.now, log: pino({ level: 'silent' }), workers: 1, pollSeconds: POLL_SECONDS })
+      const deps = { db: database.db, database, boss, market: t.services.market, now: Date.now, log: pino({ level: 'silent' }), workers: 1, historyCacheMb: 64, pollSeconds: POLL_SECONDS }
+      const workers = await startWork(deps, workHandlers())
       stopWorkers = async () => {
         await workers.stop()
         await boss.stop({ graceful: false, timeout: 2000 })

@@ -1,7 +1,9 @@
 import type { FastifyBaseLogger, FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from '../../src/app.js'
-import { ensureBacktestQueue, startBacktestWorkers } from '../../src/backtests/runner.js'
+import { ensureQueues } from '../../src/work/ensure-queues.js'
+import { startWork } from '../../src/work/start-work.js'
+import { workHandlers } from '../../src/work-handlers.js'
 import { startQueue } from '../../src/db/queue.js'
 import { issueApiKey } from '../../src/auth/api-keys.js'
 import type { Scope } from '../../src/auth/scopes.js'
@@ -77,11 +79,14 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const config = { ...loadConfig({ DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', ...upstream, ...env }), ...options.config }
   const clock = new TestClock(Date.now(), options.wallClock === true)
   const boss = options.queue ? await startQueue(database.handle, () => undefined) : undefined
-  if (boss) await ensureBacktestQueue(boss)
+  if (boss) await ensureQueues(boss, workHandlers())
   const services = createServices(config, database.handle, clock.now, boss)
   const workers =
     boss && options.queue === 'workers'
-      ? await startBacktestWorkers({ db: database.handle.db, database: database.handle, boss, market: services.market, now: clock.now, log: silentLogger, workers: options.engineThreads ?? 1 })
+      ? await startWork(
+          { db: database.handle.db, database: database.handle, boss, market: services.market, now: clock.now, log: silentLogger, workers: options.engineThreads ?? 1, historyCacheMb: config.historyCacheMb },
+          workHandlers(),
+        )
       : undefined
   if (workers) await services.webhooks.start({ database: database.handle, log: silentLogger })
   // As `perpetua serve` does: with a PostgreSQL server, keys are cached while their changes are followed.

@@ -1,4 +1,4 @@
-import type { BarColumns } from './kline-codec.js'
+import type { BarColumns } from '../backtests/kline-codec.js'
 
 interface Entry<V> {
   version: string
@@ -73,13 +73,16 @@ export interface HistoryCaches {
 }
 
 /**
- * Reading and inflating BTCUSDT 5m 2023-01..2026-02 (41 chunks, 6.4 MB deflated) took ~100 ms of a
- * 300 ms job on PGlite, listing the chunks' revisions ~2 ms; reading its 3,500 funding events 10-20 ms,
- * counting them ~1 ms. 64 MB of bars is 1 M bars at eight columns (three such series).
+ * The caches of a node with `megabytes` for decoded bars (HISTORY_CACHE_MB) and a sixteenth of that
+ * for funding (0: nothing is kept). Reading and inflating BTCUSDT 5m 2023-01..2026-02 (41 chunks,
+ * 6.4 MB deflated) took ~100 ms of a 300 ms job on PGlite, listing the chunks' revisions ~2 ms; reading
+ * its 3,500 funding events 10-20 ms, counting them ~1 ms. 64 MB of bars is 1 M bars at eight columns
+ * (three such series).
  */
-export function historyCaches(klineBytes = 64 * 1024 * 1024, fundingBytes = 4 * 1024 * 1024): HistoryCaches {
+export function historyCaches(megabytes: number): HistoryCaches {
+  const klineBytes = megabytes * 1024 * 1024
   return {
     klineChunks: new HistoryCache<BarColumns>(klineBytes, (bars) => bars.openTime.byteLength * 8),
-    funding: new HistoryCache<FundingColumns>(fundingBytes, (funding) => funding.time.byteLength * 3),
+    funding: new HistoryCache<FundingColumns>(klineBytes / 16, (funding) => funding.time.byteLength * 3),
   }
 }

@@ -1,0 +1,191 @@
+import { sendInTransaction } from '../db/queue.js'
+import { checkedHistory, customJob, describeFailure, type EngineInput, engineInput } from '../backtests/engine-input.js'
+import { formatMetrics } from '../backtests/result-format.js'
+import type { JobConfig } from '../backtests/schemas.js'
+import type { CustomJob, RunSummary } from '../work/engine-thread.js'
+import type { WorkContext, WorkHandler } from '../work/work-handler.js'
+import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
+import { encodeFloats, returnsMatrix } from './returns.js'
+import { sweepResult } from './result.js'
+import type { Objective, SweepConfig } from './schemas.js'
+import { SWEEP_QUEUE, type SweepTask } from './task-message.js'
+
+/** Runs stored together: one transaction per batch, and at least every STORE_MS. */
+const STORE_MS = 250
+/** Configurations of one task queued on the node's engine threads at once, so a thread never waits for the task's store. */
+const IN_FLIGHT = 4
+/** Sweeps whose history this node keeps ready for their next task. */
+const KEPT_SWEEPS = 4
+
+/** A run of a task on this node: the task and its sweep as claimTask took them. */
+type ClaimedTask = NonNullable<Awaited<ReturnType<typeof claimTask>>> & { message: SweepTask }
+
+/** A sweep's history as this node shares it across the sweep's tasks: loaded once, in shared memory. */
+interface SweepInput {
+  input: EngineInput
+  custom: { job: CustomJob; budgetMs: number } | undefined
+}
+
+/**
+ * Sweep tasks on the worker side's loop. A node keeps the history of its last KEPT_SWEEPS sweeps
+ * loaded, in shared memory, for their next tasks.
+ */
+export function taskHandler(): WorkHandler<SweepTask, ClaimedTask> {
+  const inputs = new Map<string, Promise<SweepInput>>()
+  return {
+    queue: SWEEP_QUEUE,
+    name: 'sweep tasks',
+    // One task more than engine threads: the next task is claimed and its configurations read while
+    // the others run, so no thread waits between tasks.
+    concurrency: (engineThreads) => engineThreads + 1,
+    // A sweep's tasks are queued together: the next is there when one ends.
+    nextAtOnce: true,
+    async claim(work, message) {
+      const claimed = await claimTask(work.db, message.sweepId, message.task, message.attempt, new Date(work.now()))
+      return claimed && { ...claimed, message }
+    },
+    beat: (work, { message, task }) => beatTask(work.db, message.sweepId, task.task_no, task.attempt),
+    run: (work, claimed, lost) => runTask(work, inputs, claimed, lost),
+    async fail(work, claimed, error) {
+      const failure = claimed.task.kind === 'statistics' ? statisticsFailure(error) : describeFailure(error)
+      if (failure.code === 'ENGINE_ERROR' || failure.code === 'INTERNAL' || failure.code === 'STATISTICS_ERROR') work.log.error({ err: error, sweep: claimed.message.sweepId }, 'sweep failed')
+      inputs.delete(claimed.message.sweepId)
+      const { identity, fence } = ownership(claimed)
+      await work.db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'failed', error: failure }, new Date(work.now())))
+    },
+    recover: (trx, lost) => recoverLostTasks(trx, lost.lostAfterMs, lost.at, lost.maxAttempts),
+  }
+}
+
+/** The sweep a task ends (finishSweep), and the run of the task that must still own it. */
+function ownership({ message, task, sweep }: ClaimedTask) {
+  const identity = { id: message.sweepId, userId: sweep.user_id, templateId: (sweep.config as SweepConfig).base.template_id }
+  return { identity, fence: { taskNo: task.task_no, attempt: task.attempt } }
+}
+
+async function runTask(work: WorkContext, inputs: Map<string, Promise<SweepInput>>, claimed: ClaimedTask, lost: AbortSignal): Promise<void> {
+  const { db, now } = work
+  const { message, task, sweep } = claimed
+  const config = sweep.config as SweepConfig
+  if (task.kind === 'statistics') {
+    const matrix = await returnsMatrix(db, message.sweepId)
+    const result = sweepResult(config, matrix)
+    const { identity, fence } = ownership(claimed)
+    await db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'done', result, best: result.best as Record<string, unknown> }, new Date(now())))
+    return
+  }
+  const shared = await sweepInput(work, inputs, message.sweepId, sweep.user_id, config.base)
+  const configurations = await configurationsOf(db, message.sweepId, task.first_run, task.run_count)
+  await runConfigurations(work, message.sweepId, shared, config.objective, task.first_run, configurations, lost)
+  if (lost.aborted) return
+  await db.transaction().execute(async (trx) => {
+    const finished = await finishRunsTask(trx, message.sweepId, task.task_no, task.attempt)
+    if (finished.statisticsTask !== undefined) {
+      await sendInTransaction(work.boss, trx, SWEEP_QUEUE, { sweepId: message.sweepId, task: finished.statisticsTask, attempt: 1 } satisfies SweepTask)
+    }
+  })
+}
+
+/**
+ * The task's configurations on this node's engine threads, IN_FLIGHT at a time, each run's metrics and
+ * daily equity (only those cross from the thread) stored as it comes, in batches behind the loop.
+ */
+async function runConfigurations(
+  work: WorkContext,
+  sweepId: string,
+  shared: SweepInput,
+  objective: Objective,
+  firstRun: number,
+  configurations: Record<string, unknown>[],
+  lost: AbortSignal,
+): Promise<void> {
+  const pending: StoredRun[] = []
+  let days: Buffer | undefined
+  let lastStore = Date.now()
+  // Stores run behind the loop (one at a time, in order): the loop keeps the engine threads fed meanwhile.
+  let storing = Promise.resolve()
+  const store = () => {
+    const batch = pending.splice(0)
+    lastStore = Date.now()
+    if (batch.length === 0) return
+    storing = storing.then(() => work.db.transaction().execute(async (trx) => void (await storeRuns(trx, sweepId, batch, days!))))
+    storing.catch(() => undefined) // awaited at the end; never an unhandled rejection meanwhile
+  }
+  const inFlight: Promise<RunSummary>[] = []
+  const running = new Set<() => void>()
+  lost.addEventListener('abort', () => {
+    for (const cancel of running) cancel()
+  })
+  let submitted = 0
+  const submit = () => {
+    if (submitted >= configurations.length) return
+    const run = work.pool.summarize({ ...shared.input, params: configurations[submitted++] }, shared.custom)
+    running.add(run.cancel)
+    const result = run.result.finally(() => running.delete(run.cancel))
+    result.catch(() => undefined) // awaited in the loop, or settled below when the loop ends early
+    inFlight.push(result)
+  }
+  for (let i = 0; i < IN_FLIGHT; i++) submit()
+  for (let k = 0; k < configurations.length && !lost.aborted; k++) {
+    const result = await inFlight.shift()!
+    submit()
+    days ??= encodeFloats(result.times)
+    pending.push(storedRun(firstRun + k, result, objective))
+    if (Date.now() - lastStore >= STORE_MS) store()
+  }
+  if (lost.aborted) await Promise.allSettled(inFlight)
+  else store()
+  await storing
+}
+
+function storedRun(runNo: number, result: RunSummary, objective: Objective): StoredRun {
+  const metrics = formatMetrics(result.metrics)
+  const value = metrics[objective]
+  return {
+    run_no: runNo,
+    params: result.params,
+    metrics,
+    objective: value === null || value === undefined ? null : Number(value),
+    equity: encodeFloats(result.values),
+  }
+}
+
+/** The sweep's history on this node: loaded and checked once, then shared by every task of the sweep here. */
+function sweepInput(work: WorkContext, inputs: Map<string, Promise<SweepInput>>, sweepId: string, userId: number, base: JobConfig): Promise<SweepInput> {
+  let input = inputs.get(sweepId)
+  if (!input) {
+    input = loadSweepInput(work, sweepId, userId, base)
+    inputs.set(sweepId, input)
+    input.catch(() => inputs.delete(sweepId))
+    for (const old of inputs.keys()) if (inputs.size > KEPT_SWEEPS) inputs.delete(old)
+  }
+  return input
+}
+
+async function loadSweepInput(work: WorkContext, sweepId: string, userId: number, base: JobConfig): Promise<SweepInput> {
+  const loaded = await engineInput(work, work.caches, base, sweepId, () => false, () => undefined)
+  await checkedHistory(work, base, loaded)
+  // In shared memory: each run's input then reaches its engine thread without a copy of the bars.
+  const input = {
+    ...loaded,
+    bars: loaded.bars.map((series) => ({ ...series, ...shareColumns(series, ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) })),
+    funding: loaded.funding.map((series) => ({ ...series, ...shareColumns(series, ['time', 'rate', 'markPrice'] as const) })),
+  }
+  const custom = await customJob(work.db, userId, base, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
+  return { input, custom }
+}
+
+function shareColumns<K extends string>(series: Record<K, Float64Array>, keys: readonly K[]): Record<K, Float64Array> {
+  const shared = {} as Record<K, Float64Array>
+  for (const key of keys) {
+    const column = new Float64Array(new SharedArrayBuffer(series[key].byteLength))
+    column.set(series[key])
+    shared[key] = column
+  }
+  return shared
+}
+
+function statisticsFailure(error: unknown): { code: string; message: string } {
+  return { code: 'STATISTICS_ERROR', message: `the sweep's statistics could not be computed: ${error instanceof Error ? error.message : String(error)}` }
+}
+

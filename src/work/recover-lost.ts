@@ -1,0 +1,32 @@
+import { insertInTransaction } from '../db/queue.js'
+import type { AnyWorkHandler, WorkContext } from './work-handler.js'
+
+/**
+ * A running run without a heartbeat for this long lost its worker (10 missed beats), and every node
+ * looks that often: a dead worker's work is found within LOST_AFTER_MS + SWEEP_MS (issue 12: within
+ * 10 s). pg-boss's own job heartbeat cannot do this: its heartbeatSeconds is at least 10.
+ */
+export const LOST_AFTER_MS = 5_000
+export const SWEEP_MS = 1_000
+/** Runs of one piece of work before it fails as WORKER_LOST: the engine is deterministic, so a second run is safe. */
+export const MAX_ATTEMPTS = 2
+
+/**
+ * One look for `handler`'s lost work: re-runs are enqueued in the transaction that hands the work on
+ * (no pg-boss retries: a lost run is found here, in seconds, not at pg-boss's expiry), so a re-run
+ * exists exactly when its work says so.
+ */
+export async function recoverLost(work: Pick<WorkContext, 'db' | 'boss' | 'now' | 'log'>, handler: AnyWorkHandler): Promise<void> {
+  const at = new Date(work.now())
+  try {
+    const found = await work.db.transaction().execute(async (trx) => {
+      const recovered = await handler.recover(trx, { lostAfterMs: LOST_AFTER_MS, maxAttempts: MAX_ATTEMPTS, at })
+      await insertInTransaction(work.boss, trx, handler.queue, recovered.rerun)
+      return recovered
+    })
+    if (found.rerun.length > 0) work.log.warn({ queue: handler.queue, rerun: found.rerun }, `${handler.name} whose worker was lost run again`)
+    if (found.failed.length > 0) work.log.warn({ queue: handler.queue, failed: found.failed }, `${handler.name} whose worker was lost on each of their ${MAX_ATTEMPTS} runs failed`)
+  } catch (error) {
+    work.log.warn({ err: error, queue: handler.queue }, `looking for ${handler.name} whose worker was lost failed`)
+  }
+}
