@@ -136,3 +136,26 @@ export function loadMultiDaily(symbols: readonly string[]): BarSeries[] {
     return { symbol, intervalMs: DAY, openTime: column(1), open: column(2), high: column(3), low: column(4), close: column(5), volume: column(6) }
   })
 }
+
+export const MINUTE = 60_000
+
+/** Bars of `interval` built from finer bars (first open, highest high, lowest low, last close), one per grid slot they fill. */
+export function aggregate(fine: BarSeries, interval: number): BarSeries {
+  const rows = new Map<number, number[]>()
+  for (let j = 0; j < fine.openTime.length; j++) {
+    const t = Math.floor(fine.openTime[j]! / interval) * interval
+    const row = rows.get(t)
+    if (row === undefined) rows.set(t, [fine.open[j]!, fine.high[j]!, fine.low[j]!, fine.close[j]!])
+    else rows.set(t, [row[0]!, Math.max(row[1]!, fine.high[j]!), Math.min(row[2]!, fine.low[j]!), fine.close[j]!])
+  }
+  const times = [...rows.keys()].sort((a, b) => a - b)
+  const column = (k: number) => Float64Array.from(times, (t) => rows.get(t)![k]!)
+  return { symbol: fine.symbol, intervalMs: interval, openTime: Float64Array.from(times), open: column(0), high: column(1), low: column(2), close: column(3), volume: Float64Array.from(times, () => 1) }
+}
+
+/** The series without the bars at the given open times. */
+export function withoutBars(series: BarSeries, missing: readonly number[]): BarSeries {
+  const keep = Array.from(series.openTime, (t, j) => (missing.includes(t) ? -1 : j)).filter((j) => j >= 0)
+  const pick = (a: Float64Array) => Float64Array.from(keep, (j) => a[j]!)
+  return { ...series, openTime: pick(series.openTime), open: pick(series.open), high: pick(series.high), low: pick(series.low), close: pick(series.close), volume: pick(series.volume) }
+}
