@@ -159,3 +159,20 @@ export function withoutBars(series: BarSeries, missing: readonly number[]): BarS
   const pick = (a: Float64Array) => Float64Array.from(keep, (j) => a[j]!)
   return { ...series, openTime: pick(series.openTime), open: pick(series.open), high: pick(series.high), low: pick(series.low), close: pick(series.close), volume: pick(series.volume) }
 }
+
+/**
+ * A calmer random walk than randomBars, for exits inside bars: each bar moves up to ±step/2, its wicks up to
+ * step/4 beyond; about one bar in `gapEvery` opens up to ±2·step away from the previous close (a gap).
+ */
+export function randomWalk(symbol: string, seed: number, n: number, start: number, interval: number, price: number, step: number, gapEvery = 500): BarSeries {
+  const next = random(seed)
+  const tick = (x: number) => Math.max(0.1, Math.round(x * 10) / 10)
+  const rows: number[][] = []
+  let close = price
+  for (let i = 0; i < n; i++) {
+    const open = next() < 1 / gapEvery ? tick(close * (1 + (next() - 0.5) * 4 * step)) : close
+    close = tick(open * (1 + (next() - 0.5) * step))
+    rows.push([open, tick(Math.max(open, close) * (1 + (next() * step) / 4)), tick(Math.min(open, close) * (1 - (next() * step) / 4)), close])
+  }
+  return barsFromRows(symbol, start, interval, rows)
+}
