@@ -2,7 +2,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
-import type { BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
+import assert from 'node:assert/strict'
+import type { BacktestResult, BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
 
 export const HOUR = 3_600_000
 export const DAY = 86_400_000
@@ -175,4 +176,43 @@ export function randomWalk(symbol: string, seed: number, n: number, start: numbe
     rows.push([open, tick(Math.max(open, close) * (1 + (next() * step) / 4)), tick(Math.min(open, close) * (1 - (next() * step) / 4)), close])
   }
   return barsFromRows(symbol, start, interval, rows)
+}
+
+export function near(actual: number, expected: number, what: string, scale = 1) {
+  assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected), scale), `${what}: ${actual} ≠ ${expected}`)
+}
+
+export function isStepMultiple(qty: number, step: number): boolean {
+  const k = qty / step
+  return Math.abs(k - Math.round(k)) < 1e-6
+}
+
+/** Cash conservation read off a result: every unit of equity is capital, a trade's pnl, or an open position's. */
+export function assertConserved(result: BacktestResult, capital: number, what: string) {
+  let expected = capital
+  let fees = 0
+  let funding = 0
+  for (const trade of result.trades) {
+    expected += trade.pnl
+    fees += trade.fee
+    funding += trade.funding
+  }
+  for (const position of result.openPositions) {
+    expected += position.realizedPnl + position.unrealizedPnl - position.fee - position.funding
+    fees += position.fee
+    funding += position.funding
+  }
+  near(result.finalEquity, expected, `${what}: final equity against capital + pnl`, capital)
+  near(result.feesPaid, fees, `${what}: fees`, capital)
+  near(result.fundingPaid, funding, `${what}: funding`, capital)
+  near(result.equityCurve[result.equityCurve.length - 1]![1], result.finalEquity, `${what}: last curve point`, capital)
+}
+
+export function assertCurveShape(result: BacktestResult, start: number, capital: number, what: string) {
+  assert.deepEqual(result.equityCurve[0], [start, capital], `${what}: first point`)
+  for (let k = 1; k < result.equityCurve.length; k++) {
+    const gap = result.equityCurve[k]![0] - result.equityCurve[k - 1]![0]
+    assert.ok(gap > 0 && gap <= DAY, `${what}: curve points ${k - 1}→${k} are ${gap} ms apart`)
+    if (k < result.equityCurve.length - 1) assert.equal(result.equityCurve[k]![0] % DAY, 0, `${what}: point ${k} at a UTC midnight`)
+  }
 }
