@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { Type } from 'typebox'
-import { type BacktestInput, feeRates, runBacktest } from '../../src/engine/index.js'
+import { type BacktestInput, ENGINE_SEMANTICS, feeRates, runBacktest } from '../../src/engine/index.js'
 import { MissingMarkBars } from '../../src/engine/exit-guard.js'
 import { ceilToStep, floorToStep } from '../../src/engine/steps.js'
 import type { BarSeries, ExitRules, Trade } from '../../src/engine/types.js'
@@ -151,5 +151,11 @@ describe('runBacktest with protective exits', () => {
       { detail: [{ bars: [{ ...minutes[0]!, openTime: minutes[0]!.openTime.map((t, j) => (j === 50 ? t - 2 * MINUTE : t)) }] }] },
     ]
     for (const overrides of bad) assert.throws(() => runBacktest(input(bars, overrides)), RangeError, JSON.stringify(Object.keys(overrides)))
+  })
+
+  it('documents the exit rules for the API', () => {
+    for (const phrase of ['exits.stop_loss', 'trailing_activation', 'stop_price', 'wrong side', 'exit_resolution', 'ambiguous_exits', 'nearness to the open', 'after that bar', 'NO_DATA', 'slippage_bps', 'stays flat until']) {
+      assert.ok(ENGINE_SEMANTICS.includes(phrase), phrase)
+    }
   })
 })
