@@ -266,6 +266,17 @@ describe('the latch after a protective exit', () => {
     assert.equal(result.ledger.tripEntryTime[0], START + 4 * HOUR)
   })
 
+  it('short: a signal that keeps answering −1 does not re-enter; 1 reverses the latch into a long', () => {
+    const shortRows: Row[] = [FLAT, [100, 102.5, 99.5, 101.5], ...Array.from({ length: 5 }, (): Row => [101.5, 102, 101, 101.5])]
+    const kept = run(hours(shortRows), every(-1), { exits })
+    assert.equal(kept.trades.length, 1)
+    assertTrade(kept.trades[0], { side: 'sell', exitPrice: 102, exitReason: 'stop_loss' })
+    assert.equal(kept.ledger.qty[0], 0)
+    const turned = run(hours(shortRows), every(-1, [[4, 1], [5, 1], [6, 1]]), { exits })
+    assert.equal(turned.ledger.tripEntryTime[0], START + 5 * HOUR)
+    assert.ok(turned.ledger.qty[0]! > 0)
+  })
+
   it('0 releases it and stays flat; a 1 after that enters', () => {
     const result = run(hours(rows), every(1, [[3, 0]]), { exits })
     assert.equal(result.ledger.tripEntryTime[0], START + 5 * HOUR, 'bar 4 states 1 again: bought at bar 5')
