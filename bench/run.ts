@@ -14,6 +14,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   start: () => import('./start.js'),
   live: () => import('./live.js'),
   sweep: () => import('./sweep.js'),
+  exits: () => import('./exits.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

@@ -105,3 +105,28 @@ export function fundingEvery8h(from: number, to: number): FundingSeries {
     markPrice: new Float64Array(times.length).fill(Number.NaN),
   }
 }
+
+/** Bars of `intervalMs` made from finer bars on its grid: first open, highest high, lowest low, last close, summed volume. */
+export function resample(fine: BarSeries, intervalMs: number): BarSeries {
+  const n = fine.openTime.length
+  const columns = [0, 1, 2, 3, 4, 5].map(() => new Float64Array(n))
+  const [openTime, open, high, low, close, volume] = columns as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array]
+  let k = -1
+  for (let j = 0; j < n; j++) {
+    const t = Math.floor(fine.openTime[j]! / intervalMs) * intervalMs
+    if (k < 0 || openTime[k] !== t) {
+      k++
+      openTime[k] = t
+      open[k] = fine.open[j]!
+      high[k] = fine.high[j]!
+      low[k] = fine.low[j]!
+      volume[k] = 0
+    }
+    if (fine.high[j]! > high[k]!) high[k] = fine.high[j]!
+    if (fine.low[j]! < low[k]!) low[k] = fine.low[j]!
+    close[k] = fine.close[j]!
+    volume[k]! += fine.volume[j]!
+  }
+  const used = (a: Float64Array) => a.slice(0, k + 1)
+  return { symbol: fine.symbol, intervalMs, openTime: used(openTime), open: used(open), high: used(high), low: used(low), close: used(close), volume: used(volume) }
+}

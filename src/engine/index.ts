@@ -5,6 +5,8 @@
  */
 export { runBacktest, type BacktestInput } from './run-backtest.js'
 export { BacktestCancelledError } from './simulate.js'
+export { MissingMarkBars } from './exit-guard.js'
+export { EXIT_REASONS } from './types.js'
 export { ENGINE_SEMANTICS } from './semantics.js'
 export { BINANCE_USDM_FEE_TIERS, DEFAULT_FEE_BPS, FEE_MODELS, type FeeModel, feeRates } from './fees.js'
 export { BINANCE_BTCUSDT_BRACKETS, bracketFor, liquidationPrice, maintenanceMargin } from './margin.js'
@@ -14,7 +16,10 @@ export type {
   BacktestResult,
   BarGap,
   BarSeries,
+  DetailBars,
   EquityPoint,
+  ExitReason,
+  ExitRules,
   FeeRates,
   FundingSeries,
   MaintenanceBracket,

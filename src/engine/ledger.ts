@@ -1,6 +1,7 @@
+import { EXIT_ARRAYS, ExitLevels } from './exit-levels.js'
 import { liquidationPrice } from './margin.js'
 import { ceilToStep, floorToStep, roundTo, stepDecimals } from './steps.js'
-import type { OpenPosition, SymbolRules, Trade } from './types.js'
+import type { ExitReason, ExitRules, OpenPosition, SymbolRules, Trade } from './types.js'
 
 /** The per-symbol arrays a snapshot carries. */
 const LEDGER_ARRAYS = [
@@ -50,6 +51,14 @@ export class Ledger {
   readonly trades: Trade[] = []
   /** Told of every fill (a live runner records them); unset in backtests, where fills are only summed. */
   onFill: FillListener | undefined
+  /**
+   * Slippage of simulated market fills as a fraction (5 bps = 0.0005): a buy fills that much above the
+   * price it is given, a sell below; liquidations fill at the liquidation price. 0 for runs that book an
+   * exchange's own fills.
+   */
+  slippage = 0
+  /** The protective levels of each position (protect()); undefined in runs without exits. */
+  exits: ExitLevels | undefined
   /** Signed position quantity per symbol (> 0 long, < 0 short). */
   readonly qty: Float64Array
   /** Average entry price of the open quantity. */
@@ -113,21 +122,29 @@ export class Ledger {
     })
   }
 
-  /** Everything but the trades list, as plain numbers (JSON keeps every float64 digit), for a runner to save. */
+  /** Keeps protective levels for every position from now on, derived from `rules` where given. */
+  protect(rules: ExitRules | undefined): ExitLevels {
+    this.exits ??= new ExitLevels(this.rules, rules)
+    return this.exits
+  }
+
+  /**
+   * Everything but the trades list, as plain numbers (JSON keeps every float64 digit), for a runner to
+   * save; with protective levels (protect()), theirs too.
+   */
   snapshot(): LedgerState {
     const arrays: Record<string, number[]> = {}
-    // A plain loop: Array.from walks a typed array through its iterator, which made this a runner's
-    // costliest step per bar (bench/live.ts profile: 3.6% of the main thread at 1,000 strategies).
-    for (const key of LEDGER_ARRAYS) {
-      const source = this[key]
-      const copy = new Array<number>(source.length)
-      for (let i = 0; i < source.length; i++) copy[i] = source[i]!
-      arrays[key] = copy
-    }
+    for (const key of LEDGER_ARRAYS) arrays[key] = plain(this[key])
+    const exits = this.exits
+    if (exits !== undefined) for (const key of EXIT_ARRAYS) arrays[key] = plain(exits[key])
     return { cash: this.cash, feesPaid: this.feesPaid, fundingPaid: this.fundingPaid, arrays }
   }
 
-  /** Puts a saved snapshot back (same symbols); trades recorded before it are not restored. */
+  /**
+   * Puts a saved snapshot back (same symbols); trades recorded before it are not restored. Protective
+   * levels come back when both the snapshot and this ledger have them (a snapshot from before exits
+   * existed leaves them unset).
+   */
   restore(state: LedgerState): void {
     this.cash = state.cash
     this.feesPaid = state.feesPaid
@@ -136,6 +153,13 @@ export class Ledger {
       const saved = state.arrays[key]
       if (!saved || saved.length !== this.symbols.length) throw new RangeError(`ledger snapshot lacks ${key} for ${this.symbols.length} symbols`)
       this[key].set(saved)
+    }
+    const exits = this.exits
+    if (exits === undefined) return
+    for (const key of EXIT_ARRAYS) {
+      const saved = state.arrays[key]
+      // JSON saved NaN (nothing set) as null.
+      if (saved && saved.length === this.symbols.length) exits[key].set(saved.map((x) => (typeof x === 'number' ? x : Number.NaN)))
     }
   }
 
@@ -178,7 +202,7 @@ export class Ledger {
    */
   applyTarget(s: number, fraction: number, price: number, time: number): void {
     const current = this.qty[s]!
-    if (current !== 0 && (fraction === 0 || fraction > 0 !== current > 0)) this.close(s, price, time, 'signal')
+    if (current !== 0 && (fraction === 0 || fraction > 0 !== current > 0)) this.close(s, this.fillPrice(price, -current), time, 'signal')
     const equity = this.cash + this.unrealized(s, price)
     this.moveTo(s, this.targetQty(s, fraction, equity, price), price, time)
   }
@@ -187,27 +211,33 @@ export class Ledger {
    * Moves symbol s to the signed quantity `target` with a market order at `price`: closes, reverses,
    * opens, adds or reduces. Opening and resizing legs below minQty or minNotional are skipped (the
    * exchange would reject them); closing a whole position is always allowed, as a reduce-only order is.
+   * Each leg fills at `price` worsened by the slippage of its side; sizes and filters use `price`.
    */
   moveTo(s: number, target: number, price: number, time: number): void {
     const current = this.qty[s]!
     if (target === current) return
     if (current !== 0 && (target === 0 || target > 0 !== current > 0)) {
-      this.close(s, price, time, 'signal')
-      if (target !== 0 && this.tradable(s, Math.abs(target), price)) this.open(s, target, price, time)
+      this.close(s, this.fillPrice(price, -current), time, 'signal')
+      if (target !== 0 && this.tradable(s, Math.abs(target), price)) this.open(s, target, this.fillPrice(price, target), time)
     } else if (current === 0) {
-      if (this.tradable(s, Math.abs(target), price)) this.open(s, target, price, time)
+      if (this.tradable(s, Math.abs(target), price)) this.open(s, target, this.fillPrice(price, target), time)
     } else {
       const delta = Math.abs(target) - Math.abs(current)
       const size = roundTo(Math.abs(delta), this.stepDecimals[s]!)
       if (!this.tradable(s, size, price)) return
-      if (delta > 0) this.add(s, size, price)
-      else this.reduce(s, size, price)
+      if (delta > 0) this.add(s, size, this.fillPrice(price, current))
+      else this.reduce(s, size, this.fillPrice(price, -current))
     }
   }
 
   /** Closes symbol s's position at its liquidation price, as a trade with exitReason liquidation. */
   liquidate(s: number, time: number): void {
     this.close(s, this.liq[s]!, time, 'liquidation')
+  }
+
+  /** Closes symbol s's whole position by a protective exit: a market order triggered at `price`, worse by the slippage. */
+  exit(s: number, price: number, time: number, reason: ExitReason): void {
+    this.close(s, this.fillPrice(price, -this.qty[s]!), time, reason)
   }
 
   /**
@@ -243,6 +273,13 @@ export class Ledger {
       })
     }
     return open
+  }
+
+  /** `price` worsened by the slippage for an order of side sign(side): higher for a buy, lower for a sell. */
+  private fillPrice(price: number, side: number): number {
+    const slip = this.slippage
+    if (slip === 0) return price
+    return side > 0 ? price * (1 + slip) : price * (1 - slip)
   }
 
   private tradable(s: number, size: number, price: number): boolean {
@@ -286,6 +323,7 @@ export class Ledger {
     this.tripEntryFills[s]!++
     this.tripEntryLast[s] = price
     this.updateLiquidationPrice(s)
+    if (this.exits !== undefined) this.exits.entered(s, side, this.entryPrice[s]!, held === 0)
   }
 
   private reduce(s: number, size: number, price: number, fee?: number): void {
@@ -301,7 +339,7 @@ export class Ledger {
     this.updateLiquidationPrice(s)
   }
 
-  private close(s: number, price: number, time: number, reason: Trade['exitReason'], exchangeFee?: number): void {
+  private close(s: number, price: number, time: number, reason: ExitReason, exchangeFee?: number): void {
     const q = this.qty[s]!
     const size = Math.abs(q)
     const realized = Math.sign(q) * size * (price - this.entryPrice[s]!)
@@ -329,6 +367,7 @@ export class Ledger {
     this.entryPrice[s] = 0
     this.margin[s] = 0
     this.liq[s] = 0
+    if (this.exits !== undefined) this.exits.flat(s)
   }
 
   private recordExit(s: number, size: number, price: number): void {
@@ -354,4 +393,12 @@ export class Ledger {
     const decimals = this.tickDecimals[s]!
     this.liq[s] = q > 0 ? ceilToStep(exact, rules.tickSize, decimals) : floorToStep(exact, rules.tickSize, decimals)
   }
+}
+
+// A plain loop: Array.from walks a typed array through its iterator, which made this a runner's
+// costliest step per bar (bench/live.ts profile: 3.6% of the main thread at 1,000 strategies).
+function plain(source: Float64Array): number[] {
+  const copy = new Array<number>(source.length)
+  for (let i = 0; i < source.length; i++) copy[i] = source[i]!
+  return copy
 }

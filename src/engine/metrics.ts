@@ -1,5 +1,5 @@
 import { DAY_MS } from './daily-curve.js'
-import type { Metrics, Trade } from './types.js'
+import { EXIT_REASONS, type ExitReason, type Metrics, type Trade } from './types.js'
 
 /** DESIGN §5: crypto trades every day, so daily returns annualise with 365 (empyrical's default is 252). */
 export const PERIODS_PER_YEAR = 365
@@ -115,4 +115,11 @@ export function computeMetrics(curveTimes: readonly number[], curveValues: reado
     totalTrades: n,
     avgTradeDurationSeconds: n === 0 ? null : Math.round(durationMs / n / 1000),
   }
+}
+
+/** Closed trades per exit reason, every reason present (0 for none). */
+export function exitReasonCounts(trades: readonly Trade[]): Record<ExitReason, number> {
+  const counts = Object.fromEntries(EXIT_REASONS.map((reason) => [reason, 0])) as Record<ExitReason, number>
+  for (const trade of trades) counts[trade.exitReason]++
+  return counts
 }

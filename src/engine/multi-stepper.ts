@@ -1,5 +1,6 @@
 import type { MultiSymbolSignal } from '../templates/types.js'
 import type { DailyCurve } from './daily-curve.js'
+import type { ExitGuard } from './exit-guard.js'
 import type { Ledger } from './ledger.js'
 import { clampFraction, corruptBar } from './single-stepper.js'
 import type { BarSeries, FundingSeries } from './types.js'
@@ -19,6 +20,10 @@ import type { BarSeries, FundingSeries } from './types.js'
  * last closes. Orders for a symbol without a bar at a step wait for its next bar.
  *
  * A runner may swap longer arrays into the series or the funding between calls: step() reads them afresh.
+ *
+ * With protective exits (`guard`), each symbol follows SingleSymbolStepper's order: a carried position
+ * exits at the open when its levels were crossed (before the step's fills), each bar is walked on its
+ * examined bars, targets pass the latch and a signal's levels are handed on.
  */
 export class MultiSymbolStepper {
   /** The target fraction per symbol waiting for its next bar's open; NaN when none. */
@@ -29,6 +34,8 @@ export class MultiSymbolStepper {
   readonly lastClose: Float64Array
   private readonly mark: Float64Array
   private readonly targets: Float64Array
+  /** Protective exits, when the run has any (ExitRules or a signal with levels); set before the first step(). */
+  guard: ExitGuard | undefined
 
   constructor(
     readonly ledger: Ledger,
@@ -60,6 +67,7 @@ export class MultiSymbolStepper {
     const interval = bars[0]!.intervalMs
     const qty = ledger.qty
     const liq = ledger.liq
+    const guard = this.guard
     if (t >= curve.nextDay) curve.reach(t, this.equityAt(lastClose))
     let anyPending = false
     for (let s = 0; s < count; s++) {
@@ -79,6 +87,7 @@ export class MultiSymbolStepper {
       this.fundingIndex[s] = f
       const q = qty[s]!
       if (q !== 0 && (q > 0 ? price <= liq[s]! : price >= liq[s]!)) ledger.liquidate(s, t)
+      if (guard !== undefined && qty[s] !== 0) guard.atOpen(s, series, i)
       if (pending[s] === pending[s]) anyPending = true
     }
     if (anyPending) {
@@ -86,7 +95,10 @@ export class MultiSymbolStepper {
       for (let s = 0; s < count; s++) {
         if (at[s]! < 0 || pending[s] !== pending[s]) continue
         const price = mark[s]!
-        ledger.moveTo(s, ledger.targetQty(s, pending[s]!, equity, price), price, t)
+        if (guard === undefined || guard.admits(s, pending[s]!)) {
+          ledger.moveTo(s, ledger.targetQty(s, pending[s]!, equity, price), price, t)
+          if (guard !== undefined) guard.filled(s, pending[s]!)
+        }
         pending[s] = Number.NaN
       }
     }
@@ -94,8 +106,12 @@ export class MultiSymbolStepper {
       const i = at[s]!
       if (i < 0) continue
       const series = bars[s]!
-      const q = qty[s]!
-      if (q !== 0 && (q > 0 ? series.low[i]! <= liq[s]! : series.high[i]! >= liq[s]!)) ledger.liquidate(s, t + interval - 1)
+      if (guard !== undefined) {
+        guard.walk(s, series, i, lastClose[s]!)
+      } else {
+        const q = qty[s]!
+        if (q !== 0 && (q > 0 ? series.low[i]! <= liq[s]! : series.high[i]! >= liq[s]!)) ledger.liquidate(s, t + interval - 1)
+      }
       lastClose[s] = series.close[i]!
     }
     this.ask(at, true)
@@ -112,13 +128,22 @@ export class MultiSymbolStepper {
   }
 
   private ask(at: Int32Array, keep: boolean): void {
-    const { targets, pending } = this
+    const { targets, pending, guard } = this
     const count = this.bars.length
+    const levels = guard === undefined ? undefined : this.signal.levels
     targets.fill(Number.NaN)
-    if (!this.signal.onStep(at, targets) || !keep) return
+    if (levels !== undefined) levels.fill(Number.NaN)
+    const wrote = this.signal.onStep(at, targets)
+    if (!keep) return
+    if (levels !== undefined) for (let s = 0; s < count; s++) guard!.stated(s, levels[2 * s]!, levels[2 * s + 1]!)
+    if (!wrote) return
     let gross = 0
     for (let s = 0; s < count; s++) if (targets[s] === targets[s]) gross += Math.abs(clampFraction(targets[s]!))
     const scale = gross > 1 ? 1 / gross : 1
-    for (let s = 0; s < count; s++) if (targets[s] === targets[s]) pending[s] = clampFraction(targets[s]!) * scale
+    for (let s = 0; s < count; s++) {
+      if (targets[s] !== targets[s]) continue
+      const target = clampFraction(targets[s]!) * scale
+      if (guard === undefined || guard.admits(s, target)) pending[s] = target
+    }
   }
 }

@@ -1,10 +1,11 @@
 import type { MultiSymbolSignal, SingleSymbolSignal } from '../templates/types.js'
 import { DailyCurve } from './daily-curve.js'
+import { ExitGuard, MissingMarkBars } from './exit-guard.js'
 import { Ledger } from './ledger.js'
 import { findGaps, trailingGap } from './range.js'
 import { MultiSymbolStepper } from './multi-stepper.js'
 import { SingleSymbolStepper } from './single-stepper.js'
-import type { BarGap, BarSeries, FeeRates, FundingSeries, SymbolRules } from './types.js'
+import type { BarGap, BarSeries, DetailBars, ExitRules, FeeRates, FundingSeries, SymbolRules } from './types.js'
 
 /** Thrown out of a run when onProgress answers false. */
 export class BacktestCancelledError extends Error {
@@ -28,6 +29,12 @@ export interface SimulationSetup {
   end: number
   /** Called every PROGRESS_EVERY bars with the fraction done; answering false cancels the run. */
   onProgress?: ((fraction: number) => boolean) | undefined
+  /** Protective exits derived from each position's entry price (ExitGuard); a signal's levels need none. */
+  exits?: ExitRules | undefined
+  /** Worsens every market fill (entries, target changes, protective exits) by this many basis points; default 0. */
+  slippageBps?: number | undefined
+  /** Per symbol, finer (and mark-price) bars that protective exits are examined on. */
+  detail?: readonly (DetailBars | undefined)[] | undefined
 }
 
 export interface Simulation {
@@ -37,6 +44,8 @@ export interface Simulation {
   lastClose: Float64Array
   /** Missing bars in [start, end], symbol by symbol (findGaps). */
   gaps: BarGap[]
+  /** The run's protective exits, when it had any. */
+  guard: ExitGuard | undefined
 }
 
 // 2^16 bars between progress calls: ~3 ms of work at 20 M bars/s, so a cancel lands well within a second.
@@ -52,6 +61,7 @@ export function simulateSingle(setup: SimulationSetup, signal: SingleSymbolSigna
   const curve = new DailyCurve(setup.start, setup.capital)
   const gaps: BarGap[] = []
   const stepper = new SingleSymbolStepper(ledger, curve, series, setup.funding[0]!, signal, gaps, setup.start)
+  const guard = (stepper.guard = protect(setup, ledger, signal.levels !== undefined))
   const { openTime, close } = series
   const n = openTime.length
   const onProgress = setup.onProgress
@@ -72,7 +82,7 @@ export function simulateSingle(setup: SimulationSetup, signal: SingleSymbolSigna
 
   const lastClose = new Float64Array([n > 0 ? close[n - 1]! : Number.NaN])
   if (n > 0) curve.finish(openTime[n - 1]! + series.intervalMs, ledger.cash + ledger.unrealized(0, lastClose[0]!))
-  return { ledger, curve, lastClose, gaps }
+  return { ledger, curve, lastClose, gaps, guard }
 }
 
 /**
@@ -89,6 +99,7 @@ export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal)
   const ledger = new Ledger(symbols, setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
   const curve = new DailyCurve(setup.start, setup.capital)
   const stepper = new MultiSymbolStepper(ledger, curve, setup.bars, setup.funding, signal)
+  const guard = (stepper.guard = protect(setup, ledger, signal.levels !== undefined))
   const timeline = mergeOpenTimes(setup.bars)
   const interval = setup.bars[0]?.intervalMs ?? 0
   const cursor = new Int32Array(count)
@@ -110,7 +121,7 @@ export function simulateMulti(setup: SimulationSetup, signal: MultiSymbolSignal)
 
   const lastClose = stepper.lastClose
   if (timeline.length > 0) curve.finish(timeline[timeline.length - 1]! + interval, stepper.equityAt(lastClose))
-  return { ledger, curve, lastClose, gaps }
+  return { ledger, curve, lastClose, gaps, guard }
 }
 
 /** Sorted union of the series' open times. */
@@ -118,4 +129,20 @@ function mergeOpenTimes(bars: readonly BarSeries[]): Float64Array {
   const all = new Set<number>()
   for (const series of bars) for (const t of series.openTime) all.add(t)
   return Float64Array.from(all).sort()
+}
+
+/**
+ * Sets the run's slippage on the ledger, and makes its ExitGuard when the run has exits (ExitRules, or a
+ * signal stating levels). Trigger mark with no mark-price bars for a symbol throws MissingMarkBars: the
+ * run never falls back to last prices silently.
+ */
+function protect(setup: SimulationSetup, ledger: Ledger, signalLevels: boolean): ExitGuard | undefined {
+  ledger.slippage = (setup.slippageBps ?? 0) / 10_000
+  if (setup.exits === undefined && !signalLevels) return undefined
+  if (setup.exits?.trigger === 'mark') {
+    setup.bars.forEach((series, s) => {
+      if (!(setup.detail?.[s]?.mark ?? []).some((mark) => mark.openTime.length > 0)) throw new MissingMarkBars(series.symbol)
+    })
+  }
+  return new ExitGuard(ledger, setup.exits, setup.bars[0]!.intervalMs, setup.detail)
 }

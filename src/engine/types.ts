@@ -60,6 +60,42 @@ export interface FeeRates {
   takerRate: number
 }
 
+/**
+ * Protective exits of a run, as fractions of the position's average entry price (DESIGN §10). Levels are
+ * recomputed whenever the position changes (entry, resize, reversal) and rounded to the tick away from
+ * the price (never kinder than the fraction).
+ */
+export interface ExitRules {
+  /** 0.02 = an exit 2 % against the position. */
+  stopLoss?: number
+  /** 0.05 = an exit 5 % in favour. */
+  takeProfit?: number
+  /** Callback fraction from the best price since entry (or since activation). */
+  trailingStop?: number
+  /** Trailing starts once the price is this fraction in favour; absent: from the entry. */
+  trailingActivation?: number
+  /** The price the levels are checked against: trades (last) or mark-price bars (DetailBars.mark). */
+  trigger: 'last' | 'mark'
+}
+
+/**
+ * One symbol's finer bars for protective exits. Several intervals may be given (1m, 5m, 15m, …), each a
+ * BarSeries ascending on its own grid whose interval divides the strategy's. Per strategy bar the engine
+ * examines the finest series that holds every bar inside it, else the strategy bar itself. A runner may
+ * swap longer arrays into these series between steps (openTime.length bars each, no unused slots).
+ */
+export interface DetailBars {
+  /** Last-price bars finer than the strategy's. */
+  bars?: readonly BarSeries[]
+  /** Mark-price bars, finer than or as long as the strategy's (trigger 'mark'). */
+  mark?: readonly BarSeries[]
+}
+
+/** Why a trade closed. adl: the exchange auto-deleveraged it (live runs only; a backtest never does). */
+export type ExitReason = 'signal' | 'liquidation' | 'adl' | 'stop_loss' | 'take_profit' | 'trailing_stop'
+
+export const EXIT_REASONS: readonly ExitReason[] = ['signal', 'liquidation', 'adl', 'stop_loss', 'take_profit', 'trailing_stop']
+
 /** A closed round trip, flat to flat (a reversal closes one trade and opens the next). */
 export interface Trade {
   /** 1, 2, 3 … in order of exit. */
@@ -71,7 +107,10 @@ export interface Trade {
   entryTime: number
   /** Volume-weighted average of the entry fills. */
   entryPrice: number
-  /** Open time of the filling bar; for a liquidation inside a bar, that bar's close time (open + interval − 1 ms). */
+  /**
+   * Open time of the filling bar; for a liquidation or protective exit inside a bar, the close time
+   * (open + interval − 1 ms) of the bar it was found in (a finer bar when exits were resolved on one).
+   */
   exitTime: number
   /** Volume-weighted average of the exit fills (the liquidation price for a liquidation). */
   exitPrice: number
@@ -83,8 +122,7 @@ export interface Trade {
   funding: number
   /** Net of fees and funding: side × qty × (exitPrice − entryPrice) − fee − funding. */
   pnl: number
-  /** adl: the exchange auto-deleveraged the position (live runs only; a backtest never does). */
-  exitReason: 'signal' | 'liquidation' | 'adl'
+  exitReason: ExitReason
 }
 
 /** A position still open at the end: marked at the last close, not closed, not in trades. */
@@ -119,6 +157,8 @@ export interface Metrics {
   expectedValue: number | null
   totalTrades: number
   avgTradeDurationSeconds: number | null
+  /** Closed trades per exit reason; only in runs with protective exits (ExitRules or a signal's levels). */
+  exitReasons?: Record<ExitReason, number>
 }
 
 /** Missing klines: the open times of the first and last missing bar (both inclusive). */
@@ -147,4 +187,12 @@ export interface BacktestResult {
   barsProcessed: number
   /** The template's params with defaults applied. */
   params: Record<string, unknown>
+  /**
+   * Runs with protective exits only: per symbol, how many strategy bars holding a protected position were
+   * examined on which bars ('1m', '5m', … last-price; 'mark_1m', … mark-price; the strategy's own
+   * timeframe when no finer series covered the bar).
+   */
+  exitResolution?: Record<string, Record<string, number>>
+  /** Runs with protective exits only: examined bars whose range held a stop-side and a target-side level (the stop side was taken). */
+  ambiguousExits?: { total: number; bySymbol: Record<string, number> }
 }

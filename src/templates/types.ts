@@ -23,9 +23,17 @@ export interface SingleSymbolSignal {
    * Optional: targets[k] = what onBar(from + k) would answer, for from ≤ from + k < to, in one call (the
    * state advances as if onBar had been called for each). A signal reads bars only, never the ledger, so
    * the engine may ask for a run of bars before filling them; a loop in one call keeps the indicator's
-   * state in locals instead of object fields per bar.
+   * state in locals instead of object fields per bar. A signal with `levels` writes the levels of bar
+   * from + k into levels[2k] (stop) and levels[2k + 1] (take profit); the engine NaN-fills them first.
    */
-  onBars?(from: number, to: number, targets: Float64Array): void
+  onBars?(from: number, to: number, targets: Float64Array, levels?: Float64Array): void
+  /**
+   * Optional: protective levels for the position the target leaves, re-stated at a bar's close (a
+   * module's stop_price and take_profit_price). levels[0] is a stop price, levels[1] a take-profit price;
+   * the engine sets both to NaN before each onBar call, and the signal writes NaN = keep, 0 = remove,
+   * > 0 = set. A set level replaces the run's config-derived level of its side (ExitRules) while set.
+   */
+  readonly levels?: Float64Array
 }
 
 /**
@@ -36,6 +44,11 @@ export interface SingleSymbolSignal {
  */
 export interface MultiSymbolSignal {
   onStep(at: Int32Array, targets: Float64Array): boolean
+  /**
+   * Optional: protective levels per symbol, as SingleSymbolSignal.levels: levels[2s] a stop price and
+   * levels[2s + 1] a take-profit price for symbol s, NaN-filled by the engine before each onStep call.
+   */
+  readonly levels?: Float64Array
 }
 
 /** A cross-field rule the schema cannot state, e.g. fast < slow. */

@@ -2,7 +2,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
-import type { BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
+import assert from 'node:assert/strict'
+import type { BacktestResult, BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
 
 export const HOUR = 3_600_000
 export const DAY = 86_400_000
@@ -135,4 +136,83 @@ export function loadMultiDaily(symbols: readonly string[]): BarSeries[] {
     const column = (k: number) => Float64Array.from(mine, (row) => Number(row[k]))
     return { symbol, intervalMs: DAY, openTime: column(1), open: column(2), high: column(3), low: column(4), close: column(5), volume: column(6) }
   })
+}
+
+export const MINUTE = 60_000
+
+/** Bars of `interval` built from finer bars (first open, highest high, lowest low, last close), one per grid slot they fill. */
+export function aggregate(fine: BarSeries, interval: number): BarSeries {
+  const rows = new Map<number, number[]>()
+  for (let j = 0; j < fine.openTime.length; j++) {
+    const t = Math.floor(fine.openTime[j]! / interval) * interval
+    const row = rows.get(t)
+    if (row === undefined) rows.set(t, [fine.open[j]!, fine.high[j]!, fine.low[j]!, fine.close[j]!])
+    else rows.set(t, [row[0]!, Math.max(row[1]!, fine.high[j]!), Math.min(row[2]!, fine.low[j]!), fine.close[j]!])
+  }
+  const times = [...rows.keys()].sort((a, b) => a - b)
+  const column = (k: number) => Float64Array.from(times, (t) => rows.get(t)![k]!)
+  return { symbol: fine.symbol, intervalMs: interval, openTime: Float64Array.from(times), open: column(0), high: column(1), low: column(2), close: column(3), volume: Float64Array.from(times, () => 1) }
+}
+
+/** The series without the bars at the given open times. */
+export function withoutBars(series: BarSeries, missing: readonly number[]): BarSeries {
+  const keep = Array.from(series.openTime, (t, j) => (missing.includes(t) ? -1 : j)).filter((j) => j >= 0)
+  const pick = (a: Float64Array) => Float64Array.from(keep, (j) => a[j]!)
+  return { ...series, openTime: pick(series.openTime), open: pick(series.open), high: pick(series.high), low: pick(series.low), close: pick(series.close), volume: pick(series.volume) }
+}
+
+/**
+ * A calmer random walk than randomBars, for exits inside bars: each bar moves up to ±step/2, its wicks up to
+ * step/4 beyond; about one bar in `gapEvery` opens up to ±2·step away from the previous close (a gap).
+ */
+export function randomWalk(symbol: string, seed: number, n: number, start: number, interval: number, price: number, step: number, gapEvery = 500): BarSeries {
+  const next = random(seed)
+  const tick = (x: number) => Math.max(0.1, Math.round(x * 10) / 10)
+  const rows: number[][] = []
+  let close = price
+  for (let i = 0; i < n; i++) {
+    const open = next() < 1 / gapEvery ? tick(close * (1 + (next() - 0.5) * 4 * step)) : close
+    close = tick(open * (1 + (next() - 0.5) * step))
+    rows.push([open, tick(Math.max(open, close) * (1 + (next() * step) / 4)), tick(Math.min(open, close) * (1 - (next() * step) / 4)), close])
+  }
+  return barsFromRows(symbol, start, interval, rows)
+}
+
+export function near(actual: number, expected: number, what: string, scale = 1) {
+  assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected), scale), `${what}: ${actual} ≠ ${expected}`)
+}
+
+export function isStepMultiple(qty: number, step: number): boolean {
+  const k = qty / step
+  return Math.abs(k - Math.round(k)) < 1e-6
+}
+
+/** Cash conservation read off a result: every unit of equity is capital, a trade's pnl, or an open position's. */
+export function assertConserved(result: BacktestResult, capital: number, what: string) {
+  let expected = capital
+  let fees = 0
+  let funding = 0
+  for (const trade of result.trades) {
+    expected += trade.pnl
+    fees += trade.fee
+    funding += trade.funding
+  }
+  for (const position of result.openPositions) {
+    expected += position.realizedPnl + position.unrealizedPnl - position.fee - position.funding
+    fees += position.fee
+    funding += position.funding
+  }
+  near(result.finalEquity, expected, `${what}: final equity against capital + pnl`, capital)
+  near(result.feesPaid, fees, `${what}: fees`, capital)
+  near(result.fundingPaid, funding, `${what}: funding`, capital)
+  near(result.equityCurve[result.equityCurve.length - 1]![1], result.finalEquity, `${what}: last curve point`, capital)
+}
+
+export function assertCurveShape(result: BacktestResult, start: number, capital: number, what: string) {
+  assert.deepEqual(result.equityCurve[0], [start, capital], `${what}: first point`)
+  for (let k = 1; k < result.equityCurve.length; k++) {
+    const gap = result.equityCurve[k]![0] - result.equityCurve[k - 1]![0]
+    assert.ok(gap > 0 && gap <= DAY, `${what}: curve points ${k - 1}→${k} are ${gap} ms apart`)
+    if (k < result.equityCurve.length - 1) assert.equal(result.equityCurve[k]![0] % DAY, 0, `${what}: point ${k} at a UTC midnight`)
+  }
 }

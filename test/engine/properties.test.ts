@@ -5,51 +5,12 @@ import { runBacktest } from '../../src/engine/index.js'
 import { Ledger } from '../../src/engine/ledger.js'
 import { findGaps } from '../../src/engine/range.js'
 import { simulateSingle } from '../../src/engine/simulate.js'
-import type { BacktestResult, BarSeries, SymbolRules } from '../../src/engine/types.js'
+import type { BarSeries, SymbolRules } from '../../src/engine/types.js'
 import { TEMPLATES } from '../../src/templates/registry.js'
-import { BTCUSDT_RULES, DAY, HOUR, ScheduleSignal, random, randomBars } from './helpers.js'
+import { BTCUSDT_RULES, DAY, HOUR, ScheduleSignal, assertConserved, assertCurveShape, isStepMultiple, near, random, randomBars } from './helpers.js'
 
 const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8]
 const START = Date.UTC(2024, 0, 1)
-
-function near(actual: number, expected: number, what: string, scale = 1) {
-  assert.ok(Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected), scale), `${what}: ${actual} ≠ ${expected}`)
-}
-
-function isStepMultiple(qty: number, step: number): boolean {
-  const k = qty / step
-  return Math.abs(k - Math.round(k)) < 1e-6
-}
-
-/** Cash conservation read off a result: every unit of equity is capital, a trade's pnl, or an open position's. */
-function assertConserved(result: BacktestResult, capital: number, what: string) {
-  let expected = capital
-  let fees = 0
-  let funding = 0
-  for (const trade of result.trades) {
-    expected += trade.pnl
-    fees += trade.fee
-    funding += trade.funding
-  }
-  for (const position of result.openPositions) {
-    expected += position.realizedPnl + position.unrealizedPnl - position.fee - position.funding
-    fees += position.fee
-    funding += position.funding
-  }
-  near(result.finalEquity, expected, `${what}: final equity against capital + pnl`, capital)
-  near(result.feesPaid, fees, `${what}: fees`, capital)
-  near(result.fundingPaid, funding, `${what}: funding`, capital)
-  near(result.equityCurve[result.equityCurve.length - 1]![1], result.finalEquity, `${what}: last curve point`, capital)
-}
-
-function assertCurveShape(result: BacktestResult, start: number, capital: number, what: string) {
-  assert.deepEqual(result.equityCurve[0], [start, capital], `${what}: first point`)
-  for (let k = 1; k < result.equityCurve.length; k++) {
-    const gap = result.equityCurve[k]![0] - result.equityCurve[k - 1]![0]
-    assert.ok(gap > 0 && gap <= DAY, `${what}: curve points ${k - 1}→${k} are ${gap} ms apart`)
-    if (k < result.equityCurve.length - 1) assert.equal(result.equityCurve[k]![0] % DAY, 0, `${what}: point ${k} at a UTC midnight`)
-  }
-}
 
 describe('ledger: every fill and funding payment conserves cash + position value', () => {
   for (const seed of SEEDS) {
