@@ -49,6 +49,8 @@ export interface Config {
   ipRequestsPerMinute: number
   /** Connections in the PostgreSQL pool (server mode; embedded mode always uses 1). */
   dbPoolMax: number
+  /** Sandbox threads of the API for users' strategy modules (uploads, params checks), shared fairly between users. */
+  sandboxThreads: number
 }
 
 export interface IdentityProviderConfig {
@@ -100,6 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     weightPerMinute: read.integer('RATE_LIMIT_WEIGHT_PER_MINUTE', 1200, 1, 1e9),
     ipRequestsPerMinute: read.integer('RATE_LIMIT_IP_PER_MINUTE', 2400, 1, 1e9),
     dbPoolMax: read.integer('DB_POOL_MAX', 10, 1, 200),
+    sandboxThreads: read.integer('SANDBOX_THREADS', 2, 1, 32),
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

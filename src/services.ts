@@ -61,7 +61,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     runSignals: new EventEmitter(),
     strategyFeed: new StrategyFeed(database, () => undefined),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
-    sandbox: createStrategySandbox(),
+    sandbox: createStrategySandbox(config.sandboxThreads),
     now,
   }
 }

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
     assert.equal(config.historyCacheMb, 64, 'DESIGN §9: the decoded-history cache defaults to 64 MB')
     assert.equal(config.logLevel, 'info')
     assert.equal(config.weightPerMinute, 1200, 'DESIGN §5: 1200 per 60 s on /v1')
+    assert.equal(config.sandboxThreads, 2)
   })
 
   it('defaults UPSTREAM_DATA_URL to UPSTREAM_URL (DESIGN §2)', () => {
@@ -81,6 +82,7 @@ describe('loadConfig', () => {
       WORKERS: '3',
       HISTORY_CACHE_MB: '0',
       LOG_LEVEL: 'debug',
+      SANDBOX_THREADS: '4',
     })
     assert.equal(config.port, 0)
     assert.equal(config.host, '0.0.0.0')
@@ -97,6 +99,7 @@ describe('loadConfig', () => {
     assert.equal(config.workers, 3)
     assert.equal(config.historyCacheMb, 0, 'no cache')
     assert.equal(config.logLevel, 'debug')
+    assert.equal(config.sandboxThreads, 4)
   })
 
   it('reports every bad key at once in one ConfigError', () => {
@@ -110,6 +113,7 @@ describe('loadConfig', () => {
       WEBHOOK_ALLOW_PRIVATE_HOSTS: 'maybe',
       APP_JWT_TTL: '1.5',
       IDPB_JWKS_URL: 'ftp://idpb.example/jwks',
+      SANDBOX_THREADS: '0',
       HOST: 'localhost', // valid: not reported
     })
     const keys = problems.map((p) => p.split(' ')[0]).sort()
@@ -121,6 +125,7 @@ describe('loadConfig', () => {
       'LOG_LEVEL',
       'MASTER_KEY',
       'PORT',
+      'SANDBOX_THREADS',
       'WEBHOOK_ALLOW_PRIVATE_HOSTS',
       'WORKERS',
     ])

@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js'
 import { AppError, notFound } from '../http/errors.js'
 import { newId } from '../http/ids.js'
 import type { SharedState } from '../http/shared-state.js'
+import { claimPoll } from '../http/rate-limit.js'
 import { parseUtcTime } from '../http/time.js'
 import { isUniqueViolation } from '../db/errors.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
@@ -81,11 +82,7 @@ export async function pageJobs({ db, userId }: BacktestContext, query: JobListQu
 export async function getJob({ db, userId, now, shared }: BacktestContext, id: string): Promise<Job> {
   const row = isJobId(id) ? await findJob(db, userId, id, { withResult: true }) : undefined
   if (!row) throw notFound(`backtest job ${id}`)
-  if (!(await shared.claimOnce(`poll:${userId}:${id}`, POLL_INTERVAL_MS, now.getTime()))) {
-    throw new AppError('RATE_LIMITED', `poll a job at most once every ${POLL_INTERVAL_MS / 1000} s; back off exponentially for long jobs`, {
-      headers: { 'retry-after': String(POLL_INTERVAL_MS / 1000) },
-    })
-  }
+  await claimPoll(shared, `poll:${userId}:${id}`, POLL_INTERVAL_MS, now.getTime(), 'job')
   return toJob(row)
 }
 

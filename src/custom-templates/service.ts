@@ -65,7 +65,7 @@ export async function createCustomTemplate(context: CustomTemplateContext, input
   // Counted before the sandbox runs, so a caller at the limit costs no inspection; counted again under lock.
   checkTemplateCount(await countTemplates(db, userId))
   const language = input.language ?? 'javascript'
-  const inspected = await sandbox.inspect(input.source, language)
+  const inspected = await sandbox.inspect(userId, input.source, language)
   const view = await db.transaction().execute(async (trx) => {
     checkTemplateCount(await lockUserAndCountTemplates(trx, userId))
     const template = await insertTemplate(trx, {
@@ -92,7 +92,7 @@ export async function updateCustomTemplate(context: CustomTemplateContext, id: s
   if (!current) throw notFound(`template ${id}`)
   checkVersionCount(current.latest_version, id)
   const language = input.language ?? current.language
-  const inspected = await sandbox.inspect(input.source, language)
+  const inspected = await sandbox.inspect(userId, input.source, language)
   const view = await db.transaction().execute(async (trx) => {
     // Locked and read again: another upload or a delete may have committed while the sandbox ran.
     const locked = await findTemplate(trx, userId, id, true)

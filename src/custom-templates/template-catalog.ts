@@ -52,7 +52,7 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
         })
       }
       const found = await customVersion(userId, templateId, options.version)
-      const resolved = await sandbox.resolveParamsMany(found.compiled, found.description, paramsList)
+      const resolved = await sandbox.resolveParamsMany(userId, found.compiled, found.description, paramsList)
       return resolved.map((one) => (one instanceof AppError ? one : one.params))
     },
     async resolve(userId, templateId, params, options = {}) {
@@ -69,7 +69,7 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
           throw invalidParameter('symbols', found.description.multiSymbol ? `${templateId} needs at least ${bounds.minSymbols} symbols` : `${templateId} trades one symbol; symbols must have exactly 1 entry`)
         }
       }
-      const resolved = await sandbox.resolveParams(found.compiled, found.description, params)
+      const resolved = await sandbox.resolveParams(userId, found.compiled, found.description, params)
       return {
         params: resolved.params,
         multiSymbol: found.description.multiSymbol,

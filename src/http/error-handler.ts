@@ -31,9 +31,15 @@ export function renderError(error: FastifyError, request: FastifyRequest, reply:
   if (problem.status >= 500) {
     request.log.error({ err: error }, 'request failed')
   }
-  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+  for (const [name, value] of Object.entries(problem.headers)) {
+    // The RateLimit fields are lists of policies: an error's own policy joins the weight budget's set by the access hook.
+    const listed = LIST_FIELDS.has(name) ? reply.getHeader(name) : undefined
+    reply.header(name, listed === undefined ? value : `${String(listed)}, ${value}`)
+  }
   return isVersioned(request) ? sendEnvelope(request, reply, problem) : sendPublic(reply, problem)
 }
+
+const LIST_FIELDS = new Set(['ratelimit', 'ratelimit-policy'])
 
 interface Problem {
   status: number

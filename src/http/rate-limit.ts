@@ -39,3 +39,19 @@ export async function chargeWeight(
     })
   }
 }
+
+/**
+ * One poll of `key` (a job or a sweep) per `intervalMs` (spec "Limits"). A repeat inside that time is
+ * 429 whose Retry-After is the whole seconds left until the next poll is allowed: it used to be the
+ * full interval always, so a client polling 4 s after its last poll was told to wait 5 s more, not 1.
+ * The RateLimit fields of that answer add the poll policy to the weight budget's (both are lists of
+ * policies, IETF draft-ietf-httpapi-ratelimit-headers), spent, resetting when Retry-After says.
+ */
+export async function claimPoll(shared: SharedState, key: string, intervalMs: number, now: number, what: 'job' | 'sweep'): Promise<void> {
+  const waitMs = await shared.claimOrWait(key, intervalMs, now)
+  if (waitMs === 0) return
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000))
+  throw new AppError('RATE_LIMITED', `poll a ${what} at most once every ${intervalMs / 1000} s; retry in ${seconds} s; back off exponentially for long ${what}s`, {
+    headers: { 'retry-after': String(seconds), 'ratelimit-policy': `"poll";q=1;w=${intervalMs / 1000}`, ratelimit: `"poll";r=0;t=${seconds}` },
+  })
+}

@@ -13,6 +13,8 @@ export interface SharedState {
   addWeight(bucket: string, weight: number, windowMs: number, now: number): Promise<number>
   /** True the first time `key` is claimed within `ttlMs`; false for a repeat. */
   claimOnce(key: string, ttlMs: number, now: number): Promise<boolean>
+  /** As claimOnce, but a repeat learns how long the held claim still runs: 0 when claimed now, else the ms left. */
+  claimOrWait(key: string, ttlMs: number, now: number): Promise<number>
   /**
    * One request's admission: claims `claim.key` (when given) and, only when that claim succeeds,
    * adds `charge.weight` as addWeight does. `used` is the window's total after this charge, or
@@ -50,11 +52,15 @@ export class MemorySharedState implements SharedState {
   }
 
   async claimOnce(key: string, ttlMs: number, now: number): Promise<boolean> {
+    return (await this.claimOrWait(key, ttlMs, now)) === 0
+  }
+
+  async claimOrWait(key: string, ttlMs: number, now: number): Promise<number> {
     this.sweep(now)
     const expiresAt = this.claims.get(key)
-    if (expiresAt !== undefined && expiresAt > now) return false
+    if (expiresAt !== undefined && expiresAt > now) return expiresAt - now
     this.claims.set(key, now + ttlMs)
-    return true
+    return 0
   }
 
   async admit(claim: Claim | undefined, charge: Charge, now: number): Promise<{ claimed: boolean; used: number | undefined }> {
@@ -96,13 +102,20 @@ export class PostgresSharedState implements SharedState {
   }
 
   async claimOnce(key: string, ttlMs: number, now: number): Promise<boolean> {
+    return (await this.claimOrWait(key, ttlMs, now)) === 0
+  }
+
+  async claimOrWait(key: string, ttlMs: number, now: number): Promise<number> {
     const inserted = await this.db
       .insertInto('seen_signatures')
       .values({ signature: key, expires_at: new Date(now + ttlMs) })
       .onConflict((oc) => oc.column('signature').doUpdateSet({ expires_at: new Date(now + ttlMs) }).where('seen_signatures.expires_at', '<=', new Date(now)))
       .returning('signature')
       .executeTakeFirst()
-    return inserted !== undefined
+    if (inserted !== undefined) return 0
+    // A second round trip only for a refusal; should the claim end in between, the caller still waits ≥ 1 ms.
+    const held = await this.db.selectFrom('seen_signatures').select('expires_at').where('signature', '=', key).executeTakeFirst()
+    return Math.max(1, (held ? held.expires_at.getTime() : now) - now)
   }
 
   admit(claim: Claim | undefined, charge: Charge, now: number): Promise<{ claimed: boolean; used: number | undefined }> {

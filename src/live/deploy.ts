@@ -233,8 +233,8 @@ async function pauseInTransaction(
     if (run && !run.dry_run) {
       // A live run's orders waiting for an answer may have executed: they stay 'new' (never cancelled
       // unseen); the close looks them up after this commit, with the run ended so no runner acts. One
-      // reduce-only close intent per symbol of the run (sized from the exchange's position, so a symbol
-      // found flat is booked skipped): every symbol the run trades ends flat, whatever the ledger thought.
+      // reduce-only close intent per symbol of the run (sized from the exchange's position; a symbol found
+      // flat drops its unsent intent): every symbol the run trades ends flat, whatever the ledger thought.
       if (closePositions && run.state) {
         const first = await nextIntent(trx, row.id, run.run)
         const closeIds: Record<string, string> = {}

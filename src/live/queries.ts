@@ -183,6 +183,11 @@ export async function insertOrder(db: Db, order: OrderInsert): Promise<void> {
   await insertOrders(db, [order])
 }
 
+/** Deletes an intent still 'new' (never sent: a pause's close of a symbol found flat). */
+export async function deleteUnsentIntent(db: Db, clientOrderId: string): Promise<void> {
+  await db.deleteFrom('strategy_orders').where('client_order_id', '=', clientOrderId).where('status', '=', 'new').execute()
+}
+
 /** Intent rows in one statement; one already written (a retried commit) is left as it is. */
 export async function insertOrders(db: Db, orders: readonly OrderInsert[]): Promise<void> {
   if (orders.length === 0) return

@@ -4,6 +4,7 @@ import { isUniqueViolation } from '../db/errors.js'
 import { decodeCursor, encodeCursor } from '../http/cursor.js'
 import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import { newId } from '../http/ids.js'
+import { claimPoll } from '../http/rate-limit.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { POLL_INTERVAL_MS, reserveJobSlot } from '../backtests/service.js'
@@ -74,11 +75,7 @@ export async function pageSweeps({ db, userId }: SweepContext, query: SweepListQ
 /** A sweep of this user; polled at most once every 5 s, as a job is. */
 export async function getSweep({ db, userId, now, shared }: SweepContext, id: string): Promise<Sweep> {
   const row = await ownSweep(db, userId, id)
-  if (!(await shared.claimOnce(`poll:${userId}:${id}`, POLL_INTERVAL_MS, now.getTime()))) {
-    throw new AppError('RATE_LIMITED', `poll a sweep at most once every ${POLL_INTERVAL_MS / 1000} s; back off exponentially for long sweeps`, {
-      headers: { 'retry-after': String(POLL_INTERVAL_MS / 1000) },
-    })
-  }
+  await claimPoll(shared, `poll:${userId}:${id}`, POLL_INTERVAL_MS, now.getTime(), 'sweep')
   return toSweep(row)
 }
 

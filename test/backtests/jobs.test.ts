@@ -197,16 +197,26 @@ for (const backend of backends()) {
       assert.equal(deleted.json().error.code, 'INVALID_STATE')
     })
 
-    it('limits polling one job to once per 5 s with Retry-After', async () => {
+    it('limits polling one job to once per 5 s; Retry-After and RateLimit give the whole seconds left', async () => {
       const key = await t.createKey([...SCOPES])
       const id = (await t.signed(key, 'POST', '/v1/backtest/jobs', job)).json().id
       assert.equal((await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)).statusCode, 200)
       const fast = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
       assert.equal(fast.statusCode, 429)
       assert.equal(fast.json().error.code, 'RATE_LIMITED')
-      assert.equal(fast.headers['retry-after'], '5')
-      t.clock.advance(5000)
-      assert.equal((await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)).statusCode, 200)
+      assert.equal(fast.headers['retry-after'], '5', '4999 ms left')
+      // (t.signed moves the clock 1 ms per request.) 3.4 s after the poll, 1600 ms are left: 2 s.
+      t.clock.advance(3398)
+      const later = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
+      assert.equal(later.statusCode, 429)
+      assert.equal(later.headers['retry-after'], '2')
+      assert.match(later.json().error.message, /retry in 2 s/)
+      assert.match(String(later.headers['ratelimit-policy']), /^"default";q=1200;w=60, "poll";q=1;w=5$/)
+      assert.match(String(later.headers.ratelimit), /^"default";r=\d+;t=\d+, "poll";r=0;t=2$/)
+      t.clock.advance(1598)
+      const last = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
+      assert.equal(last.headers['retry-after'], '1', '1 ms left is still a whole second')
+      assert.equal((await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)).statusCode, 200, 'exactly 5 s after the first poll')
     })
 
     it('cancels a queued job keeping its progress; 409 once terminal; 404 for another user; reason ≤ 200', async () => {

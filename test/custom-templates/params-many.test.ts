@@ -5,6 +5,8 @@ import { createStrategySandbox } from '../../src/custom-templates/sandbox/sandbo
 import { AppError } from '../../src/http/errors.js'
 import { SMA } from './modules.js'
 
+const USER = 1
+
 /**
  * resolveParamsMany: a sweep's configurations resolved on one instance of the module per batch (one
  * request per configuration took ~10 ms each: a 10,000-configuration sweep's POST took 96 s). Each
@@ -15,7 +17,7 @@ describe('resolving many params of a module at once', () => {
   let module: { compiled: CompiledModule; description: ModuleDescription }
   before(async () => {
     sandbox = createStrategySandbox(1)
-    module = await sandbox.inspect(SMA, 'javascript')
+    module = await sandbox.inspect(USER, SMA, 'javascript')
   })
   after(() => sandbox.close())
 
@@ -23,10 +25,10 @@ describe('resolving many params of a module at once', () => {
     const paramsList = [{ fast: 5, slow: 50 }, { fast: 60, slow: 50 }, { fast: 1, slow: 50 }, { fast: 7 }, { slow: 'x' }]
     // More than one batch (500), so the batches' results join in order.
     const many = Array.from({ length: 1_203 }, (_, i) => paramsList[i % paramsList.length])
-    const answers = await sandbox.resolveParamsMany(module.compiled, module.description, many)
+    const answers = await sandbox.resolveParamsMany(USER, module.compiled, module.description, many)
     assert.equal(answers.length, many.length)
     const single = await Promise.all(
-      paramsList.map((params) => sandbox.resolveParams(module.compiled, module.description, params).catch((error: unknown) => error)),
+      paramsList.map((params) => sandbox.resolveParams(USER, module.compiled, module.description, params).catch((error: unknown) => error)),
     )
     answers.forEach((answer, i) => {
       const expected = single[i % paramsList.length]
@@ -41,14 +43,14 @@ describe('resolving many params of a module at once', () => {
   })
 
   it('fails them all, as a 400 on params, when the module itself fails', async () => {
-    const throwing = await sandbox.inspect(SMA.replace("if (p.fast >= p.slow)", "if (p.fast === 13) throw new Error('thirteen'); if (p.fast >= p.slow)"), 'javascript')
-    await assert.rejects(sandbox.resolveParamsMany(throwing.compiled, throwing.description, [{ fast: 5 }, { fast: 13 }]), (error: unknown) => {
+    const throwing = await sandbox.inspect(USER, SMA.replace("if (p.fast >= p.slow)", "if (p.fast === 13) throw new Error('thirteen'); if (p.fast >= p.slow)"), 'javascript')
+    await assert.rejects(sandbox.resolveParamsMany(USER, throwing.compiled, throwing.description, [{ fast: 5 }, { fast: 13 }]), (error: unknown) => {
       assert.ok(error instanceof AppError, String(error))
       assert.deepEqual([error.code, error.field], ['INVALID_PARAMETER', 'params'])
       assert.match(error.message, /the module failed: .*thirteen/)
       return true
     })
     // The sandbox goes on answering.
-    assert.equal((await sandbox.resolveParamsMany(module.compiled, module.description, [{ fast: 5 }])).length, 1)
+    assert.equal((await sandbox.resolveParamsMany(USER, module.compiled, module.description, [{ fast: 5 }])).length, 1)
   })
 })

@@ -53,6 +53,14 @@ for (const backend of backends()) {
       assert.equal((await nodes[1]!.admit(sig(99), { bucket: 'x', weight: 1, ...WINDOW }, NOW + 9_999)).claimed, false)
       assert.equal((await nodes[1]!.admit(sig(99), { bucket: 'x', weight: 1, ...WINDOW }, NOW + 10_000)).claimed, true)
     })
+
+    it('tells a repeated claim how long the held one still runs, on any node', async () => {
+      assert.equal(await nodes[0]!.claimOrWait('poll:1:bt_1', 5000, NOW), 0)
+      assert.equal(await nodes[1]!.claimOrWait('poll:1:bt_1', 5000, NOW + 3400), 1600)
+      assert.equal(await nodes[0]!.claimOrWait('poll:1:bt_1', 5000, NOW + 4999), 1)
+      assert.equal(await nodes[1]!.claimOrWait('poll:1:bt_1', 5000, NOW + 5000), 0, 'claimed afresh')
+      assert.equal(await nodes[0]!.claimOrWait('poll:1:bt_1', 5000, NOW + 5001), 4999)
+    })
   })
 }
 
@@ -62,5 +70,13 @@ describe('shared admission state (memory)', () => {
     assert.deepEqual(await state.admit(sig(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: true, used: 3 })
     assert.deepEqual(await state.admit(sig(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: false, used: undefined })
     assert.deepEqual(await state.admit(undefined, { bucket: 'k', weight: 2, ...WINDOW }, NOW), { claimed: true, used: 5 })
+  })
+
+  it('tells a repeated claim how long the held one still runs', async () => {
+    const state = new MemorySharedState()
+    assert.equal(await state.claimOrWait('poll:1:bt_1', 5000, NOW), 0)
+    assert.equal(await state.claimOrWait('poll:1:bt_1', 5000, NOW + 3400), 1600)
+    assert.equal(await state.claimOnce('poll:1:bt_1', 5000, NOW + 4999), false)
+    assert.equal(await state.claimOrWait('poll:1:bt_1', 5000, NOW + 5000), 0)
   })
 })

@@ -40,7 +40,10 @@ for (const backend of backends()) {
     /** Every symbol's position on the exchange, in the run's order. */
     const exchangeQtys = async (a: Account) => Promise.all(SYMBOLS.map((symbol) => exchangeQty(a, symbol)))
     const tradesOf = (id: string) => db().selectFrom('strategy_trades').selectAll().where('strategy_id', '=', id).orderBy('id').execute()
-    /** Pauses with close_positions and checks the pause closed every symbol on the exchange with reduce-only orders booked filled. */
+    /**
+     * Pauses with close_positions and checks the pause closed every symbol on the exchange with reduce-only orders
+     * booked filled, and kept no close intent for a symbol it found flat.
+     */
     const pauseFlat = async (name: keyof typeof ACCOUNTS) => {
       const id = strategies[name]!
       const a = ACCOUNTS[name]
@@ -62,6 +65,8 @@ for (const backend of backends()) {
         assert.deepEqual([row?.symbol, row?.status, row?.reduce_only], [symbol, 'filled', true])
       }
       assert.ok(rows.every((o) => o.status !== 'new'), 'no intent is left waiting')
+      const closes = rows.filter((o) => o.reduce_only)
+      assert.deepEqual(closes.map((o) => [o.symbol, o.status]), SYMBOLS.filter((_, s) => held[s] !== 0).map((symbol) => [symbol, 'filled']), 'a close intent for each held symbol only')
       // The runner learns its run ended and finishes what it was doing: anything it would log about the
       // closes it heard on the user stream is logged by then.
       await poll(`the runner of ${name} to stop`, 30_000, () => (pool.runners.has(id) ? undefined : true))
@@ -170,7 +175,8 @@ for (const backend of backends()) {
       const picture = await quietPicture(ACCOUNTS.module, id, SYMBOLS)
       assert.deepEqual(picture.sent, picture.booked)
       assert.deepEqual(picture.exchangeQtys, picture.ledgerQtys)
-      await pauseFlat('module')
+      const held = await pauseFlat('module')
+      assert.equal(held.filter((q) => q !== 0).length, 1, `rotation to the top 1 holds one symbol, the other is flat (${held})`)
     })
 
     it('a normal pause with close_positions logs no error', () => {

@@ -143,10 +143,16 @@ for (const backend of backends()) {
       const id = await deploy(t, key, { name: 'rotation', template_id: templateId, params, symbols: ['ETHUSDT', 'BTCUSDT'], capital: '2000' })
       await acted(t, id, 40, 4)
       await poll('a position to be open', 30_000, async () => ((await runState(t, id))!.broker.ledger.arrays.qty.some((q) => q !== 0) ? true : undefined))
+      const pausedAt = new Date(t.clock.now())
       const paused = await t.signed(key, 'POST', `/v1/strategies/${id}/pause`, { close_positions: true })
       assert.equal(paused.statusCode, 200, paused.body)
 
       const db = t.database.handle.db
+      // The run's trades end at replay times (2025); the pause's closes at the app's clock, after pausedAt.
+      const closedByPause = await db.selectFrom('strategy_trades').select('symbol').where('strategy_id', '=', id).where('exit_time', '>', pausedAt).execute()
+      assert.equal(closedByPause.length, 1, 'rotation to the top 1 held one symbol at the pause, the other was flat')
+      const closes = await db.selectFrom('strategy_orders').select(['symbol', 'status']).where('strategy_id', '=', id).where('reduce_only', '=', true).execute()
+      assert.deepEqual(closes, [{ symbol: closedByPause[0]!.symbol, status: 'filled' }], 'one close intent, for the held symbol; none for the flat one')
       const run = await db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
       const version = (await findCustomVersion(db, run.user_id, templateId, 1))!
       const instance = await StrategyInstance.load(version.compiled.code, run.seed!)

@@ -271,6 +271,21 @@ for (const backend of backends()) {
       assert.ok(new Set(drawn.map((p) => p.fast)).size > 3, 'the draws vary')
     })
 
+    it('limits polling one sweep to once per 5 s, with Retry-After the whole seconds left', async () => {
+      const key = await t.createKey([...SCOPES])
+      const id = (await t.signed(key, 'POST', '/v1/backtest/sweeps', sweep)).json().id
+      assert.equal((await t.signed(key, 'GET', `/v1/backtest/sweeps/${id}`)).statusCode, 200)
+      t.clock.advance(3998) // t.signed moves the clock 1 ms per request: 1001 ms left
+      const fast = await t.signed(key, 'GET', `/v1/backtest/sweeps/${id}`)
+      assert.equal(fast.statusCode, 429)
+      assert.equal(fast.json().error.code, 'RATE_LIMITED')
+      assert.equal(fast.headers['retry-after'], '2')
+      assert.match(String(fast.headers.ratelimit), /, "poll";r=0;t=2$/)
+      t.clock.advance(1000)
+      assert.equal((await t.signed(key, 'GET', `/v1/backtest/sweeps/${id}`)).statusCode, 200)
+      await t.signed(key, 'POST', `/v1/backtest/sweeps/${id}/cancel`, {})
+    })
+
     it('counts a sweep as one of the five live jobs, and keeps sweeps to their owner', async () => {
       const key = await t.createKey([...SCOPES])
       const job = { ...base, params: {} }

@@ -53,7 +53,9 @@ export type ResolvedOrRefused = ResolvedParams | { refused: { field?: string; me
 
 /**
  * The sandbox as the API sees it (sandbox/sandbox-service.ts implements it; every call runs the user's
- * code in a worker thread under the limits of sandbox/limits.ts, never in the calling thread).
+ * code in a worker thread under the limits of sandbox/limits.ts, never in the calling thread). Each call
+ * names the user it is for: a user's calls run one at a time, and too many waiting is a 429 RATE_LIMITED
+ * (SANDBOX_LIMITS.apiCallsPerUser, apiWaitingPerUser).
  */
 export interface StrategySandbox {
   /**
@@ -62,17 +64,17 @@ export interface StrategySandbox {
    * run over recorded bars within the limits. Throws AppError INVALID_PARAMETER (field `source`) whose
    * message names the problem and the module's line:column where there is one.
    */
-  inspect(source: string, language: ModuleLanguage): Promise<{ compiled: CompiledModule; description: ModuleDescription }>
+  inspect(userId: number, source: string, language: ModuleLanguage): Promise<{ compiled: CompiledModule; description: ModuleDescription }>
   /**
    * The params with defaults applied, checked against the schema and the module's validate(), and the
    * warm-up for them. Throws AppError INVALID_PARAMETER naming the field (`params.fast`).
    */
-  resolveParams(compiled: CompiledModule, description: ModuleDescription, params: unknown): Promise<ResolvedParams>
+  resolveParams(userId: number, compiled: CompiledModule, description: ModuleDescription, params: unknown): Promise<ResolvedParams>
   /**
    * resolveParams for many params (a sweep's configurations) on one instance of the module per batch:
    * each one's resolution or the AppError it would throw. Throws AppError INVALID_PARAMETER (field
    * `params`) when the module itself fails.
    */
-  resolveParamsMany(compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<(ResolvedParams | AppError)[]>
+  resolveParamsMany(userId: number, compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<(ResolvedParams | AppError)[]>
   close(): Promise<void>
 }

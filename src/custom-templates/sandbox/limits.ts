@@ -32,6 +32,12 @@ export const SANDBOX_LIMITS = {
   /** A template's stored versions and a user's templates. */
   templatesPerUser: 50,
   versionsPerTemplate: 100,
+  /**
+   * The API's sandbox threads (SANDBOX_THREADS of them) serve every user: a user's uploads and params
+   * checks run this many at a time, and this many more wait; one more is refused (429).
+   */
+  apiCallsPerUser: 1,
+  apiWaitingPerUser: 4,
   /** Dry and live runs of custom templates: per user, and sandboxes (worker threads) per node. */
   runsPerUser: 10,
   sandboxesPerNode: 64,

@@ -1,7 +1,7 @@
 import { AppError } from '../../http/errors.js'
 import type { CompiledModule, ModuleDescription, ModuleLanguage, ResolvedOrRefused, ResolvedParams, StrategySandbox } from './contract.js'
 import { SANDBOX_LIMITS } from './limits.js'
-import { SandboxWorker } from './sandbox-worker.js'
+import { SandboxPool } from './sandbox-pool.js'
 import { StrategyError } from './strategy-error.js'
 
 /**
@@ -15,30 +15,16 @@ const INSPECT_MS = 5_000
 
 /**
  * The sandbox as the API uses it: uploads inspected and params resolved in sandbox threads, never in
- * the main thread. Requests share a few threads (SANDBOX_API_THREADS), one request at a time each, with
- * a fresh QuickJS instance per request; a thread a module stopped (timeout, crash) is replaced.
+ * the main thread, `threads` of them (SANDBOX_THREADS) shared fairly between users (sandbox-pool.ts).
  */
-export function createStrategySandbox(threads = 1): StrategySandbox {
-  const workers: (SandboxWorker | undefined)[] = new Array(threads).fill(undefined)
-  const queues: Promise<unknown>[] = new Array(threads).fill(Promise.resolve())
-  let turn = 0
-
-  const run = <T>(request: Parameters<SandboxWorker['request']>[0], limitMs: number): Promise<T> => {
-    const slot = turn++ % threads
-    const next = queues[slot]!.catch(() => undefined).then(() => {
-      let worker = workers[slot]
-      if (!worker?.alive) worker = workers[slot] = new SandboxWorker()
-      return worker.request<T>(request, limitMs)
-    })
-    queues[slot] = next
-    return next
-  }
+export function createStrategySandbox(threads: number): StrategySandbox {
+  const pool = new SandboxPool(threads)
 
   /** Params resolved on one instance of the module, each refusal as the 400 it is. */
-  const resolveBatch = async (compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<(ResolvedParams | AppError)[]> => {
+  const resolveBatch = async (userId: number, compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<(ResolvedParams | AppError)[]> => {
     let answers: ResolvedOrRefused[]
     try {
-      answers = await run<ResolvedOrRefused[]>({ type: 'resolve', code: compiled.code, description, paramsList }, SANDBOX_LIMITS.hardCallMs)
+      answers = await pool.call<ResolvedOrRefused[]>(userId, { type: 'resolve', code: compiled.code, description, paramsList }, SANDBOX_LIMITS.hardCallMs)
     } catch (error) {
       throw asRefusal(error, 'params')
     }
@@ -46,27 +32,25 @@ export function createStrategySandbox(threads = 1): StrategySandbox {
   }
 
   return {
-    async inspect(source: string, language: ModuleLanguage) {
+    async inspect(userId: number, source: string, language: ModuleLanguage) {
       try {
-        return await run<{ compiled: CompiledModule; description: ModuleDescription }>({ type: 'inspect', source, language }, INSPECT_MS)
+        return await pool.call<{ compiled: CompiledModule; description: ModuleDescription }>(userId, { type: 'inspect', source, language }, INSPECT_MS)
       } catch (error) {
         throw asRefusal(error, 'source')
       }
     },
-    async resolveParams(compiled: CompiledModule, description: ModuleDescription, params: unknown) {
-      const [one] = await resolveBatch(compiled, description, [params])
+    async resolveParams(userId: number, compiled: CompiledModule, description: ModuleDescription, params: unknown) {
+      const [one] = await resolveBatch(userId, compiled, description, [params])
       if (one instanceof AppError) throw one
       return one!
     },
-    async resolveParamsMany(compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]) {
+    async resolveParamsMany(userId: number, compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]) {
       const results: (ResolvedParams | AppError)[] = []
-      // In batches, each a request of its own: another user's request waits one batch, not the whole list.
-      for (let first = 0; first < paramsList.length; first += RESOLVE_BATCH) results.push(...(await resolveBatch(compiled, description, paramsList.slice(first, first + RESOLVE_BATCH))))
+      // In batches, each a call of its own: another user's call waits one batch at most, not the whole list.
+      for (let first = 0; first < paramsList.length; first += RESOLVE_BATCH) results.push(...(await resolveBatch(userId, compiled, description, paramsList.slice(first, first + RESOLVE_BATCH))))
       return results
     },
-    async close() {
-      await Promise.all(workers.map((worker) => worker?.close()))
-    },
+    close: () => pool.close(),
   }
 }
 

@@ -114,9 +114,11 @@ export class SymbolExchange<O> {
   /**
    * Reduce-only MARKET order for exactly the exchange's position (pause with close_positions): sized from
    * the exchange, not our ledger, so it can only shrink whatever is open; the ledger is booked flat at its price.
+   * `flat`: nothing open on the exchange nor in the ledger, so nothing was sent and there is nothing to book.
    */
-  async close(clientOrderId: string, time: number): Promise<Execution<O>> {
+  async close(clientOrderId: string, time: number): Promise<Execution<O> | { kind: 'flat' }> {
     const theirs = await this.exchangeQty()
+    if (theirs === 0 && this.ledger.qty === 0) return { kind: 'flat' }
     if (theirs === 0) return { kind: 'done', outcome: this.ledger.fillAt(0, this.ledger.lastClose, time) }
     const answer = await this.client.placeOrder({
       symbol: this.symbol,

@@ -15,7 +15,7 @@ import { PaperBroker } from '../brokers/paper-broker.js'
 import { SymbolExchange } from '../brokers/symbol-exchange.js'
 import { PAPER_FEES, paperSetup } from '../deploy.js'
 import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
-import { nextIntent, nextTradeId, type RunRow, saveRunState } from '../queries.js'
+import { deleteUnsentIntent, nextIntent, nextTradeId, type RunRow, saveRunState } from '../queries.js'
 import { recordOutcome, type RunState, writeOutcomes } from '../record-outcome.js'
 import { stepRows } from '../record-step.js'
 import type { LiveState } from './live-orders.js'
@@ -38,6 +38,15 @@ interface ClosingSymbol<O> {
   book(outcome: O, settles: string): Promise<void>
 }
 
+/**
+ * Removes the close intent of a symbol found flat: it was committed before the exchange could be read (an
+ * order must be on record before it is sent), but nothing was sent under it and nothing fills it. Booked
+ * skipped, it listed a close of every flat symbol of a many-symbol run among the strategy's orders.
+ */
+function dropUnsent(db: Db, run: RunRow, closeId: string): Promise<void> {
+  return bookInTransaction(db, run, (trx) => deleteUnsentIntent(trx, closeId))
+}
+
 /** Closes one symbol under `closeId`; answers what went wrong, or undefined when it is booked flat. */
 type CloseSymbol = (closeId: string) => Promise<string | undefined>
 
@@ -45,7 +54,7 @@ type CloseSymbol = (closeId: string) => Promise<string | undefined>
  * Closes a paused live run's positions on the exchange under the intents `closeIds` (by symbol; committed,
  * with the run already ended, so its runner sends nothing more). Per symbol: first settles the order whose
  * outcome was unknown, if the exchange shows it now, then sends the reduce-only close for exactly the
- * exchange's position and books its fill. The symbols close side by side; their bookings one at a time. A
+ * exchange's position and books its fill; a symbol flat on the exchange and in the ledger keeps no intent. The symbols close side by side; their bookings one at a time. A
  * close refused or unknown on any symbol answers 502 naming each, after every symbol was tried.
  */
 export async function closeLivePosition(context: CloseContext, run: RunRow, closeIds: Record<string, string>): Promise<void> {
@@ -53,9 +62,10 @@ export async function closeLivePosition(context: CloseContext, run: RunRow, clos
   const template = await runTemplate(context.db, run)
   const client = await tradingClientOf(context.db, context.secrets, context.upstream, run, () => context.now.getTime())
   const serial = new Serial()
+  const drop = (closeId: string) => dropUnsent(context.db, run, closeId)
   const closers = template.multiSymbol
-    ? multiClosing(context, run, template, client).map((symbol) => closer(symbol, serial, context.now.getTime()))
-    : [closer(oneClosing(context, run, template, client), serial, context.now.getTime())]
+    ? multiClosing(context, run, template, client).map((symbol) => closer(symbol, serial, context.now.getTime(), drop))
+    : [closer(oneClosing(context, run, template, client), serial, context.now.getTime(), drop)]
   const failures = await Promise.all(run.symbols.map((name, s) => (closeIds[name] === undefined ? undefined : closers[s]!(closeIds[name]))))
   const failed = failures.filter((f) => f !== undefined)
   if (failed.length > 0) throw new AppError('UPSTREAM_UNAVAILABLE', `the strategy is paused; ${failed.join('; ')}`)
@@ -72,7 +82,7 @@ class Serial {
   }
 }
 
-function closer<O>(symbol: ClosingSymbol<O>, serial: Serial, time: number): CloseSymbol {
+function closer<O>(symbol: ClosingSymbol<O>, serial: Serial, time: number, drop: (closeId: string) => Promise<void>): CloseSymbol {
   return async (closeId) => {
     const { exchange, pending } = symbol
     if (pending) {
@@ -80,6 +90,7 @@ function closer<O>(symbol: ClosingSymbol<O>, serial: Serial, time: number): Clos
       if (found.kind === 'done') await serial.run(() => symbol.book(found.outcome, pending.id))
     }
     const closed = await exchange.close(closeId, time)
+    if (closed.kind === 'flat') return void (await drop(closeId))
     if (closed.kind === 'done') return void (await serial.run(() => symbol.book(closed.outcome, closeId)))
     return closed.kind === 'unknown'
       ? `the close order ${closeId} of ${exchange.symbol} was sent but its outcome is unknown (${closed.reason}): check the position on the exchange`
