@@ -2,7 +2,6 @@ import crypto from 'node:crypto'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
 import { retryingTransaction } from '../db/retry.js'
-import { feeRates } from '../engine/fees.js'
 import { recordEvent } from '../events/outbox.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
 import { money } from '../http/decimals.js'
@@ -12,9 +11,10 @@ import { findStrategy, type StrategyRow } from '../strategies/queries.js'
 import type { SymbolCheck } from '../strategies/tradable-symbols.js'
 import { assertMinimumCapital } from '../strategies/service.js'
 import { assertLeverageWithinTiers } from './leverage-limit.js'
-import { getTemplate, validateParams, validateParamsOf } from '../templates/validate.js'
+import { getTemplate, validateParams } from '../templates/validate.js'
 import type { SingleSymbolTemplate, Template } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
+import { PAPER_FEES, paperSetup } from './brokers/paper-setup.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { type CustomTemplateVersion, deployedCustomStrategies, findTemplate } from '../custom-templates/queries.js'
 import { SANDBOX_LIMITS } from '../custom-templates/sandbox/limits.js'
@@ -70,9 +70,6 @@ export interface DeployBody {
   dry_run?: boolean
   exchange_key_id?: string
 }
-
-/** Every paper (dry-run) fill pays the taker rate of Binance VIP 0, as match_exchange backtests do: strategies carry no fee model. */
-export const PAPER_FEES = feeRates('match_exchange')
 
 const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
 
@@ -297,19 +294,6 @@ function runnable(row: StrategyRow): { template: Template; params: Record<string
   if (!template.multiSymbol && row.symbols.length !== 1) throw invalidParameter('symbols', 'a run of a one-symbol template trades exactly one symbol')
   intervalMs(row.timeframe)
   return { template, params }
-}
-
-export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: import('../engine/types.js').SymbolRules) {
-  return {
-    template,
-    params: validateParamsOf(template, run.params),
-    symbol: run.symbol,
-    intervalMs: intervalMs(run.timeframe),
-    rules,
-    capital: Number(run.capital),
-    leverage: run.leverage,
-    fees: PAPER_FEES,
-  }
 }
 
 /**
