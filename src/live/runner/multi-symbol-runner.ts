@@ -16,7 +16,7 @@ import { type PendingOrders, stepRows } from '../record-step.js'
 import { intervalMs } from '../timeframes.js'
 import { RunFunding } from './run-funding.js'
 import { type Step, StepAssembly } from './step-assembly.js'
-import type { RunnerDeps } from './strategy-runner.js'
+import type { RunnerDeps } from './runner-deps.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
 import { feedModule, openRunTemplate, StepChain, stepFailed } from './run-steps.js'
 

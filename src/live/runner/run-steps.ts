@@ -7,7 +7,7 @@ import type { Template } from '../../templates/types.js'
 import { getTemplate } from '../../templates/validate.js'
 import { failRun, RunFailure } from '../exchange/run-failure.js'
 import type { RunRow } from '../queries.js'
-import type { RunnerDeps } from './strategy-runner.js'
+import type { RunnerDeps } from './runner-deps.js'
 
 /** What every runner (one symbol or many) shares of its steps: its module's sandbox and what a failed step does. */
 
