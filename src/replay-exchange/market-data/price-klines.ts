@@ -1,5 +1,5 @@
 import { type KlineQuery, type KlineRow, klines } from './klines.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { markPrice, premiumOf } from './premium.js'
 
 /**
