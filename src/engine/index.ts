@@ -3,7 +3,7 @@
  * a result out; no I/O, no clock, no randomness. The job layer (src/backtests/) fetches data, converts
  * decimal strings at its edges and calls runBacktest in a worker thread.
  */
-export { runBacktest, type BacktestInput } from './run-backtest.js'
+export { BacktestParamsError, runBacktest, type BacktestInput } from './run-backtest.js'
 export { BacktestCancelledError } from './simulate.js'
 export { ENGINE_SEMANTICS } from './semantics.js'
 export { BINANCE_USDM_FEE_TIERS, DEFAULT_FEE_BPS, FEE_MODELS, type FeeModel, feeRates } from './fees.js'

@@ -5,13 +5,13 @@ import { retryingTransaction } from '../db/retry.js'
 import { recordEvent } from '../events/outbox.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
 import { money } from '../http/decimals.js'
-import { AppError, invalidParameter, notFound } from '../http/errors.js'
+import { accepted, AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
 import type { SymbolCheck } from '../strategies/tradable-symbols.js'
 import { assertMinimumCapital } from '../strategies/service.js'
 import { assertLeverageWithinTiers } from './leverage-limit.js'
-import { getTemplate, validateParams } from '../templates/validate.js'
+import { resolveParams, templateById } from '../templates/validate.js'
 import type { SingleSymbolTemplate, Template } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
 import { PAPER_FEES, paperSetup } from './brokers/paper-setup.js'
@@ -289,8 +289,8 @@ async function customRunnable(context: DeployContext, row: StrategyRow): Promise
 
 /** The template and params a run uses; params that no longer validate (a template changed) are a 400. */
 function runnable(row: StrategyRow): { template: Template; params: Record<string, unknown> } {
-  const template = getTemplate(row.template_id)
-  const params = validateParams(row.template_id, row.params)
+  const template = accepted(templateById(row.template_id))
+  const params = accepted(resolveParams(template, row.params))
   if (!template.multiSymbol && row.symbols.length !== 1) throw invalidParameter('symbols', 'a run of a one-symbol template trades exactly one symbol')
   intervalMs(row.timeframe)
   return { template, params }

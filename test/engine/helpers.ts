@@ -3,6 +3,8 @@ import path from 'node:path'
 import zlib from 'node:zlib'
 import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
 import type { BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
+import { findTemplate } from '../../src/templates/registry.js'
+import { resolveParams } from '../../src/templates/validate.js'
 
 export const HOUR = 3_600_000
 export const DAY = 86_400_000
@@ -135,4 +137,13 @@ export function loadMultiDaily(symbols: readonly string[]): BarSeries[] {
     const column = (k: number) => Float64Array.from(mine, (row) => Number(row[k]))
     return { symbol, intervalMs: DAY, openTime: column(1), open: column(2), high: column(3), low: column(4), close: column(5), volume: column(6) }
   })
+}
+
+/** A built-in template's params with defaults applied; throws on params the test should not have given. */
+export function validParams(templateId: string, params: unknown): Record<string, unknown> {
+  const template = findTemplate(templateId)
+  if (!template) throw new Error(`no template ${templateId}`)
+  const resolved = resolveParams(template, params)
+  if (!resolved.ok) throw new Error(`${resolved.problem.field}: ${resolved.problem.message}`)
+  return resolved.value
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../../http/errors.js'
+import { AppError, refusal } from '../../http/errors.js'
 import type { CompiledModule, ModuleDescription, ModuleLanguage, ResolvedOrRefused, ResolvedParams, StrategySandbox } from './contract.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { SandboxWorker } from './sandbox-worker.js'
@@ -42,7 +42,7 @@ export function createStrategySandbox(threads = 1): StrategySandbox {
     } catch (error) {
       throw asRefusal(error, 'params')
     }
-    return answers.map((one) => ('refused' in one ? new AppError('INVALID_PARAMETER', one.refused.message, one.refused.field === undefined ? {} : { field: one.refused.field }) : one))
+    return answers.map((one) => ('refused' in one ? refusal(one.refused) : one))
   }
 
   return {

@@ -1,7 +1,8 @@
 import { feeRates } from '../../engine/fees.js'
 import type { SymbolRules } from '../../engine/types.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
-import { validateParamsOf } from '../../templates/validate.js'
+import { accepted } from '../../http/errors.js'
+import { resolveParams } from '../../templates/validate.js'
 import type { RunRow } from '../queries.js'
 import { intervalMs } from '../timeframes.js'
 import type { PaperSetup } from './paper-broker.js'
@@ -13,7 +14,7 @@ export const PAPER_FEES = feeRates('match_exchange')
 export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: SymbolRules): PaperSetup {
   return {
     template,
-    params: validateParamsOf(template, run.params),
+    params: accepted(resolveParams(template, run.params)),
     symbol: run.symbol,
     intervalMs: intervalMs(run.timeframe),
     rules,
