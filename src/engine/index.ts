@@ -7,7 +7,6 @@ export { BacktestParamsError, runBacktest, type BacktestInput } from './run-back
 export { BacktestCancelledError } from './simulate.js'
 export { ENGINE_SEMANTICS } from './semantics.js'
 export { BINANCE_USDM_FEE_TIERS, DEFAULT_FEE_BPS, FEE_MODELS, type FeeModel, feeRates } from './fees.js'
-export { BINANCE_BTCUSDT_BRACKETS, bracketFor, liquidationPrice, maintenanceMargin } from './margin.js'
 export { computeMetrics, PERIODS_PER_YEAR } from './metrics.js'
 export { DAY_MS } from './daily-curve.js'
 export type {
@@ -17,7 +16,6 @@ export type {
   EquityPoint,
   FeeRates,
   FundingSeries,
-  MaintenanceBracket,
   Metrics,
   OpenPosition,
   SymbolRules,

@@ -1,4 +1,4 @@
-import { liquidationPrice } from './margin.js'
+import { liquidationPrice } from '../binance-formats/margin.js'
 import { ceilToStep, floorToStep, roundTo, stepDecimals } from './steps.js'
 import type { OpenPosition, SymbolRules, Trade } from './types.js'
 

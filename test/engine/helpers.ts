@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
+import { BINANCE_BTCUSDT_BRACKETS } from '../../src/binance-formats/leverage-brackets.js'
 import type { BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
 import { findTemplate } from '../../src/templates/registry.js'
 import { resolveParams } from '../../src/templates/validate.js'

@@ -1,4 +1,4 @@
-import { BracketBook } from '../../market/leverage-brackets.js'
+import type { MaintenanceBracket } from '../../binance-formats/leverage-brackets.js'
 import { endTime, firstAtOrAfter } from './recorded/bars.js'
 import type { DataFiles, SampleKind } from './recorded/data-files.js'
 import type { ExchangeInfoSnapshot, PremiumSnapshot, SymbolInfo } from './recorded/exchange-info.js'
@@ -22,8 +22,8 @@ export class Market {
     files: DataFiles,
     readonly exchangeInfo: ExchangeInfoSnapshot,
     readonly premium: PremiumSnapshot | undefined,
-    /** Each symbol's margin tiers (README "Accounts"). */
-    readonly brackets: BracketBook = new BracketBook(new Map(), ''),
+    /** Each symbol's margin tiers, from the data folder's snapshot (README "Accounts"). */
+    readonly brackets: ReadonlyMap<string, readonly MaintenanceBracket[]> = new Map(),
   ) {
     this.build = lazy(() => buildSymbols(files, exchangeInfo, premium))
   }
