@@ -1,7 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { BINANCE_BTCUSDT_BRACKETS, type BacktestInput, type BarSeries, feeRates, type FundingSeries } from '../../src/engine/index.js'
+import { BINANCE_BTCUSDT_BRACKETS } from '../../src/binance-formats/leverage-brackets.js'
+import { type BacktestInput, type BarSeries, feeRates, type FundingSeries } from '../../src/engine/index.js'
 
 /**
  * The engine benches' bars: 2.6 million BTCUSDT 1m bars built from one real recording, with funding

@@ -1,5 +1,5 @@
 import fs from 'node:fs'
-import type { PerpetuaClientOptions } from '../client/perpetua-client.js'
+import type { PerpetuaClientOptions } from '../client/api-client.js'
 import type { ClientEnvironment } from '../config.js'
 import { UsageError } from './cli-errors.js'
 

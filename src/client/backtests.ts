@@ -1,10 +1,10 @@
 import { FIRST_POLL_MS, pollUntilEnded, type WaitOptions } from './polling.js'
 import type { BacktestCoverage, BacktestJob, BacktestRequest, Operation, QueryParams } from './operations.js'
-import type { PerpetuaClient } from './perpetua-client.js'
+import type { ApiClient } from './api-client.js'
 
 
 export class BacktestsApi {
-  constructor(private readonly client: PerpetuaClient) {}
+  constructor(private readonly client: ApiClient) {}
 
   /** Queues a job (POST /v1/backtest/jobs); it starts as `queued` with progress 0. */
   create(request: BacktestRequest, signal?: AbortSignal): Promise<BacktestJob> {

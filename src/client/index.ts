@@ -5,7 +5,8 @@
  *   const client = new PerpetuaClient({ baseUrl: 'http://127.0.0.1:8080', apiKey, apiSecret })
  *   const job = await client.backtests.run({ template_id: 'sma_cross', … }, { onProgress: (j) => … })
  */
-export { PerpetuaClient, type PerpetuaClientOptions, type WebSocketConstructor, type WebSocketLike } from './perpetua-client.js'
+export { PerpetuaClient } from './perpetua-client.js'
+export { ApiClient, type PerpetuaClientOptions, type WebSocketConstructor, type WebSocketLike } from './api-client.js'
 export { PerpetuaError, retryAfter } from './errors.js'
 export { BacktestsApi } from './backtests.js'
 export { FIRST_POLL_MS, MIN_POLL_INTERVAL_MS, type WaitOptions } from './polling.js'

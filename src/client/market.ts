@@ -1,11 +1,11 @@
 import type { Operation, QueryParams } from './operations.js'
-import type { PerpetuaClient } from './perpetua-client.js'
+import type { ApiClient } from './api-client.js'
 
-type Query<P extends Parameters<PerpetuaClient['get']>[0]> = QueryParams<Operation<P, 'get'>>
+type Query<P extends Parameters<ApiClient['get']>[0]> = QueryParams<Operation<P, 'get'>>
 
 /** Market reads: the /v1 market endpoints (signed when the client has a key) and the public gateway. */
 export class MarketApi {
-  constructor(private readonly client: PerpetuaClient) {}
+  constructor(private readonly client: ApiClient) {}
 
   /** Symbols with status, precisions and filters; one symbol when given. */
   exchangeInfo(symbol?: string) {

@@ -1,6 +1,6 @@
 import { PerpetuaError } from './errors.js'
 import type { BacktestJob } from './operations.js'
-import type { PerpetuaClient } from './perpetua-client.js'
+import type { ApiClient } from './api-client.js'
 
 /** The spec's limit: poll one job (or sweep) at most once every 5 seconds. */
 export const MIN_POLL_INTERVAL_MS = 5000
@@ -38,7 +38,7 @@ const MAX_TRANSIENT_FAILURES = 5
  * more often than every 5 s, backing off for long waits, and after a 429 not before its Retry-After.
  * Network failures and 502/503/504 are retried (5 in a row end the wait); any other error is thrown.
  */
-export async function pollUntilEnded<T extends { status: string }>(client: PerpetuaClient, get: (signal?: AbortSignal) => Promise<T>, options: WaitOptions<T> = {}): Promise<T> {
+export async function pollUntilEnded<T extends { status: string }>(client: ApiClient, get: (signal?: AbortSignal) => Promise<T>, options: WaitOptions<T> = {}): Promise<T> {
   const interval = options.intervalMs ?? MIN_POLL_INTERVAL_MS
   if (!(interval >= MIN_POLL_INTERVAL_MS)) throw new RangeError(`intervalMs must be at least ${MIN_POLL_INTERVAL_MS} (the spec's polling limit), not ${interval}`)
   const backoff = options.backoff ?? 1.5

@@ -1,12 +1,12 @@
 import type { DeployOptions, Operation, QueryParams, Strategy, StrategyCreate, StrategyUpdate } from './operations.js'
-import type { PerpetuaClient } from './perpetua-client.js'
+import type { ApiClient } from './api-client.js'
 import { followStrategy, type StrategyStream, type StreamOptions } from './strategy-stream.js'
 
 type ListQuery = QueryParams<Operation<'/v1/strategies', 'get'>>
 type HistoryQuery = QueryParams<Operation<'/v1/strategies/{id}/orders', 'get'>>
 
 export class StrategiesApi {
-  constructor(private readonly client: PerpetuaClient) {}
+  constructor(private readonly client: ApiClient) {}
 
   /** One page of the caller's strategies, newest first. */
   list(query: ListQuery = {}) {

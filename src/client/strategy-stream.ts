@@ -1,6 +1,6 @@
 import { PerpetuaError } from './errors.js'
 import type { StreamMessage } from './operations.js'
-import type { PerpetuaClient, WebSocketConstructor, WebSocketLike } from './perpetua-client.js'
+import type { ApiClient, WebSocketConstructor, WebSocketLike } from './api-client.js'
 
 export interface StreamOptions {
   /** Every message: status (first after each connect), order, position_opened, position_closed, error. */
@@ -32,7 +32,7 @@ const PERMANENT = new Set([400, 401, 403, 404])
  * every connection is the current status, so a reconnect never leaves the caller with a stale picture
  * (messages sent while disconnected are not replayed: GET …/orders and …/trades hold them).
  */
-export function followStrategy(client: PerpetuaClient, id: string, options: StreamOptions): StrategyStream {
+export function followStrategy(client: ApiClient, id: string, options: StreamOptions): StrategyStream {
   const firstDelay = options.reconnectDelayMs ?? 500
   const maxDelay = Math.max(firstDelay, options.maxReconnectDelayMs ?? 30_000)
   const stop = new AbortController()

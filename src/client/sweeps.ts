@@ -1,12 +1,12 @@
 import type { Operation, QueryParams, Sweep, SweepRequest, SweepReturns } from './operations.js'
-import type { PerpetuaClient } from './perpetua-client.js'
+import type { ApiClient } from './api-client.js'
 import { FIRST_POLL_MS, pollUntilEnded, type WaitOptions } from './polling.js'
 
 type RunsQuery = QueryParams<Operation<'/v1/backtest/sweeps/{id}/runs', 'get'>>
 
 /** Parameter sweeps (POST /v1/backtest/sweeps …): one backtest per configuration, and the statistics of the search. */
 export class SweepsApi {
-  constructor(private readonly client: PerpetuaClient) {}
+  constructor(private readonly client: ApiClient) {}
 
   /** Queues a sweep; it starts as `queued` with progress 0 (202). */
   create(request: SweepRequest, signal?: AbortSignal): Promise<Sweep> {

@@ -1,8 +1,8 @@
 import type { CustomTemplate, CustomTemplateCreate, CustomTemplateUpdate, Template, TemplateDetail } from './operations.js'
-import type { PerpetuaClient } from './perpetua-client.js'
+import type { ApiClient } from './api-client.js'
 
 export class TemplatesApi {
-  constructor(private readonly client: PerpetuaClient) {}
+  constructor(private readonly client: ApiClient) {}
 
   /** The built-in templates, then your own at their latest versions (no source). */
   async list(): Promise<Template[]> {

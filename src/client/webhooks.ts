@@ -1,11 +1,11 @@
 import type { CreatedWebhook, Operation, QueryParams, Webhook, WebhookCreate, WebhookTestResult, WebhookUpdate } from './operations.js'
-import type { PerpetuaClient } from './perpetua-client.js'
+import type { ApiClient } from './api-client.js'
 
 type ListQuery = QueryParams<Operation<'/v1/webhooks', 'get'>>
 type DeliveryQuery = QueryParams<Operation<'/v1/webhooks/{id}/deliveries', 'get'>>
 
 export class WebhooksApi {
-  constructor(private readonly client: PerpetuaClient) {}
+  constructor(private readonly client: ApiClient) {}
 
   list(query: ListQuery = {}) {
     return this.client.get('/v1/webhooks', { query })

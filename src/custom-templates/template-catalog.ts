@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js'
-import { AppError, invalidParameter } from '../http/errors.js'
-import { getTemplate, validateParams, validateSymbols } from '../templates/index.js'
+import { accepted, AppError, invalidParameter, refusal } from '../http/errors.js'
+import { resolveParams, symbolsProblem, templateById } from '../templates/index.js'
 import { isCustomTemplateId } from './ids.js'
 import { type CustomTemplateVersion, findCustomVersion } from './queries.js'
 import type { StrategySandbox } from './sandbox/contract.js'
@@ -42,13 +42,10 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
   return {
     async resolveParamsMany(userId, templateId, paramsList, options = {}) {
       if (!isCustomTemplateId(templateId)) {
+        const template = templateById(templateId)
         return paramsList.map((params) => {
-          try {
-            return validateParams(templateId, params)
-          } catch (error) {
-            if (error instanceof AppError) return error
-            throw error
-          }
+          const resolved = template.ok ? resolveParams(template.value, params) : template
+          return resolved.ok ? resolved.value : refusal(resolved.problem)
         })
       }
       const found = await customVersion(userId, templateId, options.version)
@@ -57,9 +54,10 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
     },
     async resolve(userId, templateId, params, options = {}) {
       if (!isCustomTemplateId(templateId)) {
-        const template = getTemplate(templateId)
-        if (options.symbols) validateSymbols(templateId, options.symbols)
-        return { params: validateParams(templateId, params), multiSymbol: template.multiSymbol, minCapital: template.minCapital }
+        const template = accepted(templateById(templateId))
+        const symbols = options.symbols && symbolsProblem(template, options.symbols)
+        if (symbols) throw refusal(symbols)
+        return { params: accepted(resolveParams(template, params)), multiSymbol: template.multiSymbol, minCapital: template.minCapital }
       }
       const found = await customVersion(userId, templateId, options.version)
       const bounds = customTemplateBounds(found.description.multiSymbol)

@@ -3,13 +3,12 @@
  * a result out; no I/O, no clock, no randomness. The job layer (src/backtests/) fetches data, converts
  * decimal strings at its edges and calls runBacktest in a worker thread.
  */
-export { runBacktest, type BacktestInput } from './run-backtest.js'
+export { BacktestParamsError, runBacktest, type BacktestInput } from './run-backtest.js'
 export { BacktestCancelledError } from './simulate.js'
 export { MissingMarkBars } from './exit-guard.js'
 export { EXIT_REASONS } from './types.js'
 export { ENGINE_SEMANTICS } from './semantics.js'
 export { BINANCE_USDM_FEE_TIERS, DEFAULT_FEE_BPS, FEE_MODELS, type FeeModel, feeRates } from './fees.js'
-export { BINANCE_BTCUSDT_BRACKETS, bracketFor, liquidationPrice, maintenanceMargin } from './margin.js'
 export { computeMetrics, PERIODS_PER_YEAR } from './metrics.js'
 export { DAY_MS } from './daily-curve.js'
 export type {
@@ -22,7 +21,6 @@ export type {
   ExitRules,
   FeeRates,
   FundingSeries,
-  MaintenanceBracket,
   Metrics,
   OpenPosition,
   SymbolRules,

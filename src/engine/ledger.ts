@@ -1,5 +1,5 @@
 import { EXIT_ARRAYS, ExitLevels } from './exit-levels.js'
-import { liquidationPrice } from './margin.js'
+import { liquidationPrice } from '../binance-formats/margin.js'
 import { ceilToStep, floorToStep, roundTo, stepDecimals } from './steps.js'
 import type { ExitReason, ExitRules, OpenPosition, SymbolRules, Trade } from './types.js'
 

@@ -1,5 +1,5 @@
-import { getTemplate, validateParamsOf, validateSymbolsOf } from '../templates/validate.js'
-import type { Template, TemplateContext } from '../templates/types.js'
+import { resolveParams, symbolsProblem, templateById } from '../templates/validate.js'
+import type { Checked, ParamProblem, Template, TemplateContext } from '../templates/types.js'
 import { computeMetrics, exitReasonCounts } from './metrics.js'
 import { barsInRange, fundingInRange } from './range.js'
 import { type Simulation, simulateMulti, simulateSingle, type SimulationSetup } from './simulate.js'
@@ -9,7 +9,7 @@ export interface BacktestInput {
   templateId: string
   /** The template itself when the registry does not hold it (a user's module, built in its sandbox thread). */
   template?: Template
-  /** Raw params from the request; validated here (400 INVALID_PARAMETER naming the field) and defaulted. */
+  /** Raw params from the request; validated here (BacktestParamsError naming the field) and defaulted. */
   params: unknown
   /** One series per symbol, all of one interval; bars outside [start, end] are ignored. */
   bars: readonly BarSeries[]
@@ -37,18 +37,24 @@ export interface BacktestInput {
   detail?: readonly (DetailBars | undefined)[]
 }
 
+/** The template, params or symbols of a backtest do not suit each other: the problem names the request field at fault. */
+export class BacktestParamsError extends Error {
+  constructor(readonly problem: ParamProblem) {
+    super(problem.message)
+    this.name = 'BacktestParamsError'
+  }
+}
+
 const EMPTY_FUNDING: FundingSeries = { time: new Float64Array(0), rate: new Float64Array(0), markPrice: new Float64Array(0) }
 
 /**
  * Runs one backtest, synchronously and without I/O: the same input always gives the same result.
- * Throws AppError INVALID_PARAMETER for bad template params or symbol counts, RangeError for input the
+ * Throws BacktestParamsError for bad template params or symbol counts, RangeError for input the
  * caller should never have built (mismatched arrays, unsorted bars), BacktestCancelledError on cancel,
  * MissingMarkBars for exits with trigger mark and a symbol without mark-price bars in the range.
  */
 export function runBacktest(input: BacktestInput): BacktestResult {
-  const template = input.template ?? getTemplate(input.templateId)
-  const params = validateParamsOf(template, input.params)
-  validateSymbolsOf(template, input.bars.map((b) => b.symbol))
+  const { template, params } = templateAndParams(input)
   checkInput(input)
 
   const interval = input.bars[0]!.intervalMs
@@ -106,6 +112,17 @@ function detailInRange(detail: DetailBars, start: number, end: number): DetailBa
     ...(detail.bars ? { bars: detail.bars.map((series) => barsInRange(series, start, end)) } : {}),
     ...(detail.mark ? { mark: detail.mark.map((series) => barsInRange(series, start, end)) } : {}),
   }
+}
+
+/** The input's template and resolved params, or BacktestParamsError naming the first problem (symbols too). */
+function templateAndParams(input: BacktestInput): { template: Template; params: Record<string, unknown> } {
+  const found: Checked<Template> = input.template ? { ok: true, value: input.template } : templateById(input.templateId)
+  if (!found.ok) throw new BacktestParamsError(found.problem)
+  const params = resolveParams(found.value, input.params)
+  if (!params.ok) throw new BacktestParamsError(params.problem)
+  const symbols = symbolsProblem(found.value, input.bars.map((b) => b.symbol))
+  if (symbols) throw new BacktestParamsError(symbols)
+  return { template: found.value, params: params.value }
 }
 
 function checkInput(input: BacktestInput): void {

@@ -1,3 +1,5 @@
+import type { MaintenanceBracket } from '../binance-formats/leverage-brackets.js'
+
 /**
  * The engine's data model. Everything is float64 inside (typed arrays for series); decimal strings are
  * made at the API edge. Times are Unix epoch milliseconds, UTC.
@@ -28,20 +30,6 @@ export interface FundingSeries {
   rate: Float64Array
   /** The mark price Binance recorded with the event; NaN where it recorded none (before 2023-10-31 for BTCUSDT). */
   markPrice: Float64Array
-}
-
-/**
- * One tier of Binance's leverage & margin table (GET /fapi/v1/leverageBracket): positions with
- * notionalFloor < notional ≤ notionalCap need maintenance margin notional × maintMarginRatio − cum.
- */
-export interface MaintenanceBracket {
-  notionalFloor: number
-  notionalCap: number
-  maintMarginRatio: number
-  /** Binance's "maintenance amount" (cum): keeps the maintenance margin continuous across tiers. */
-  cum: number
-  /** The highest leverage the tier allows; informational (the engine checks leverage 1..20 only). */
-  initialLeverage?: number
 }
 
 /** The exchange filters of one symbol that the engine applies (MARKET_LOT_SIZE, MIN_NOTIONAL, PRICE_FILTER, brackets). */

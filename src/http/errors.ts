@@ -1,3 +1,5 @@
+import type { Checked, ParamProblem } from '../templates/types.js'
+
 /** The closed set of error codes Perpetua answers with, and the status each one carries. */
 export const ERROR_STATUS = {
   INVALID_PARAMETER: 400,
@@ -55,3 +57,12 @@ export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `$
 
 export const invalidParameter = (field: string, message: string): AppError =>
   new AppError('INVALID_PARAMETER', message, { field })
+
+/** A problem the pure core found in a request (templates answer ParamProblem, never throw): 400 INVALID_PARAMETER naming its field. */
+export const refusal = (problem: ParamProblem): AppError => invalidParameter(problem.field, problem.message)
+
+/** The value a pure check accepted, or its problem thrown as refusal(). */
+export function accepted<T>(checked: Checked<T>): T {
+  if (!checked.ok) throw refusal(checked.problem)
+  return checked.value
+}

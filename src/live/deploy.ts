@@ -2,19 +2,19 @@ import crypto from 'node:crypto'
 import type { SecretBox } from '../auth/secret-box.js'
 import type { Db } from '../db/connect.js'
 import { retryingTransaction } from '../db/retry.js'
-import { feeRates } from '../engine/fees.js'
 import { recordEvent } from '../events/outbox.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
 import { money } from '../http/decimals.js'
-import { AppError, invalidParameter, notFound } from '../http/errors.js'
+import { accepted, AppError, invalidParameter, notFound } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
 import { findStrategy, type StrategyRow } from '../strategies/queries.js'
 import type { SymbolCheck } from '../strategies/tradable-symbols.js'
 import { assertMinimumCapital } from '../strategies/service.js'
 import { assertLeverageWithinTiers } from './leverage-limit.js'
-import { getTemplate, validateParams, validateParamsOf } from '../templates/validate.js'
+import { resolveParams, templateById } from '../templates/validate.js'
 import type { SingleSymbolTemplate, Template } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
+import { PAPER_FEES, paperSetup } from './brokers/paper-setup.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { type CustomTemplateVersion, deployedCustomStrategies, findTemplate } from '../custom-templates/queries.js'
 import { SANDBOX_LIMITS } from '../custom-templates/sandbox/limits.js'
@@ -70,9 +70,6 @@ export interface DeployBody {
   dry_run?: boolean
   exchange_key_id?: string
 }
-
-/** Every paper (dry-run) fill pays the taker rate of Binance VIP 0, as match_exchange backtests do: strategies carry no fee model. */
-export const PAPER_FEES = feeRates('match_exchange')
 
 const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
 
@@ -292,24 +289,11 @@ async function customRunnable(context: DeployContext, row: StrategyRow): Promise
 
 /** The template and params a run uses; params that no longer validate (a template changed) are a 400. */
 function runnable(row: StrategyRow): { template: Template; params: Record<string, unknown> } {
-  const template = getTemplate(row.template_id)
-  const params = validateParams(row.template_id, row.params)
+  const template = accepted(templateById(row.template_id))
+  const params = accepted(resolveParams(template, row.params))
   if (!template.multiSymbol && row.symbols.length !== 1) throw invalidParameter('symbols', 'a run of a one-symbol template trades exactly one symbol')
   intervalMs(row.timeframe)
   return { template, params }
-}
-
-export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: import('../engine/types.js').SymbolRules) {
-  return {
-    template,
-    params: validateParamsOf(template, run.params),
-    symbol: run.symbol,
-    intervalMs: intervalMs(run.timeframe),
-    rules,
-    capital: Number(run.capital),
-    leverage: run.leverage,
-    fees: PAPER_FEES,
-  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { Db } from '../db/connect.js'
 import type { SymbolRules } from '../engine/types.js'
 import type { MultiSymbolTemplate } from '../templates/types.js'
-import { validateParamsOf } from '../templates/validate.js'
+import { accepted } from '../http/errors.js'
+import { resolveParams } from '../templates/validate.js'
 import { MultiPaperBroker, type MultiPaperSetup } from './brokers/multi-paper-broker.js'
 import { nextIntent, nextTradeId, type RunRow, saveRunState } from './queries.js'
 import { writeOutcomes } from './record-outcome.js'
@@ -22,7 +23,7 @@ export function isMultiRun(run: Pick<RunRow, 'symbols'>): boolean {
 export function multiPaperSetup(run: RunRow, template: MultiSymbolTemplate, rules: readonly SymbolRules[], fees: MultiPaperSetup['fees']): MultiPaperSetup {
   return {
     template,
-    params: validateParamsOf(template, run.params),
+    params: accepted(resolveParams(template, run.params)),
     symbols: run.symbols,
     intervalMs: intervalMs(run.timeframe),
     rules,

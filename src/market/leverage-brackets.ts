@@ -2,15 +2,14 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
-import { BINANCE_BTCUSDT_BRACKETS } from '../engine/margin.js'
-import type { MaintenanceBracket } from '../engine/types.js'
+import { BINANCE_BTCUSDT_BRACKETS, type MaintenanceBracket, parseLeverageBrackets } from '../binance-formats/leverage-brackets.js'
 
 /**
  * Each symbol's leverage and maintenance-margin tiers, as Binance's signed GET /fapi/v1/leverageBracket
  * answers them (`[{symbol, brackets: [{bracket, initialLeverage, notionalCap, notionalFloor,
  * maintMarginRatio, cum}]}]`). Backtests and dry runs read the dated snapshot in data/ (provenance:
  * data/SOURCES.md); live runs read their account's own answer; a symbol neither lists falls back to
- * the engine's BTCUSDT sample table. The engine stays pure: callers hand it the table.
+ * Binance's recorded BTCUSDT sample (binance-formats/). The engine stays pure: callers hand it the table.
  */
 
 /** Where a table came from: the dated snapshot, the account's own answer, or the BTCUSDT sample as a fallback. */
@@ -26,47 +25,8 @@ export interface MarginTable {
 /** The snapshot shipped in data/: every USDⓈ-M symbol's tiers as of 2024-10-24 (345 symbols). */
 export const SNAPSHOT_FILE = 'binance-um-futures/snapshots/leverageBracket-20241024.json.gz'
 export const SNAPSHOT_AS_OF = '2024-10-24'
-/** The BTCUSDT sample table's recording (boolean404/heikin-ashi-trading-bot, src/engine/margin.ts); older than the snapshot. */
+/** The BTCUSDT sample table's recording (boolean404/heikin-ashi-trading-bot, src/binance-formats/leverage-brackets.ts); older than the snapshot. */
 export const FALLBACK_AS_OF = 'BTCUSDT sample'
-
-/** Tiers keep the maintenance margin continuous: cum(n) = cum(n−1) + floor(n) × (rate(n) − rate(n−1)); within a cent. */
-export function cumProblem(symbol: string, brackets: readonly MaintenanceBracket[]): string | undefined {
-  for (let i = 1; i < brackets.length; i++) {
-    const [prev, cur] = [brackets[i - 1]!, brackets[i]!]
-    const expected = prev.cum + cur.notionalFloor * (cur.maintMarginRatio - prev.maintMarginRatio)
-    if (Math.abs(expected - cur.cum) > 0.01) return `${symbol} tier ${i + 1}: cum ${cur.cum}, expected ${expected}`
-    if (cur.notionalFloor !== prev.notionalCap) return `${symbol} tier ${i + 1}: floor ${cur.notionalFloor} is not the previous cap ${prev.notionalCap}`
-  }
-  return undefined
-}
-
-/**
- * Binance's leverageBracket answer (a list, or one object for one symbol) as tiers per symbol, ascending
- * by floor. Throws naming the row on a malformed answer, or one whose cum does not check out.
- */
-export function parseLeverageBrackets(raw: unknown, where: string): Map<string, MaintenanceBracket[]> {
-  const rows = Array.isArray(raw) ? raw : [raw]
-  const tables = new Map<string, MaintenanceBracket[]>()
-  for (const row of rows as { symbol?: unknown; brackets?: unknown }[]) {
-    if (typeof row?.symbol !== 'string' || !Array.isArray(row.brackets) || row.brackets.length === 0) throw new Error(`${where}: a row without symbol and brackets`)
-    const brackets = (row.brackets as Record<string, unknown>[]).map((b) => {
-      const tier: MaintenanceBracket = {
-        notionalFloor: Number(b.notionalFloor),
-        notionalCap: Number(b.notionalCap),
-        maintMarginRatio: Number(b.maintMarginRatio),
-        cum: Number(b.cum),
-        initialLeverage: Number(b.initialLeverage),
-      }
-      if (!Object.values(tier).every((v) => Number.isFinite(v) && v >= 0)) throw new Error(`${where}: ${row.symbol} has a malformed tier`)
-      return tier
-    })
-    brackets.sort((a, b) => a.notionalFloor - b.notionalFloor)
-    const problem = cumProblem(row.symbol, brackets)
-    if (problem) throw new Error(`${where}: ${problem}`)
-    tables.set(row.symbol, brackets)
-  }
-  return tables
-}
 
 /** One recorded set of tables with its date; symbols it lacks get the BTCUSDT sample, said so in `source`. */
 export class BracketBook {

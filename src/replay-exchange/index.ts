@@ -1,4 +1,3 @@
-import { BracketBook } from '../market/leverage-brackets.js'
 import websocket from '@fastify/websocket'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { loadAccountsFile, type ReplayAccount } from './trading/accounts/accounts-file.js'
@@ -6,7 +5,7 @@ import { defaultReplayStart, recordingSpan, ReplayClock } from './common/clock.j
 import { controlRoutes } from './common/control-routes.js'
 import { defaultDataDir, scanDataDir } from './market-data/recorded/data-files.js'
 import { BinanceError } from './common/errors.js'
-import { loadExchangeInfo, loadPremiumSnapshot } from './market-data/recorded/exchange-info.js'
+import { loadExchangeInfo, loadLeverageBrackets, loadPremiumSnapshot } from './market-data/recorded/exchange-info.js'
 import { type FaultInjector, Faults } from './common/faults.js'
 import { Market } from './market-data/market.js'
 import { WeightLimiter } from './common/rate-limit.js'
@@ -63,7 +62,7 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   const configured = [...loadAccountsFile(dataDir), ...(options.accounts ?? [])]
   const exchangeInfo = loadExchangeInfo(files.exchangeInfo)
   const premium = files.premiumIndex ? loadPremiumSnapshot(files.premiumIndex) : undefined
-  const market = new Market(files, exchangeInfo, premium, files.leverageBracket ? BracketBook.load(files.leverageBracket, snapshotDate(files.leverageBracket)) : undefined)
+  const market = new Market(files, exchangeInfo, premium, files.leverageBracket ? loadLeverageBrackets(files.leverageBracket) : undefined)
   const wallNow = options.now ?? Date.now
   const speed = options.speed ?? 1
   if (!(speed > 0)) throw new Error('replay exchange: speed must be positive')
@@ -119,8 +118,3 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   }
 }
 
-/** YYYY-MM-DD from a snapshot's file name (`leverageBracket-20241024.json.gz`); '' when it names none. */
-function snapshotDate(file: string): string {
-  const day = /-(\d{4})(\d{2})(\d{2})\.json/.exec(file)
-  return day ? `${day[1]}-${day[2]}-${day[3]}` : ''
-}

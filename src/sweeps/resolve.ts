@@ -1,12 +1,12 @@
 import type { Db } from '../db/connect.js'
 import { DAY_MS } from '../engine/index.js'
-import { AppError, invalidParameter } from '../http/errors.js'
+import { accepted, AppError, invalidParameter, refusal } from '../http/errors.js'
 import { resolveJobConfig } from '../backtests/config-resolution.js'
 import type { JobConfig } from '../backtests/schemas.js'
 import { findCustomVersion } from '../custom-templates/queries.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
-import { checkValue, getTemplate, type PropertySchema } from '../templates/validate.js'
+import { type PropertySchema, templateById, valueProblem } from '../templates/validate.js'
 import { type Combination, combinationsOf, sweptField } from './configurations.js'
 import { MAX_CONFIGURATIONS, type SweepConfig, type SweepCreate } from './schemas.js'
 import { binomial, WALK_FORWARD_OBJECTIVES } from './statistics/index.js'
@@ -38,8 +38,12 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
     const field = sweptField(input, name)
     const schema = properties[name]
     if (!schema) throw invalidParameter(field, `${name} is not a parameter of ${base.template_id}; its parameters are ${Object.keys(properties).join(', ')}`)
-    if (input.grid) for (const value of input.grid[name]!) checkValue(field, schema, value)
-    else for (const bound of ['min', 'max'] as const) checkValue(`${field}.${bound}`, schema, input.random!.space[name]![bound])
+    const check = (at: string, value: unknown) => {
+      const problem = valueProblem(at, schema, value)
+      if (problem) throw refusal(problem)
+    }
+    if (input.grid) for (const value of input.grid[name]!) check(field, value)
+    else for (const bound of ['min', 'max'] as const) check(`${field}.${bound}`, input.random!.space[name]![bound])
   }
   const combinations = combinationsOf(input, (name) => properties[name]?.type === 'integer')
   const configurations = await validCombinations(userId, base, combinations, catalog, moduleValidates)
@@ -110,7 +114,7 @@ async function resolveBaseWithin(db: Db, userId: number, input: SweepCreate, cat
 
 /** The template's params_schema properties, and whether a user's module has a validate() rule to run too. */
 async function paramsSchemaOf(db: Db, userId: number, base: Pick<JobConfig, 'template_id' | 'template_version'>): Promise<{ properties: Record<string, PropertySchema>; moduleValidates: boolean }> {
-  if (!isCustomTemplateId(base.template_id)) return { properties: getTemplate(base.template_id).schema.properties as Record<string, PropertySchema>, moduleValidates: false }
+  if (!isCustomTemplateId(base.template_id)) return { properties: accepted(templateById(base.template_id)).schema.properties as Record<string, PropertySchema>, moduleValidates: false }
   const found = await findCustomVersion(db, userId, base.template_id, base.template_version, true)
   if (!found) throw invalidParameter('base.template_id', `unknown template_id "${base.template_id}"`)
   return { properties: found.description.paramsSchema.properties, moduleValidates: found.description.hasValidate }

@@ -4,8 +4,9 @@
  */
 export { TEMPLATES, defaultsOf, findTemplate, listTemplates } from './registry.js'
 export { TemplateSchema, type TemplateInfo } from './schemas.js'
-export { getTemplate, validateParams, validateParamsOf, validateSymbols, validateSymbolsOf } from './validate.js'
+export { resolveParams, symbolsProblem, templateById, valueProblem } from './validate.js'
 export type {
+  Checked,
   MultiSymbolSignal,
   MultiSymbolTemplate,
   ParamProblem,

@@ -51,11 +51,17 @@ export interface MultiSymbolSignal {
   readonly levels?: Float64Array
 }
 
-/** A cross-field rule the schema cannot state, e.g. fast < slow. */
+/**
+ * What is wrong with a request's template, params or symbols: the field at fault (`params.fast`) and a
+ * sentence naming it. Templates return it; the edge answers it as 400 INVALID_PARAMETER (http/errors.ts).
+ */
 export interface ParamProblem {
   field: string
   message: string
 }
+
+/** A checked value, or the first problem with it. */
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: ParamProblem }
 
 interface TemplateBase<S extends TObject> {
   id: string
@@ -64,7 +70,7 @@ interface TemplateBase<S extends TObject> {
   schema: S
   /** Smallest capital (quote currency) a strategy of this template may be deployed or backtested with. */
   minCapital: number
-  /** Rules across fields, checked after the schema; returns the first problem. */
+  /** Rules across fields the schema cannot state (fast < slow), checked after it; returns the first problem. */
   refine?(params: Static<S>): ParamProblem | undefined
   /**
    * The warm-up, one definition for backtests and runners: the closed bars the template reads before it

@@ -1,9 +1,8 @@
 import { parentPort } from 'node:worker_threads'
-import { BacktestCancelledError, type BacktestInput, runBacktest } from '../engine/index.js'
+import { BacktestCancelledError, type BacktestInput, BacktestParamsError, runBacktest } from '../engine/index.js'
 import { type CustomTemplateSource, customTemplate } from '../custom-templates/sandbox/custom-template.js'
 import { StrategyError } from '../custom-templates/sandbox/strategy-error.js'
 import { StrategyInstance } from '../custom-templates/sandbox/strategy-instance.js'
-import { AppError } from '../http/errors.js'
 import type { Template } from '../templates/types.js'
 
 /**
@@ -75,13 +74,13 @@ port.on('message', async ({ input, custom, budgetMs, cancel, summary }: EngineRe
       post({ type: 'failed', code: error.code, message: error.message, retire: true })
       return
     }
-    if (custom && !(error instanceof AppError || error instanceof BacktestCancelledError)) {
+    if (custom && !(error instanceof BacktestParamsError || error instanceof BacktestCancelledError)) {
       // A WebAssembly trap inside the module (QuickJS aborts after an out-of-memory): the module's failure.
       post({ type: 'failed', code: 'STRATEGY_OOM', message: `the strategy failed inside its sandbox: ${error instanceof Error ? error.message : String(error)}`, retire: true })
       return
     }
     if (error instanceof BacktestCancelledError) post({ type: 'cancelled' })
-    else if (error instanceof AppError) post({ type: 'failed', code: error.code, message: error.message, field: error.field })
+    else if (error instanceof BacktestParamsError) post({ type: 'failed', code: 'INVALID_PARAMETER', message: error.message, field: error.problem.field })
     else post({ type: 'failed', code: 'ENGINE_ERROR', message: error instanceof Error ? error.message : String(error) })
   } finally {
     instance?.dispose()

@@ -108,7 +108,7 @@ for (const backend of backends()) {
 
     it('refuses a truncated zip whose checksum was made for the truncated bytes (the zip itself is checked)', async () => {
       // Not a replay fault: the client reads the zip only after the checksum matched, so this checks the zip reader on the same bytes.
-      const { readZipEntry } = await import('../../src/market/archive/zip.js')
+      const { readZipEntry } = await import('../../src/binance-formats/zip.js')
       const zip = Buffer.from(await (await fetch(`${t.replay!.url}/${APRIL}`)).arrayBuffer())
       assert.ok((await readZipEntry(zip)).data.length > 0)
       await assert.rejects(readZipEntry(zip.subarray(0, zip.length >> 1)), /truncated or not a zip/)

@@ -8,9 +8,9 @@ import { Ledger, type LedgerState } from '../../src/engine/ledger.js'
 import { simulateSingle } from '../../src/engine/simulate.js'
 import { SingleSymbolStepper } from '../../src/engine/single-stepper.js'
 import type { BarSeries, ExitRules, Trade } from '../../src/engine/types.js'
-import { getTemplate, validateParams } from '../../src/templates/validate.js'
+import { findTemplate } from '../../src/templates/registry.js'
 import type { SingleSymbolSignal, SingleSymbolTemplate } from '../../src/templates/types.js'
-import { BTCUSDT_RULES, MINUTE, NO_FUNDING, aggregate, random, randomWalk, withoutBars } from './helpers.js'
+import { BTCUSDT_RULES, MINUTE, NO_FUNDING, aggregate, random, randomWalk, validParams, withoutBars } from './helpers.js'
 
 // A runner steps the engine bar by bar over series that grow as bars close, and may restart from a
 // snapshot: with exits it must still agree with the backtest of the same bars, trade for trade.
@@ -142,8 +142,8 @@ describe('exits stepped bar by bar', () => {
   it('sma_cross with stop, target and trailing: bar by bar over growing series, and restarted from snapshots, equals the backtest', () => {
     const { bars, m1, m5 } = market(11)
     const exits: ExitRules = { stopLoss: 0.01, takeProfit: 0.02, trailingStop: 0.006, trailingActivation: 0.004, trigger: 'last' }
-    const template = getTemplate('sma_cross') as SingleSymbolTemplate
-    const params = validateParams('sma_cross', { fast: 5, slow: 20, allow_short: true }) as never
+    const template = findTemplate('sma_cross') as SingleSymbolTemplate
+    const params = validParams('sma_cross', { fast: 5, slow: 20, allow_short: true }) as never
     const make = (series: BarSeries) => template.create({ bars: [series], funding: [NO_FUNDING], rules: [BTCUSDT_RULES] }, params)
     const expected = backtest(bars, m1, m5, exits, make(bars))
     const reasons = new Set(expected.ledger.trades.map((t) => t.exitReason))

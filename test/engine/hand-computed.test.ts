@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { feeRates, runBacktest } from '../../src/engine/index.js'
 import type { SymbolRules } from '../../src/engine/types.js'
-import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
+import { BINANCE_BTCUSDT_BRACKETS } from '../../src/binance-formats/leverage-brackets.js'
 import { barsFromRows, funding, HOUR } from './helpers.js'
 
 const START = Date.UTC(2024, 0, 1)

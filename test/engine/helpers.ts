@@ -1,9 +1,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
-import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
 import assert from 'node:assert/strict'
+import { BINANCE_BTCUSDT_BRACKETS } from '../../src/binance-formats/leverage-brackets.js'
 import type { BacktestResult, BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
+import { findTemplate } from '../../src/templates/registry.js'
+import { resolveParams } from '../../src/templates/validate.js'
 
 export const HOUR = 3_600_000
 export const DAY = 86_400_000
@@ -215,4 +217,13 @@ export function assertCurveShape(result: BacktestResult, start: number, capital:
     assert.ok(gap > 0 && gap <= DAY, `${what}: curve points ${k - 1}→${k} are ${gap} ms apart`)
     if (k < result.equityCurve.length - 1) assert.equal(result.equityCurve[k]![0] % DAY, 0, `${what}: point ${k} at a UTC midnight`)
   }
+}
+
+/** A built-in template's params with defaults applied; throws on params the test should not have given. */
+export function validParams(templateId: string, params: unknown): Record<string, unknown> {
+  const template = findTemplate(templateId)
+  if (!template) throw new Error(`no template ${templateId}`)
+  const resolved = resolveParams(template, params)
+  if (!resolved.ok) throw new Error(`${resolved.problem.field}: ${resolved.problem.message}`)
+  return resolved.value
 }

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { BacktestCancelledError, ENGINE_SEMANTICS, feeRates, runBacktest, type BacktestInput } from '../../src/engine/index.js'
+import { BacktestCancelledError, BacktestParamsError, ENGINE_SEMANTICS, feeRates, runBacktest, type BacktestInput } from '../../src/engine/index.js'
 import { BINANCE_USDM_FEE_TIERS } from '../../src/engine/fees.js'
 import { simulateMulti, simulateSingle } from '../../src/engine/simulate.js'
 import type { BarSeries } from '../../src/engine/types.js'
-import { AppError } from '../../src/http/errors.js'
 import type { MultiSymbolSignal } from '../../src/templates/types.js'
 import { BTCUSDT_RULES, DAY, HOUR, NO_FUNDING, ScheduleSignal, barsFromCloses, barsFromRows, loadMultiDaily, randomBars } from './helpers.js'
 
@@ -81,9 +80,9 @@ describe('runBacktest', () => {
     assert.equal(calls, 2, 'stopped at the first false')
   })
 
-  it('refuses bad params with INVALID_PARAMETER and bad input with RangeError', () => {
-    assert.throws(() => runBacktest(input({ params: { fast: 50, slow: 20 } })), (e: unknown) => e instanceof AppError && e.field === 'params.fast')
-    assert.throws(() => runBacktest(input({ templateId: 'nope' })), (e: unknown) => e instanceof AppError && e.field === 'template_id')
+  it('refuses bad params with BacktestParamsError naming the field and bad input with RangeError', () => {
+    assert.throws(() => runBacktest(input({ params: { fast: 50, slow: 20 } })), (e: unknown) => e instanceof BacktestParamsError && e.problem.field === 'params.fast')
+    assert.throws(() => runBacktest(input({ templateId: 'nope' })), (e: unknown) => e instanceof BacktestParamsError && e.problem.field === 'template_id')
     assert.throws(() => runBacktest(input({ leverage: 21 })), RangeError)
     assert.throws(() => runBacktest(input({ capital: 0 })), RangeError)
     assert.throws(() => runBacktest(input({ rules: [] })), RangeError)

@@ -6,9 +6,9 @@ import { Ledger } from '../../src/engine/ledger.js'
 import { barsInRange, fundingInRange } from '../../src/engine/range.js'
 import { SingleSymbolStepper } from '../../src/engine/single-stepper.js'
 import type { BarSeries } from '../../src/engine/types.js'
-import { getTemplate, validateParams } from '../../src/templates/validate.js'
+import { findTemplate } from '../../src/templates/registry.js'
 import type { SingleSymbolTemplate } from '../../src/templates/types.js'
-import { BTCUSDT_RULES, HOUR, loadFunding, loadKlines } from './helpers.js'
+import { BTCUSDT_RULES, HOUR, loadFunding, loadKlines, validParams } from './helpers.js'
 
 const START = Date.UTC(2022, 0, 1)
 const END = Date.UTC(2022, 11, 31, 23)
@@ -24,8 +24,8 @@ describe('SingleSymbolStepper', () => {
 
     // A runner's view: the series holds only the bars closed so far, swapped for a longer copy on each bar.
     const growing: BarSeries = { ...all, openTime: all.openTime.slice(0, 0), open: all.open.slice(0, 0), high: all.high.slice(0, 0), low: all.low.slice(0, 0), close: all.close.slice(0, 0), volume: all.volume.slice(0, 0) }
-    const template = getTemplate('sma_cross') as SingleSymbolTemplate
-    const signal = template.create({ bars: [growing], funding: [funding], rules: [BTCUSDT_RULES] }, validateParams('sma_cross', params) as never)
+    const template = findTemplate('sma_cross') as SingleSymbolTemplate
+    const signal = template.create({ bars: [growing], funding: [funding], rules: [BTCUSDT_RULES] }, validParams('sma_cross', params) as never)
     const ledger = new Ledger(['BTCUSDT'], [BTCUSDT_RULES], 10_000, 3, fees.takerRate)
     const stepper = new SingleSymbolStepper(ledger, new DailyCurve(START, 10_000), growing, funding, signal)
     const n = all.openTime.length
@@ -56,8 +56,8 @@ describe('SingleSymbolStepper', () => {
     assert.ok(liquidations.filter((t) => t.exitTime % HOUR !== 0).length > 3, 'liquidations inside bars to compare')
     assert.ok(expected.gaps.length > 20, 'gaps to compare')
 
-    const template = getTemplate('sma_cross') as SingleSymbolTemplate
-    const signal = template.create({ bars: [all], funding: [funding], rules: [BTCUSDT_RULES] }, validateParams('sma_cross', params) as never)
+    const template = findTemplate('sma_cross') as SingleSymbolTemplate
+    const signal = template.create({ bars: [all], funding: [funding], rules: [BTCUSDT_RULES] }, validParams('sma_cross', params) as never)
     const ledger = new Ledger(['BTCUSDT'], [BTCUSDT_RULES], 100_000_000, 20, fees.takerRate)
     const stepper = new SingleSymbolStepper(ledger, new DailyCurve(START, 100_000_000), all, funding, signal)
     const n = all.openTime.length

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { BINANCE_BTCUSDT_BRACKETS } from '../../src/engine/margin.js'
+import { BINANCE_BTCUSDT_BRACKETS } from '../../src/binance-formats/leverage-brackets.js'
 import { withAccountBrackets } from '../../src/live/exchange/account-brackets.js'
 import { RunFailure } from '../../src/live/exchange/run-failure.js'
 import { bracketsFor } from '../../src/market/leverage-brackets.js'

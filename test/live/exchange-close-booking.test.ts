@@ -2,16 +2,16 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ExchangeBroker } from '../../src/live/brokers/exchange-broker.js'
 import { PaperBroker } from '../../src/live/brokers/paper-broker.js'
-import { PAPER_FEES } from '../../src/live/deploy.js'
+import { PAPER_FEES } from '../../src/live/brokers/paper-setup.js'
 import { bracketsFor } from '../../src/market/leverage-brackets.js'
 import { UpstreamClient } from '../../src/market/upstream-client.js'
-import { getTemplate } from '../../src/templates/validate.js'
+import { findTemplate } from '../../src/templates/registry.js'
 import type { SingleSymbolTemplate } from '../../src/templates/types.js'
 import { BinanceTradingClient } from '../../src/trading/binance/trading-client.js'
 
 const T = Date.UTC(2025, 5, 17, 8)
 const setup = {
-  template: getTemplate('sma_cross') as SingleSymbolTemplate,
+  template: findTemplate('sma_cross') as SingleSymbolTemplate,
   params: { fast: 3, slow: 8, allow_short: true },
   symbol: 'BTCUSDT',
   intervalMs: 60_000,

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import zlib from 'node:zlib'
 import { planKlineFiles } from '../../src/market/archive/archive-files.js'
-import { ArchiveFormatError, KLINE_CSV_HEADER, parseKlineCsv } from '../../src/market/archive/kline-csv.js'
-import { readZipEntry, writeZip, ZipError } from '../../src/market/archive/zip.js'
+import { KLINE_CSV_HEADER } from '../../src/binance-formats/kline-csv.js'
+import { readZipEntry, writeZip, ZipError } from '../../src/binance-formats/zip.js'
+import { ArchiveFormatError, parseKlineCsv } from '../../src/market/archive/kline-csv.js'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR

@@ -3,16 +3,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { describe, it } from 'node:test'
-import { BINANCE_BTCUSDT_BRACKETS, liquidationPrice } from '../../src/engine/margin.js'
-import {
-  bracketsFor,
-  cumProblem,
-  marginTableOf,
-  maxLeverageAt,
-  parseLeverageBrackets,
-  SNAPSHOT_AS_OF,
-  SNAPSHOT_FILE,
-} from '../../src/market/leverage-brackets.js'
+import { BINANCE_BTCUSDT_BRACKETS, cumProblem, parseLeverageBrackets } from '../../src/binance-formats/leverage-brackets.js'
+import { liquidationPrice } from '../../src/binance-formats/margin.js'
+import { bracketsFor, marginTableOf, maxLeverageAt, SNAPSHOT_AS_OF, SNAPSHOT_FILE } from '../../src/market/leverage-brackets.js'
 
 const DATA = path.resolve(import.meta.dirname, '../../data')
 

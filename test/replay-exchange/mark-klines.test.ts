@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import zlib from 'node:zlib'
 import fs from 'node:fs'
 import path from 'node:path'
-import { readZipEntry } from '../../src/market/archive/zip.js'
+import { readZipEntry } from '../../src/binance-formats/zip.js'
 import { FUTURES_DIR, HOUR, startTestExchange, type TestExchange } from './support.js'
 
 type Kline = [number, string, string, string, string, string, number, string, number, string, string, string]

@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { BarSeries, FundingSeries } from '../../src/engine/types.js'
-import { TEMPLATES } from '../../src/templates/registry.js'
+import { findTemplate, TEMPLATES } from '../../src/templates/registry.js'
 import type { MultiSymbolTemplate, SingleSymbolTemplate } from '../../src/templates/types.js'
-import { getTemplate, validateParams } from '../../src/templates/validate.js'
-import { BTCUSDT_RULES, HOUR, NO_FUNDING, barsFromCloses, barsFromRows, funding, random, randomBars } from '../engine/helpers.js'
+import { BTCUSDT_RULES, HOUR, NO_FUNDING, barsFromCloses, barsFromRows, funding, random, randomBars, validParams } from '../engine/helpers.js'
 
 const START = Date.UTC(2024, 0, 1)
 
 /** Feeds a one-symbol template bar by bar; returns the targets it stated, by bar index. */
 function signals(id: string, params: Record<string, unknown>, bars: BarSeries, events: FundingSeries = NO_FUNDING): Map<number, number> {
-  const template = getTemplate(id) as SingleSymbolTemplate
-  const signal = template.create({ bars: [bars], funding: [events], rules: [BTCUSDT_RULES] }, validateParams(id, params) as never)
+  const template = findTemplate(id) as SingleSymbolTemplate
+  const signal = template.create({ bars: [bars], funding: [events], rules: [BTCUSDT_RULES] }, validParams(id, params) as never)
   const out = new Map<number, number>()
   for (let i = 0; i < bars.openTime.length; i++) {
     const target = signal.onBar(i)
@@ -65,8 +64,8 @@ describe('sma_cross onBars', () => {
     const close = Float64Array.from(base.close, (c, i) => (i > 3000 && i % 97 === 0 ? c + 0.0625 : c))
     const bars = { ...base, close }
     for (const allow_short of [false, true]) {
-      const params = validateParams('sma_cross', { fast: 7, slow: 25, allow_short }) as never
-      const template = getTemplate('sma_cross') as SingleSymbolTemplate
+      const params = validParams('sma_cross', { fast: 7, slow: 25, allow_short }) as never
+      const template = findTemplate('sma_cross') as SingleSymbolTemplate
       const one = template.create({ bars: [bars], funding: [NO_FUNDING], rules: [BTCUSDT_RULES] }, params)
       const expected = Array.from(close, (_, i) => one.onBar(i))
       const batch = template.create({ bars: [bars], funding: [NO_FUNDING], rules: [BTCUSDT_RULES] }, params)
@@ -230,7 +229,7 @@ describe('funding_carry', () => {
 })
 
 describe('cross_sectional_momentum', () => {
-  const template = getTemplate('cross_sectional_momentum') as MultiSymbolTemplate
+  const template = findTemplate('cross_sectional_momentum') as MultiSymbolTemplate
   // Three symbols: A rises, B is flat, C falls; after bar 12 A and C swap trends.
   const series = [
     closes([100, 112, 13], [112, 90, 12]),
@@ -239,7 +238,7 @@ describe('cross_sectional_momentum', () => {
   ].map((c, s) => barsFromCloses(['AAAUSDT', 'BBBUSDT', 'CCCUSDT'][s]!, START, HOUR, c))
 
   it('ranks by trailing return and rebalances every N bars: best long, worst short, equal weights', () => {
-    const params = validateParams('cross_sectional_momentum', { lookback: 4, rebalance_every: 6, long_count: 1, short_count: 1 })
+    const params = validParams('cross_sectional_momentum', { lookback: 4, rebalance_every: 6, long_count: 1, short_count: 1 })
     const signal = template.create({ bars: series, funding: series.map(() => NO_FUNDING), rules: series.map(() => BTCUSDT_RULES) }, params as never)
     const at = new Int32Array(3)
     const targets = new Float64Array(3)
@@ -278,7 +277,7 @@ describe('every template', () => {
           volume: b.volume.slice(0, cut),
         }))
         const run = (bars: BarSeries[]) => {
-          const params = validateParams(template.id, template.multiSymbol ? { lookback: 10, rebalance_every: 7 } : {})
+          const params = validParams(template.id, template.multiSymbol ? { lookback: 10, rebalance_every: 7 } : {})
           const context = { bars, funding: bars.map(() => events), rules: bars.map(() => BTCUSDT_RULES) }
           const out: string[] = []
           if (template.multiSymbol) {
@@ -324,7 +323,7 @@ describe('every template', () => {
         const next = random(seed)
         // Large rates from the first bar on, so funding_carry decides as early as its events allow.
         const events = funding(Array.from({ length: 40 }, (_, k) => ({ time: START + k * 8 * HOUR + 1, rate: (next() - 0.5) * 0.004 })))
-        const params = validateParams(template.id, template.multiSymbol ? { lookback: 5, rebalance_every: 1 } : {})
+        const params = validParams(template.id, template.multiSymbol ? { lookback: 5, rebalance_every: 1 } : {})
         const warmup = template.warmupBars(params as never, HOUR)
         const context = { bars, funding: bars.map(() => events), rules: bars.map(() => BTCUSDT_RULES) }
         let first = Infinity

@@ -1,15 +1,11 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { TIMEFRAMES } from '../../strategies/timeframes.js'
 import { SYMBOL } from '../../market/symbol-pattern.js'
-import type { PrefillRequest } from '../../backtests/history-prefill.js'
+// A type-only import: erased, so fetch.ts still loads only when the action runs.
+import type { HistoryFetchOptions } from './fetch.js'
 
 // `perpetua history …`: operator commands on the history store (configured by the environment, like
 // serve and migrate). This file loads only commander; the action loads the store and the upstream.
-
-/** The prefill's request (symbols, intervals, start, end in unix ms) and how to print it. */
-export interface HistoryFetchOptions extends PrefillRequest {
-  json: boolean
-}
 
 /** history fetch: fills the store from the klines archive (and REST for the rest) before users ask. */
 export function historyCommand(): Command {

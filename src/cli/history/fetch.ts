@@ -1,6 +1,6 @@
 import { SingleBar } from 'cli-progress'
 import { pino } from 'pino'
-import { type PrefillSummary, prefillHistory } from '../../backtests/history-prefill.js'
+import { type PrefillRequest, type PrefillSummary, prefillHistory } from '../../backtests/history-prefill.js'
 import type { Config } from '../../config.js'
 import { controlSocketPath, sendControlCommand } from '../../control/control-socket.js'
 import { inspectLock } from '../../db/data-dir-lock.js'
@@ -8,7 +8,11 @@ import { socketDirFor } from '../../db/pglite-host.js'
 import { createMarketData } from '../../market/market-data.js'
 import { openStorage } from '../../storage.js'
 import { withUpstream } from '../../upstream.js'
-import type { HistoryFetchOptions } from './commands.js'
+
+/** The prefill's request (symbols, intervals, start, end in unix ms) and how to print it. */
+export interface HistoryFetchOptions extends PrefillRequest {
+  json: boolean
+}
 
 /** A prefill inside a running server waits this long for its answer (years of 1m bars over REST can take hours). */
 const IN_SERVER_TIMEOUT_MS = 24 * 3_600_000

@@ -1,4 +1,5 @@
 import type { AppError } from '../../http/errors.js'
+import type { ParamProblem } from '../../templates/types.js'
 
 /**
  * What the service knows of a user's strategy module once the sandbox has inspected it: the shared
@@ -49,7 +50,7 @@ export interface ResolvedParams {
 }
 
 /** One params' answer from a sandbox thread: resolved, or the refusal (a 400) it would be. */
-export type ResolvedOrRefused = ResolvedParams | { refused: { field?: string; message: string } }
+export type ResolvedOrRefused = ResolvedParams | { refused: ParamProblem }
 
 /**
  * The sandbox as the API sees it (sandbox/sandbox-service.ts implements it; every call runs the user's

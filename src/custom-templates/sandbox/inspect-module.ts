@@ -1,6 +1,6 @@
 import { runBacktest } from '../../engine/run-backtest.js'
-import { AppError } from '../../http/errors.js'
-import { validateParamsOf } from '../../templates/validate.js'
+import { accepted, AppError } from '../../http/errors.js'
+import { resolveParams } from '../../templates/validate.js'
 import type { ModuleDescription, ModuleParam, ModuleParamsSchema } from './contract.js'
 import { checkedWarmup, customTemplate } from './custom-template.js'
 import type { SmokeData } from './smoke-bars.js'
@@ -38,7 +38,7 @@ export async function inspectModule(code: string, smoke: SmokeData): Promise<Mod
       runBacktest({
         templateId: template.id,
         template,
-        params: validateParamsOf(template, defaults),
+        params: accepted(resolveParams(template, defaults)),
         bars,
         rules: smoke.rules.slice(0, bars.length),
         capital: 10_000,

@@ -1,4 +1,4 @@
-import { AppError } from '../../http/errors.js'
+import { AppError, refusal } from '../../http/errors.js'
 import type { CompiledModule, ModuleDescription, ModuleLanguage, ResolvedOrRefused, ResolvedParams, StrategySandbox } from './contract.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { SandboxPool } from './sandbox-pool.js'
@@ -28,7 +28,7 @@ export function createStrategySandbox(threads: number): StrategySandbox {
     } catch (error) {
       throw asRefusal(error, 'params')
     }
-    return answers.map((one) => ('refused' in one ? new AppError('INVALID_PARAMETER', one.refused.message, one.refused.field === undefined ? {} : { field: one.refused.field }) : one))
+    return answers.map((one) => ('refused' in one ? refusal(one.refused) : one))
   }
 
   return {

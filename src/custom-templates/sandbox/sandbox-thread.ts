@@ -2,7 +2,7 @@ import { parentPort } from 'node:worker_threads'
 import type { SymbolRules } from '../../engine/types.js'
 import { AppError } from '../../http/errors.js'
 import type { ClosedBar, FundingEvent } from '../../live/brokers/broker.js'
-import { validateParamsOf } from '../../templates/validate.js'
+import { resolveParams } from '../../templates/validate.js'
 import type { MultiSymbolSignal, SingleSymbolSignal } from '../../templates/types.js'
 import { compileModule } from './compile-module.js'
 import type { ModuleDescription, ModuleLanguage, ResolvedOrRefused } from './contract.js'
@@ -84,13 +84,9 @@ async function resolve(code: string, description: ModuleDescription, paramsList:
   try {
     const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
     return paramsList.map((params) => {
-      try {
-        const resolved = validateParamsOf(template, params)
-        return { params: resolved, warmup: template.warmupBars(resolved as never, 0) }
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error
-        return { refused: { message: error.message, ...(error.field === undefined ? {} : { field: error.field }) } }
-      }
+      const resolved = resolveParams(template, params)
+      if (!resolved.ok) return { refused: resolved.problem }
+      return { params: resolved.value, warmup: template.warmupBars(resolved.value as never, 0) }
     })
   } finally {
     instance.dispose()

@@ -1,5 +1,5 @@
 import type { SymbolRules } from '../../engine/types.js'
-import { parseLeverageBrackets } from '../../market/leverage-brackets.js'
+import { parseLeverageBrackets } from '../../binance-formats/leverage-brackets.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { KEY_REFUSED, RunFailure } from './run-failure.js'
 

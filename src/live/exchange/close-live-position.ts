@@ -13,7 +13,7 @@ import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broke
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { PaperBroker } from '../brokers/paper-broker.js'
 import { SymbolExchange } from '../brokers/symbol-exchange.js'
-import { PAPER_FEES, paperSetup } from '../deploy.js'
+import { PAPER_FEES, paperSetup } from '../brokers/paper-setup.js'
 import { multiPaperSetup, type MultiRunState } from '../multi-run.js'
 import { deleteUnsentIntent, nextIntent, nextTradeId, type RunRow, saveRunState } from '../queries.js'
 import { recordOutcome, type RunState, writeOutcomes } from '../record-outcome.js'

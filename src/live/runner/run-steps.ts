@@ -4,10 +4,11 @@ import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
 import { StrategyError } from '../../custom-templates/sandbox/strategy-error.js'
 import type { SymbolRules } from '../../engine/types.js'
 import type { Template } from '../../templates/types.js'
-import { getTemplate } from '../../templates/validate.js'
+import { accepted } from '../../http/errors.js'
+import { templateById } from '../../templates/validate.js'
 import { failRun, RunFailure } from '../exchange/run-failure.js'
 import type { RunRow } from '../queries.js'
-import type { RunnerDeps } from './strategy-runner.js'
+import type { RunnerDeps } from './runner-deps.js'
 
 /** What every runner (one symbol or many) shares of its steps: its module's sandbox and what a failed step does. */
 
@@ -30,7 +31,7 @@ export async function openRunTemplate(
   rules: SymbolRules[],
 ): Promise<{ template: Template; sandbox?: RunSandbox } | undefined> {
   const { run } = runner
-  if (!isCustomTemplateId(run.template_id)) return { template: getTemplate(run.template_id) }
+  if (!isCustomTemplateId(run.template_id)) return { template: accepted(templateById(run.template_id)) }
   try {
     const sandbox = await startRunSandbox(deps, run, intervalMs, rules)
     return { template: sandbox.template, sandbox }

@@ -1,13 +1,12 @@
+import { KLINE_CSV_COLUMNS, KLINE_CSV_HEADER, type KlineCsvColumn } from '../../binance-formats/kline-csv.js'
 import type { BarSeries } from '../../engine/types.js'
 
 /** Bars as the history store keeps them: eight columns (the same type as backtests/kline-codec.ts's BarColumns). */
 export type KlineColumns = Required<Omit<BarSeries, 'symbol' | 'intervalMs'>>
 
-/** The header row some archive files carry (newer ones); older files start with the first bar. */
-export const KLINE_CSV_HEADER = 'open_time,open,high,low,close,volume,close_time,quote_volume,count,taker_buy_volume,taker_buy_quote_volume,ignore'
-const FIELDS = 12
-/** The fields kept, by position: open_time, open, high, low, close, volume, quote_volume, count. */
-const KEPT = [0, 1, 2, 3, 4, 5, 7, 8]
+const FIELDS = KLINE_CSV_COLUMNS.length
+/** The fields kept, by position, in the order of KlineColumns. */
+const KEPT = (['open_time', 'open', 'high', 'low', 'close', 'volume', 'quote_volume', 'count'] satisfies KlineCsvColumn[]).map((name) => KLINE_CSV_COLUMNS.indexOf(name))
 const [COMMA, NEWLINE, RETURN, DOT, MINUS, ZERO, NINE] = [44, 10, 13, 46, 45, 48, 57]
 /** 10^k for the exact fast path below (10^22 is the largest power of ten a double holds exactly). */
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k)

@@ -1,12 +1,13 @@
 import crypto from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
-import { KLINE_CSV_HEADER } from '../../market/archive/kline-csv.js'
-import { writeZip } from '../../market/archive/zip.js'
+import { KLINE_CSV_HEADER } from '../../binance-formats/kline-csv.js'
+import { writeZip } from '../../binance-formats/zip.js'
 import type { ReplayClock } from '../common/clock.js'
 import type { Faults } from '../common/faults.js'
 import { DAY, isInterval, nominalMs } from '../common/intervals.js'
 import { type KlineQuery, type KlineRow, klines } from './klines.js'
-import type { Market, MarketSymbol } from './market.js'
+import type { Market } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { priceKlines } from './price-klines.js'
 
 /** Generated files kept for the next request (a month of 1m klines zips to ~1.5 MB). */

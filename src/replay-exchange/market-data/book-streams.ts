@@ -1,4 +1,4 @@
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { type BookLevel, bookTickerRow, orderBook } from './order-book.js'
 
 /**

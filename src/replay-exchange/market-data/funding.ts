@@ -1,6 +1,6 @@
 import { firstTime, lowerBound } from './recorded/bars.js'
 import { DAY, HOUR } from '../common/intervals.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { priceAt } from './prices.js'
 import { unit } from '../common/seeded.js'
 

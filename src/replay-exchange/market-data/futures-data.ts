@@ -1,7 +1,7 @@
 import { firstTime, lowerBound } from './recorded/bars.js'
 import type { SampleKind } from './recorded/data-files.js'
 import { DAY, FIXED_MS, HOUR } from '../common/intervals.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { priceAt, rangeStats } from './prices.js'
 import { smooth, unit } from '../common/seeded.js'
 

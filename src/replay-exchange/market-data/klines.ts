@@ -1,7 +1,7 @@
 import { type Bars, endTime, firstAtOrAfter, firstTime } from './recorded/bars.js'
 import { decimal } from './format.js'
 import { aggregatesFrom, bucketStart, type Interval, nextBucket, nominalMs } from '../common/intervals.js'
-import type { MarketSymbol, SourceRef } from './market.js'
+import type { MarketSymbol, SourceRef } from './market-symbol.js'
 import { quoteVolume, takerBuyShare } from './path.js'
 import { rangeStats, type RangeStats } from './prices.js'
 import { lastTrade, tradesBefore } from './trades.js'

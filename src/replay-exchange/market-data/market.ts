@@ -1,50 +1,14 @@
-import { BracketBook } from '../../market/leverage-brackets.js'
-import { type Bars, endTime, firstAtOrAfter } from './recorded/bars.js'
+import type { MaintenanceBracket } from '../../binance-formats/leverage-brackets.js'
+import { endTime, firstAtOrAfter } from './recorded/bars.js'
 import type { DataFiles, SampleKind } from './recorded/data-files.js'
-import type { ExchangeInfoSnapshot, PremiumSnapshot, PremiumSnapshotEntry, SymbolInfo } from './recorded/exchange-info.js'
-import { DAY, type Interval, nominalMs } from '../common/intervals.js'
+import type { ExchangeInfoSnapshot, PremiumSnapshot, SymbolInfo } from './recorded/exchange-info.js'
+import { DAY, nominalMs } from '../common/intervals.js'
 import { lazy } from './recorded/lazy.js'
-import { type FundingRows, loadFunding, loadKlines, loadMarkKlines, loadMultiDaily, loadSamples, type SampleRows } from './recorded/recorded.js'
+import { loadFunding, loadKlines, loadMarkKlines, loadMultiDaily, loadSamples } from './recorded/recorded.js'
 import { priceAt } from './prices.js'
 import { ScaledBars } from './recorded/scaled-bars.js'
+import type { MarketSymbol, SampleSource, SourceRef } from './market-symbol.js'
 import { seedOf, unit } from '../common/seeded.js'
-
-/** One kline series a symbol can be served from; `bars()` loads it on first use. */
-export interface SourceRef {
-  interval: Interval
-  step: number
-  /** Span known before loading (from the file name); exact once loaded. */
-  from: number
-  to: number
-  bars: () => Bars
-}
-
-export interface SampleSource {
-  period: string
-  rows: () => SampleRows
-}
-
-/** A symbol with market data: recorded klines, or a scaled view of a donor's (see README "Derived values"). */
-export interface MarketSymbol {
-  info: SymbolInfo
-  /** Seeds the symbol's own derived values (trade sizes, ratios, funding noise). */
-  seed: number
-  /** Seeds the intra-bar price path: the donor's for derived symbols, so they move with it. */
-  pathSeed: number
-  origin: 'recorded' | 'derived'
-  /** For derived symbols: the recorded symbol whose price moves it follows. */
-  donor: string | undefined
-  /** Ascending by interval. */
-  sources: SourceRef[]
-  /** The widest-spanning source: trades are scheduled on it. */
-  main: SourceRef
-  /** Recorded mark-price klines, ascending by interval (none for most symbols: their mark is derived). */
-  markSources: SourceRef[]
-  funding: () => FundingRows | undefined
-  samples: Map<SampleKind, SampleSource>
-  /** The premium snapshot's row for this symbol, if any (real funding for one period). */
-  snapshot: PremiumSnapshotEntry | undefined
-}
 
 /**
  * Every symbol the replay has market data for. Built on first use, because the daily file of ten
@@ -58,8 +22,8 @@ export class Market {
     files: DataFiles,
     readonly exchangeInfo: ExchangeInfoSnapshot,
     readonly premium: PremiumSnapshot | undefined,
-    /** Each symbol's margin tiers (README "Accounts"). */
-    readonly brackets: BracketBook = new BracketBook(new Map(), ''),
+    /** Each symbol's margin tiers, from the data folder's snapshot (README "Accounts"). */
+    readonly brackets: ReadonlyMap<string, readonly MaintenanceBracket[]> = new Map(),
   ) {
     this.build = lazy(() => buildSymbols(files, exchangeInfo, premium))
   }

@@ -1,6 +1,6 @@
 import { decimal } from './format.js'
 import { averageDailyVolume } from './futures-data.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { priceAt } from './prices.js'
 import { unit } from '../common/seeded.js'
 

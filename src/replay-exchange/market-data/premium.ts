@@ -1,5 +1,5 @@
 import { nextFunding } from './funding.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { priceAt } from './prices.js'
 import { unit } from '../common/seeded.js'
 

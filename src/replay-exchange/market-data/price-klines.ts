@@ -1,6 +1,6 @@
 import { aggregatesFrom, type Interval } from '../common/intervals.js'
 import { type KlineQuery, type KlineRow, klines } from './klines.js'
-import type { MarketSymbol, SourceRef } from './market.js'
+import type { MarketSymbol, SourceRef } from './market-symbol.js'
 import { firstAtOrAfter } from './recorded/bars.js'
 import { markPrice, premiumOf } from './premium.js'
 

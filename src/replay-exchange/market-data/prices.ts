@@ -1,5 +1,5 @@
 import { type Bars, barContaining, endTime, firstAtOrAfter, firstTime } from './recorded/bars.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { knots, priceOnPath, quoteVolume, rangeOnPath, takerBuyShare } from './path.js'
 
 /**

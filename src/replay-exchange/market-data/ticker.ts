@@ -1,6 +1,6 @@
 import { decimal } from './format.js'
 import { DAY } from '../common/intervals.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { rangeStats } from './prices.js'
 import { lastTrade, tradeById, tradesBefore } from './trades.js'
 

@@ -1,6 +1,6 @@
 import { type Bars, firstAtOrAfter } from './recorded/bars.js'
 import { HOUR } from '../common/intervals.js'
-import type { MarketSymbol } from './market.js'
+import type { MarketSymbol } from './market-symbol.js'
 import { quoteVolume, takerBuyShare } from './path.js'
 import { priceAt } from './prices.js'
 import { unit } from '../common/seeded.js'

@@ -1,8 +1,10 @@
 import crypto from 'node:crypto'
+import { BINANCE_BTCUSDT_BRACKETS, type MaintenanceBracket } from '../../binance-formats/leverage-brackets.js'
 import { BinanceError } from '../common/errors.js'
 import type { ReplayClock } from '../common/clock.js'
 import { fundingEvent, fundingTimes } from '../market-data/funding.js'
-import type { Market, MarketSymbol } from '../market-data/market.js'
+import type { Market } from '../market-data/market.js'
+import type { MarketSymbol } from '../market-data/market-symbol.js'
 import { markPrice } from '../market-data/premium.js'
 import { priceAt } from '../market-data/prices.js'
 import { lastTrade } from '../market-data/trades.js'
@@ -51,7 +53,7 @@ export class Venue {
   }
 
   /** A symbol's margin tiers (the data folder's snapshot, else the BTCUSDT sample). */
-  readonly brackets = (symbol: string) => this.market.brackets.bracketsFor(symbol).brackets
+  readonly brackets = (symbol: string): readonly MaintenanceBracket[] => this.market.brackets.get(symbol) ?? BINANCE_BTCUSDT_BRACKETS
 
   create(apiKey: string, secretKey: string, balances: Map<string, number>): Account {
     if (this.accounts.has(apiKey)) throw new Error(`account ${apiKey.slice(0, 8)}… exists`)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { bracketsFor } from '../../../src/market/leverage-brackets.js'
-import { liquidationPrice } from '../../../src/engine/margin.js'
+import { liquidationPrice } from '../../../src/binance-formats/margin.js'
 import { openUserStream, startTradingExchange, type TradingExchange } from './support.js'
 
 describe('replay exchange trading: the liquidation and auto-deleverage control', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { BINANCE_BTCUSDT_BRACKETS, liquidationPrice } from '../../../src/engine/margin.js'
+import { BINANCE_BTCUSDT_BRACKETS } from '../../../src/binance-formats/leverage-brackets.js'
+import { liquidationPrice } from '../../../src/binance-formats/margin.js'
 import { HOUR, MINUTE, readBars, readCsv } from '../support.js'
 import { startTradingExchange, type TradingExchange } from './support.js'
 

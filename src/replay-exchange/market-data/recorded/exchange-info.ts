@@ -1,3 +1,5 @@
+import path from 'node:path'
+import { type MaintenanceBracket, parseLeverageBrackets } from '../../../binance-formats/leverage-brackets.js'
 import { loadJson } from './recorded.js'
 
 /** The parts of an exchangeInfo symbol the replay needs for formatting and derivation. */
@@ -165,4 +167,9 @@ export function loadPremiumSnapshot(file: string): PremiumSnapshot {
     })
   }
   return { time, entries }
+}
+
+/** A recorded (signed) /fapi/v1/leverageBracket response: every symbol's margin tiers. */
+export function loadLeverageBrackets(file: string): Map<string, MaintenanceBracket[]> {
+  return parseLeverageBrackets(loadJson(file), path.basename(file))
 }

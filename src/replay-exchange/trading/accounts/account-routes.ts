@@ -26,7 +26,7 @@ export function accountRoutes(app: FastifyInstance, deps: TradingDeps): void {
     )
   }
 
-  // Each symbol's own tiers (the data folder's snapshot; the engine's BTCUSDT sample for a symbol it
+  // Each symbol's own tiers (the data folder's snapshot; the recorded BTCUSDT sample for a symbol it
   // lacks; README "Accounts"). With `symbol` Binance's docs show one object, but the live API answers a
   // list of one (sieblyio/binance issue #310, 2023; Binance_Futures_python PR #119, 2021): the list is served.
   const bracketRow = (symbol: string) => ({

@@ -1,4 +1,4 @@
-import { maintenanceMargin } from '../../../engine/margin.js'
+import { maintenanceMargin } from '../../../binance-formats/margin.js'
 import type { SymbolInfo } from '../../market-data/recorded/exchange-info.js'
 import { amountText, money, priceText } from '../format.js'
 import { type Brackets, isolatedLiquidationPrice, type MarginSummary, maxNotional, orderInitialMargin, positionInitialMargin, unrealizedPnl } from '../positions/margin.js'

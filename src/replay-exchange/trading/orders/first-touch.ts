@@ -1,4 +1,4 @@
-import type { MarketSymbol } from '../../market-data/market.js'
+import type { MarketSymbol } from '../../market-data/market-symbol.js'
 import { rangeStats } from '../../market-data/prices.js'
 
 /**

@@ -1,10 +1,10 @@
-import { liquidationPrice, maintenanceMargin } from '../../../engine/margin.js'
-import type { MaintenanceBracket } from '../../../engine/types.js'
+import type { MaintenanceBracket } from '../../../binance-formats/leverage-brackets.js'
+import { liquidationPrice, maintenanceMargin } from '../../../binance-formats/margin.js'
 import { type Account, configOf, type Order } from '../accounts/account.js'
 
 /**
  * Margin arithmetic of a one-way account in single-asset (USDT) mode, with each symbol's own tiers
- * (the data folder's leverageBracket snapshot, else the engine's BTCUSDT sample; README "Accounts").
+ * (the data folder's leverageBracket snapshot, else Binance's recorded BTCUSDT sample; README "Accounts").
  */
 export type Brackets = (symbol: string) => readonly MaintenanceBracket[]
 
@@ -77,7 +77,7 @@ export function marginSummary(account: Account, marks: Marks, brackets: Brackets
   return { wallet, crossWallet, crossUnrealized, unrealized, positionInitial, openOrderInitial, maintenance, available }
 }
 
-/** An isolated position's liquidation price with the engine's formula and brackets; 0 for none (cross or flat). */
+/** An isolated position's liquidation price by Binance's formula over the symbol's brackets; 0 for none (cross or flat). */
 export function isolatedLiquidationPrice(account: Account, symbol: string, brackets: Brackets): number {
   const position = account.positions.get(symbol)
   if (!position || position.amount === 0 || configOf(account, symbol).marginType !== 'isolated') return 0

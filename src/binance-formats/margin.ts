@@ -1,24 +1,7 @@
-import type { MaintenanceBracket } from './types.js'
+import type { MaintenanceBracket } from './leverage-brackets.js'
 
-/**
- * Binance's BTCUSDT leverage & margin tiers as GET /fapi/v1/leverageBracket returned them (tiers 1–10,
- * 0.4 % up to 50,000 USDT of notional … 50 % up to 500,000,000). A sample response recorded in
- * boolean404/heikin-ashi-trading-bot `json/fapiPrivate_get_leverage_bracket.py`; every cum checks out as
- * cum(n) = cum(n−1) + floor(n) × (rate(n) − rate(n−1)). Binance changes tiers from time to time and
- * per symbol: callers pass the symbol's own table when they have it; this one is the fallback.
- */
-export const BINANCE_BTCUSDT_BRACKETS: readonly MaintenanceBracket[] = [
-  { notionalFloor: 0, notionalCap: 50_000, maintMarginRatio: 0.004, cum: 0, initialLeverage: 125 },
-  { notionalFloor: 50_000, notionalCap: 250_000, maintMarginRatio: 0.005, cum: 50, initialLeverage: 100 },
-  { notionalFloor: 250_000, notionalCap: 3_000_000, maintMarginRatio: 0.01, cum: 1_300, initialLeverage: 50 },
-  { notionalFloor: 3_000_000, notionalCap: 20_000_000, maintMarginRatio: 0.025, cum: 46_300, initialLeverage: 20 },
-  { notionalFloor: 20_000_000, notionalCap: 40_000_000, maintMarginRatio: 0.05, cum: 546_300, initialLeverage: 10 },
-  { notionalFloor: 40_000_000, notionalCap: 100_000_000, maintMarginRatio: 0.1, cum: 2_546_300, initialLeverage: 5 },
-  { notionalFloor: 100_000_000, notionalCap: 120_000_000, maintMarginRatio: 0.125, cum: 5_046_300, initialLeverage: 4 },
-  { notionalFloor: 120_000_000, notionalCap: 200_000_000, maintMarginRatio: 0.15, cum: 8_046_300, initialLeverage: 3 },
-  { notionalFloor: 200_000_000, notionalCap: 300_000_000, maintMarginRatio: 0.25, cum: 28_046_300, initialLeverage: 2 },
-  { notionalFloor: 300_000_000, notionalCap: 500_000_000, maintMarginRatio: 0.5, cum: 103_046_300, initialLeverage: 1 },
-]
+// Binance's USDⓈ-M margin arithmetic over a symbol's tiers: what the exchange computes, so the engine's
+// ledger and the replay exchange's venue liquidate at the same price.
 
 /** The tier a position of this notional falls in (floor < notional ≤ cap); beyond the last cap, the last tier. */
 export function bracketFor(brackets: readonly MaintenanceBracket[], notional: number): MaintenanceBracket {
