@@ -3,6 +3,7 @@ import { FEE_MODELS, type FeeModel } from '../engine/index.js'
 import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 import { TIMEFRAMES } from '../strategies/schemas.js'
 import { SYMBOL_PATTERN } from '../market/symbol-pattern.js'
+import { ExitsSchema, SlippageSchema } from '../strategies/exits.js'
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const
 
@@ -25,6 +26,8 @@ export const JobCreateSchema = Type.Object(
     fee_bps: Type.Optional(Type.String({ maxLength: 40, description: 'Per-fill fee in basis points for fixed_bps; default 5' })),
     strategy_id: Type.Optional(Type.String({ maxLength: 64, description: 'A stored strategy whose fields are the base; request fields override them' })),
     template_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "A custom template's version; default its latest (or the strategy's pinned one)" })),
+    exits: Type.Optional(ExitsSchema),
+    slippage_bps: Type.Optional(SlippageSchema),
   },
   { additionalProperties: false },
 )
@@ -45,6 +48,8 @@ export const JobConfigSchema = Type.Object({
   template_version: Type.Optional(Type.Integer({ description: 'A custom template: the version the job runs' })),
   template_sha256: Type.Optional(Type.String({ description: 'A custom template: the SHA-256 of the code the job runs' })),
   seed: Type.Optional(Type.Integer({ description: "A custom template: the seed of the module's Math.random" })),
+  exits: Type.Optional(ExitsSchema),
+  slippage_bps: Type.Optional(Type.String({ description: 'Basis points every market fill was worsened by; absent = 0' })),
 })
 export type JobConfig = Static<typeof JobConfigSchema>
 
