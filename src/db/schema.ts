@@ -1,3 +1,4 @@
+import type { Exits } from '../strategies/exits.js'
 import type { ColumnType, Generated } from 'kysely'
 
 /** Kysely's view of our tables; migrations/ is the source of truth. */
@@ -97,6 +98,8 @@ export interface StrategiesTable {
   last_error_code: ColumnType<string | null, string | null | undefined, string | null>
   last_error_message: ColumnType<string | null, string | null | undefined, string | null>
   last_error_at: ColumnType<Date | null, Date | null | undefined, Date | null>
+  /** Protective exits as written (0019_strategy_exits; src/strategies/exits.ts), null for none. */
+  exits: ColumnType<Exits | null, string | null | undefined, string | null>
 }
 
 export interface SeenSignaturesTable {

@@ -41,13 +41,13 @@ export async function insertStrategy(
   db: Db,
   row: Omit<
     Selectable<StrategiesTable>,
-    'status' | 'template_version' | 'stat_open_positions' | 'stat_total_pnl' | 'stat_total_trades' | 'stat_winning_trades' | 'last_error_code' | 'last_error_message' | 'last_error_at'
+    'status' | 'template_version' | 'stat_open_positions' | 'stat_total_pnl' | 'stat_total_trades' | 'stat_winning_trades' | 'last_error_code' | 'last_error_message' | 'last_error_at' | 'exits'
   > &
-    Partial<Pick<StrategyRow, 'template_version'>> & { params: Record<string, unknown> },
+    Partial<Pick<StrategyRow, 'template_version' | 'exits'>> & { params: Record<string, unknown> },
 ): Promise<StrategyRow> {
   const inserted = await db
     .insertInto('strategies')
-    .values({ ...row, params: JSON.stringify(row.params) })
+    .values({ ...row, params: JSON.stringify(row.params), exits: row.exits ? JSON.stringify(row.exits) : null })
     .returningAll()
     .executeTakeFirstOrThrow()
   return { ...inserted, ...NO_RUN }
