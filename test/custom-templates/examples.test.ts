@@ -105,8 +105,8 @@ describe('example strategy modules', () => {
   it("rsi-reversion.ts's validate refuses crossed levels through the engine's params check", async () => {
     const example: Example = { file: 'rsi-reversion.ts', language: 'typescript', symbols: [BTC] }
     const { code, description } = await inspect(example)
-    await assert.rejects(backtest(example, code, description, { oversold: 60 }), (error: Error & { field?: string }) => {
-      assert.equal(error.field, 'params.oversold')
+    await assert.rejects(backtest(example, code, description, { oversold: 60 }), (error: Error & { problem?: { field: string } }) => {
+      assert.equal(error.problem?.field, 'params.oversold')
       return true
     })
   })
