@@ -74,15 +74,18 @@ port.on('message', async ({ input, custom, budgetMs, cancel, summary }: EngineRe
       post({ type: 'failed', code: error.code, message: error.message, retire: true })
       return
     }
-    if (custom && !(error instanceof BacktestParamsError || error instanceof BacktestCancelledError || error instanceof MissingMarkBars)) {
+    // Before the module's failures below: a run of a user's module lacking mark-price bars is the data's fault, not the module's.
+    if (error instanceof MissingMarkBars) {
+      post({ type: 'failed', code: 'NO_DATA', message: error.message })
+      return
+    }
+    if (custom && !(error instanceof BacktestParamsError || error instanceof BacktestCancelledError)) {
       // A WebAssembly trap inside the module (QuickJS aborts after an out-of-memory): the module's failure.
       post({ type: 'failed', code: 'STRATEGY_OOM', message: `the strategy failed inside its sandbox: ${error instanceof Error ? error.message : String(error)}`, retire: true })
       return
     }
     if (error instanceof BacktestCancelledError) post({ type: 'cancelled' })
     else if (error instanceof BacktestParamsError) post({ type: 'failed', code: 'INVALID_PARAMETER', message: error.message, field: error.problem.field })
-    // The history's, not the engine's: trigger mark and a symbol without mark-price bars (never last prices instead).
-    else if (error instanceof MissingMarkBars) post({ type: 'failed', code: 'NO_DATA', message: error.message })
     else post({ type: 'failed', code: 'ENGINE_ERROR', message: error instanceof Error ? error.message : String(error) })
   } finally {
     instance?.dispose()
