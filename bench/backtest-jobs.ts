@@ -25,7 +25,7 @@ const JOB = {
   capital: '10000',
 }
 
-interface JobView {
+export interface JobView {
   id: string
   status: string
   error: unknown
@@ -34,7 +34,7 @@ interface JobView {
   result: { metrics: { total_trades: number } } | null
 }
 
-interface Timed {
+export interface Timed {
   /** POST sent to the list first showing the job terminal (the list is read every 20 ms). */
   ms: number
   /** finished_at − submitted_at as the server recorded them (no polling granularity). */
@@ -166,10 +166,11 @@ async function coldStoreAgain(env: Record<string, string>, before: ReplayStats):
   }
 }
 
-async function timeJob(server: BenchServer, signer: RequestSigner): Promise<Timed> {
+/** POST a job (this file's JOB by default) and read the list every 20 ms until it shows the job terminal. */
+export async function timeJob(server: BenchServer, signer: RequestSigner, body: Record<string, unknown> = JOB): Promise<Timed> {
   const cpuBefore = cpuMicros(server.pid)
   const started = performance.now()
-  const { id } = await signedJson<JobView>(server.url, signer, 'POST', '/v1/backtest/jobs', JOB)
+  const { id } = await signedJson<JobView>(server.url, signer, 'POST', '/v1/backtest/jobs', body)
   // The list is not subject to the per-job polling limit; 20 ms between looks.
   for (;;) {
     const page = await signedJson<{ data: JobView[] }>(server.url, signer, 'GET', '/v1/backtest/jobs?limit=1')
@@ -186,7 +187,7 @@ async function timeJob(server: BenchServer, signer: RequestSigner): Promise<Time
   }
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.floor(sorted.length / 2)]!
 }

@@ -15,6 +15,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   live: () => import('./live.js'),
   sweep: () => import('./sweep.js'),
   exits: () => import('./exits.js'),
+  'exits-api': () => import('./exits-api.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

@@ -1,4 +1,5 @@
 import { AppError } from '../http/errors.js'
+import type { KlineKind } from '../market/archive/archive-files.js'
 import { symbolDirectory } from '../market/exchange-info.js'
 import type { MarketSession, UpstreamRequest } from '../market/market-data.js'
 import { exchangeNow } from '../market/mirror/server-time.js'
@@ -17,23 +18,33 @@ const MINUTE = 60_000
 
 /**
  * The first bar never changes once it exists (held an hour); the last closed bar moves once per bar
- * (held a minute at most, a bar's length below that). Weight 1 each (limit under 100).
+ * (held a minute at most, a bar's length below that). Weight 1 each (limit under 100), for klines and
+ * mark-price klines alike.
  */
-const firstBar = (symbol: string, interval: Timeframe): UpstreamRequest => ({
+const firstBar = (symbol: string, interval: Timeframe, kind: KlineKind): UpstreamRequest => ({
   host: 'api',
-  path: '/fapi/v1/klines',
+  path: `/fapi/v1/${kind}`,
   query: { symbol, interval, startTime: 0, limit: 1 },
   weight: 1,
   ttlMs: 60 * MINUTE,
   staleMs: 60 * MINUTE,
 })
-const latestBars = (symbol: string, interval: Timeframe): UpstreamRequest => ({
+const latestBars = (symbol: string, interval: Timeframe, kind: KlineKind): UpstreamRequest => ({
   host: 'api',
-  path: '/fapi/v1/klines',
+  path: `/fapi/v1/${kind}`,
   query: { symbol, interval, limit: 2 },
   weight: 1,
   ttlMs: Math.min(MINUTE, TIMEFRAME_MS[interval]),
   staleMs: 10 * MINUTE,
+})
+/** The last bar opening before `before` (a closed time): settled history, held an hour like the first bar. */
+const lastBarBefore = (symbol: string, interval: Timeframe, kind: KlineKind, before: number): UpstreamRequest => ({
+  host: 'api',
+  path: `/fapi/v1/${kind}`,
+  query: { symbol, interval, endTime: before - 1, limit: 1 },
+  weight: 1,
+  ttlMs: 60 * MINUTE,
+  staleMs: 60 * MINUTE,
 })
 
 /**
@@ -43,16 +54,32 @@ const latestBars = (symbol: string, interval: Timeframe): UpstreamRequest => ({
  * questions answer for Binance and the replay exchange, whose clock trails ours by months. null when
  * the exchange has no bar at all (the replay exchange serves no interval it cannot aggregate exactly).
  */
-export async function exchangeCoverage(market: MarketSession, symbol: string, timeframe: Timeframe, now: number): Promise<Span | null> {
+export async function exchangeCoverage(market: MarketSession, symbol: string, timeframe: Timeframe, now: number, kind: KlineKind = 'klines'): Promise<Span | null> {
   const intervalMs = TIMEFRAME_MS[timeframe]
-  const first = klineOpenTimes(okJson(await market.fetch(firstBar(symbol, timeframe)), symbol))
+  const first = klineOpenTimes(okJson(await market.fetch(firstBar(symbol, timeframe, kind)), symbol))
   if (first.length === 0) return null
-  const [latest, exchangeTime] = await Promise.all([market.fetch(latestBars(symbol, timeframe)), exchangeNow(market, now)])
+  const [latest, exchangeTime] = await Promise.all([market.fetch(latestBars(symbol, timeframe, kind)), exchangeNow(market, now)])
   const closed = klineOpenTimes(okJson(latest, symbol)).filter((open) => open + intervalMs <= exchangeTime)
   const last = closed.length > 0 ? closed[closed.length - 1]! : undefined
   // A first bar still open (a symbol listed within the bar): nothing closed yet.
   if (last === undefined || last < first[0]!) return null
   return { start: first[0]!, end: last + intervalMs }
+}
+
+/**
+ * What the exchange holds of `symbol` at `timeframe` that reaches into [from, to), where `to` is closed
+ * history (no later than the exchange's clock): its first bar's open to the close of its last bar opening
+ * before `to`; null when it has none there. Unlike exchangeCoverage this holds for a series that stopped
+ * before the exchange's present (the replay's 1m bars end 2025-06-24, its clock may be later), and both
+ * questions are held an hour: a closed span's bars do not change. Gaps inside the span count as held.
+ */
+export async function heldWithin(market: MarketSession, symbol: string, timeframe: Timeframe, from: number, to: number, kind: KlineKind = 'klines'): Promise<Span | null> {
+  const first = klineOpenTimes(okJson(await market.fetch(firstBar(symbol, timeframe, kind)), symbol))
+  if (first.length === 0 || first[0]! >= to) return null
+  const last = klineOpenTimes(okJson(await market.fetch(lastBarBefore(symbol, timeframe, kind, to)), symbol)).pop()
+  const end = last === undefined ? undefined : last + TIMEFRAME_MS[timeframe]
+  if (end === undefined || end <= from) return null
+  return { start: first[0]!, end }
 }
 
 function klineOpenTimes(payload: unknown): number[] {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/connect.js'
-import { feeRates } from '../engine/index.js'
+import { feeRates, MissingMarkBars } from '../engine/index.js'
 import { AppError } from '../http/errors.js'
 import type { MarketData } from '../market/market-data.js'
 import { exchangeServerTime } from '../market/exchange-clock.js'
@@ -11,11 +11,16 @@ import { EngineFailure } from '../work/engine-pool.js'
 import type { CustomJob } from '../work/engine-thread.js'
 import type { HistoryCaches } from '../work/history-cache.js'
 import { dataWarnings, exchangeCoverage, NoData, requireBars } from './coverage.js'
+import { exitTrigger, loadDetail } from './exit-history.js'
 import { loadBars, loadFunding } from './history-store.js'
 import type { JobConfig } from './schemas.js'
 import { symbolRules, UpstreamHistory } from './upstream-history.js'
 
-/** The engine's input for a job's config: history from the store (through this node's caches), else the exchange. */
+/**
+ * The engine's input for a job's config: history from the store (through this node's caches), else the
+ * exchange. `protective`: the run protects positions though its config states no `exits` (a sweep whose
+ * grid varies them, a module that states levels), so it needs the bars exits are examined on too.
+ */
 export async function engineInput(
   deps: { db: Db; market: MarketData; log: FastifyBaseLogger },
   caches: HistoryCaches,
@@ -23,6 +28,7 @@ export async function engineInput(
   jobId: string,
   isCancelled: () => boolean,
   onLoad: (fraction: number) => void,
+  protective = false,
 ) {
   const intervalMs = TIMEFRAME_MS[config.timeframe]
   const start = Date.parse(config.start)
@@ -46,8 +52,10 @@ export async function engineInput(
     funding.push(await loadFunding(deps.db, history, caches, { symbol, start, end: end + intervalMs, now: exchangeNow }))
     onLoad((i + 1) / config.symbols.length)
   }
+  const trigger = exitTrigger(config.exits, protective)
+  const detail = trigger && (await loadDetail({ db: deps.db, market: deps.market, history, caches, archive, now: exchangeNow }, bars, config.timeframe, trigger))
   const fees = feeRates(config.fee_model, config.fee_bps === undefined ? undefined : Number(config.fee_bps))
-  return { templateId: config.template_id, params: config.params, bars, funding, rules, capital: Number(config.capital), leverage: config.leverage, fees, start, end }
+  return { templateId: config.template_id, params: config.params, bars, funding, rules, capital: Number(config.capital), leverage: config.leverage, fees, start, end, detail }
 }
 
 /**
@@ -78,5 +86,6 @@ export async function customJob(db: Db, userId: number, config: JobConfig, bars:
 export function describeFailure(error: unknown): { code: string; message: string } {
   if (error instanceof EngineFailure) return { code: error.code, message: error.message }
   if (error instanceof AppError || error instanceof NoData) return { code: error.code, message: error.message }
+  if (error instanceof MissingMarkBars) return { code: 'NO_DATA', message: error.message }
   return { code: 'INTERNAL', message: 'the backtest failed unexpectedly' }
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../db/connect.js'
-import { type ArchiveFile, archivable, planKlineFiles } from '../market/archive/archive-files.js'
+import { type ArchiveFile, archivable, type KlineKind, planKlineFiles } from '../market/archive/archive-files.js'
 import type { ArchiveOutcome, KlineArchive } from '../market/archive/kline-archive.js'
 import { awaitFile, claimFiles, NODE_ID, releaseFiles } from './archive-claims.js'
 import type { FundingColumns, HistoryCaches } from '../work/history-cache.js'
@@ -26,6 +26,8 @@ export interface ArchiveSource {
 /** Where history comes from when it is not stored yet: the upstream exchange (market/ implements it). */
 export interface HistorySource {
   klines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]>
+  /** GET /fapi/v1/markPriceKlines as kline rows (volume 0); a source without it cannot fill mark-price bars. */
+  markPriceKlines?(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]>
   fundingRates(symbol: string, startTime: number, endTime: number, limit: number): Promise<FundingRow[]>
 }
 
@@ -57,7 +59,7 @@ export async function loadBars(
   archive?: ArchiveSource,
 ): Promise<BarColumns> {
   const end = await fillBars(db, source, request, archive)
-  return readBars(db, caches, request.symbol, request.interval, request.intervalMs, request.start, end)
+  return readBars(db, caches, request.symbol, storedInterval(request), request.intervalMs, request.start, end)
 }
 
 export interface BarsRequest {
@@ -68,6 +70,17 @@ export interface BarsRequest {
   end: number
   /** The exchange's clock. */
   now: number
+  /** Trade klines (default) or mark-price klines. */
+  kind?: KlineKind
+}
+
+/**
+ * The interval a series is stored under (kline_chunks.interval, and `klines:<it>` in market_coverage):
+ * the exchange's interval for trade klines, `mark-<interval>` for mark-price klines. Both columns are
+ * free text, so mark-price bars needed no migration; trade klines keep the keys they always had.
+ */
+export function storedInterval(request: { interval: string; kind?: KlineKind }): string {
+  return request.kind === 'markPriceKlines' ? `mark-${request.interval}` : request.interval
 }
 
 /**
@@ -76,12 +89,14 @@ export interface BarsRequest {
  */
 export async function fillBars(db: Db, source: HistorySource, request: BarsRequest, archive?: ArchiveSource): Promise<number> {
   const { symbol, interval, intervalMs } = request
+  const kind = request.kind ?? 'klines'
+  const stored = storedInterval(request)
   const lastComplete = Math.floor(request.now / intervalMs) * intervalMs - intervalMs
   const end = Math.min(request.end, lastComplete)
-  const dataset = `klines:${interval}`
+  const dataset = `klines:${stored}`
   await revalidateLegacySpans(db, symbol, dataset, request.now)
   for (const [from, to] of await missingSpans(db, symbol, dataset, request.start, end + 1)) {
-    const files = archive && archivable(intervalMs) ? planKlineFiles(symbol, interval, from, to, request.now) : []
+    const files = archive && archivable(intervalMs) ? planKlineFiles(symbol, interval, from, to, request.now, kind) : []
     // A year of monthly files at a time, stored before more are held, while the next year downloads.
     const batches: ArchiveFile[][] = []
     for (let first = 0; first === 0 || first < files.length; first += ARCHIVE_BATCH) batches.push(files.slice(first, first + ARCHIVE_BATCH))
@@ -91,11 +106,11 @@ export async function fillBars(db: Db, source: HistorySource, request: BarsReque
       const [batch, outcomes] = [batches[k]!, next]
       if (k + 1 < batches.length) next = download(batches[k + 1]!)
       const until = k + 1 < batches.length ? batch[batch.length - 1]!.to : to
-      const parts = await assembleSpan(source, archive, batch, await outcomes, { ...request, from: cursor, to: until })
+      const parts = await assembleSpan(source, archive, batch, await outcomes, { ...request, kind, from: cursor, to: until })
       const bars = concatBars(parts)
       const n = bars.openTime.length
       const received = n > 0 ? bars.openTime[n - 1]! + intervalMs : undefined
-      await storeBars(db, symbol, interval, intervalMs, bars, [cursor, coveredUntil(cursor, until, received, request.now)], request.now)
+      await storeBars(db, symbol, stored, intervalMs, bars, [cursor, coveredUntil(cursor, until, received, request.now)], request.now)
       await releaseFiles(db, batch.map((file) => file.path), archive?.node)
       cursor = until
     }
@@ -166,7 +181,7 @@ async function assembleSpan(
   archive: ArchiveSource | undefined,
   files: ArchiveFile[],
   outcomes: (ArchiveOutcome | undefined)[],
-  span: { symbol: string; interval: string; intervalMs: number; from: number; to: number; now: number },
+  span: RestSpan,
 ): Promise<BarColumns[]> {
   const parts: BarColumns[] = []
   let cursor = span.from
@@ -184,12 +199,24 @@ async function assembleSpan(
   return parts
 }
 
+interface RestSpan {
+  symbol: string
+  interval: string
+  intervalMs: number
+  kind: KlineKind
+  from: number
+  to: number
+  now: number
+}
+
 /** Closed bars of [from, to) over REST, page by page within the weight budget. */
-async function restBars(source: HistorySource, span: { symbol: string; interval: string; intervalMs: number; from: number; to: number; now: number }): Promise<BarColumns> {
+async function restBars(source: HistorySource, span: RestSpan): Promise<BarColumns> {
   const { symbol, interval, intervalMs, from, to, now } = span
+  const fetchPage = span.kind === 'klines' ? source.klines.bind(source) : source.markPriceKlines?.bind(source)
+  if (!fetchPage) throw new Error(`this history source serves no ${span.kind}`)
   const rows: KlineRow[] = []
   for (let cursor = from; cursor < to; ) {
-    const page = await source.klines(symbol, interval, cursor, to - 1, KLINE_PAGE)
+    const page = await fetchPage(symbol, interval, cursor, to - 1, KLINE_PAGE)
     // Only closed bars (close time = open + interval − 1 ms, before the exchange's now) are kept.
     rows.push(...page.filter((row) => row.openTime >= cursor && row.openTime < to && row.openTime + intervalMs <= now))
     if (page.length < KLINE_PAGE) break

@@ -23,8 +23,17 @@ export class UpstreamHistory implements HistorySource {
     private readonly isCancelled: () => boolean = () => false,
   ) {}
 
-  async klines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]> {
-    const rows = await this.page<unknown[][]>('/fapi/v1/klines', { symbol, interval, startTime, endTime, limit }, klinesWeight(limit))
+  klines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]> {
+    return this.klineRows('/fapi/v1/klines', symbol, interval, startTime, endTime, limit)
+  }
+
+  /** Mark-price klines: the kline row's shape, volume, quote volume and taker fields 0, `trades` the mark's samples. Weighed as klines. */
+  markPriceKlines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]> {
+    return this.klineRows('/fapi/v1/markPriceKlines', symbol, interval, startTime, endTime, limit)
+  }
+
+  private async klineRows(path: string, symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]> {
+    const rows = await this.page<unknown[][]>(path, { symbol, interval, startTime, endTime, limit }, klinesWeight(limit))
     return rows.map((k) => ({
       openTime: Number(k[0]),
       open: Number(k[1]),

@@ -2,6 +2,7 @@ import { sendInTransaction } from '../db/queue.js'
 import { checkedHistory, customJob, describeFailure, type EngineInput, engineInput } from '../backtests/engine-input.js'
 import { formatMetrics } from '../backtests/result-format.js'
 import type { JobConfig } from '../backtests/schemas.js'
+import type { BarSeries } from '../engine/index.js'
 import type { CustomJob, RunSummary } from '../work/engine-thread.js'
 import type { WorkContext, WorkHandler } from '../work/work-handler.js'
 import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
@@ -74,7 +75,7 @@ async function runTask(work: WorkContext, inputs: Map<string, Promise<SweepInput
     await db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'done', result, best: result.best as Record<string, unknown> }, new Date(now())))
     return
   }
-  const shared = await sweepInput(work, inputs, message.sweepId, sweep.user_id, config.base)
+  const shared = await sweepInput(work, inputs, message.sweepId, sweep.user_id, config)
   const configurations = await configurationsOf(db, message.sweepId, task.first_run, task.run_count)
   await runConfigurations(work, message.sweepId, shared, config.objective, task.first_run, configurations, lost)
   if (lost.aborted) return
@@ -151,10 +152,10 @@ function storedRun(runNo: number, result: RunSummary, objective: Objective): Sto
 }
 
 /** The sweep's history on this node: loaded and checked once, then shared by every task of the sweep here. */
-function sweepInput(work: WorkContext, inputs: Map<string, Promise<SweepInput>>, sweepId: string, userId: number, base: JobConfig): Promise<SweepInput> {
+function sweepInput(work: WorkContext, inputs: Map<string, Promise<SweepInput>>, sweepId: string, userId: number, config: SweepConfig): Promise<SweepInput> {
   let input = inputs.get(sweepId)
   if (!input) {
-    input = loadSweepInput(work, sweepId, userId, base)
+    input = loadSweepInput(work, sweepId, userId, config.base, variesExits(config))
     inputs.set(sweepId, input)
     input.catch(() => inputs.delete(sweepId))
     for (const old of inputs.keys()) if (inputs.size > KEPT_SWEEPS) inputs.delete(old)
@@ -162,22 +163,38 @@ function sweepInput(work: WorkContext, inputs: Map<string, Promise<SweepInput>>,
   return input
 }
 
-async function loadSweepInput(work: WorkContext, sweepId: string, userId: number, base: JobConfig): Promise<SweepInput> {
-  const loaded = await engineInput(work, work.caches, base, sweepId, () => false, () => undefined)
+/** Whether the sweep's configurations set protective exits its base lacks (grid or random keys `exits.*`). */
+export function variesExits(config: Pick<SweepConfig, 'grid' | 'random'>): boolean {
+  return [...Object.keys(config.grid ?? {}), ...Object.keys(config.random?.space ?? {})].some((key) => key.startsWith('exits'))
+}
+
+async function loadSweepInput(work: WorkContext, sweepId: string, userId: number, base: JobConfig, protective: boolean): Promise<SweepInput> {
+  const loaded = await engineInput(work, work.caches, base, sweepId, () => false, () => undefined, protective)
   await checkedHistory(work, base, loaded)
   // In shared memory: each run's input then reaches its engine thread without a copy of the bars.
   const input = {
     ...loaded,
     bars: loaded.bars.map((series) => ({ ...series, ...shareColumns(series, ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) })),
     funding: loaded.funding.map((series) => ({ ...series, ...shareColumns(series, ['time', 'rate', 'markPrice'] as const) })),
+    detail: loaded.detail?.map((symbol) => symbol && { ...(symbol.bars && { bars: symbol.bars.map(shareSeries) }), ...(symbol.mark && { mark: symbol.mark.map(shareSeries) }) }),
   }
   const custom = await customJob(work.db, userId, base, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
   return { input, custom }
 }
 
+/** A detail series with the columns the exit walk reads in shared memory. */
+function shareSeries(series: BarSeries): BarSeries {
+  return { ...series, ...shareColumns(series, ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) }
+}
+
+/** The columns in shared memory; one already there (the store's loads are) is shared as it is, not copied. */
 function shareColumns<K extends string>(series: Record<K, Float64Array>, keys: readonly K[]): Record<K, Float64Array> {
   const shared = {} as Record<K, Float64Array>
   for (const key of keys) {
+    if (series[key].buffer instanceof SharedArrayBuffer) {
+      shared[key] = series[key]
+      continue
+    }
     const column = new Float64Array(new SharedArrayBuffer(series[key].byteLength))
     column.set(series[key])
     shared[key] = column

@@ -1,6 +1,7 @@
 /**
- * Binance's public data archive (data.binance.vision) for USD-M klines: a zip per symbol, interval and
- * month, and per day, each with a `.CHECKSUM` companion (research: the archive's layout). Months become
+ * Binance's public data archive (data.binance.vision) for USD-M klines and mark-price klines: a zip per
+ * kind, symbol, interval and month, and per day, each with a `.CHECKSUM` companion (research: the
+ * archive's layout). Months become
  * files some days after they end and days the day after; the lags below only choose which file is
  * asked for first: a file the archive lacks yet answers 404 and its span comes over REST.
  */
@@ -10,6 +11,12 @@ const DAY_MS = 86_400_000
 const MONTHLY_LAG_MS = 7 * DAY_MS
 /** A day's file from a day after it ends. */
 const DAILY_LAG_MS = DAY_MS
+
+/**
+ * The archive's kline kinds, named as its folders and as their REST paths (/fapi/v1/klines,
+ * /fapi/v1/markPriceKlines): both files have the same twelve columns (mark-price rows carry volume 0).
+ */
+export type KlineKind = 'klines' | 'markPriceKlines'
 
 /** One archive file and the open times its bars have: [from, to). */
 export interface ArchiveFile {
@@ -26,36 +33,36 @@ export function archivable(intervalMs: number): boolean {
 
 const two = (n: number) => String(n).padStart(2, '0')
 
-export function monthlyKlinesFile(symbol: string, interval: string, monthStart: number): ArchiveFile {
+export function monthlyKlinesFile(symbol: string, interval: string, monthStart: number, kind: KlineKind = 'klines'): ArchiveFile {
   const d = new Date(monthStart)
   const name = `${symbol}-${interval}-${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}`
-  return { path: `data/futures/um/monthly/klines/${symbol}/${interval}/${name}.zip`, from: monthStart, to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) }
+  return { path: `data/futures/um/monthly/${kind}/${symbol}/${interval}/${name}.zip`, from: monthStart, to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) }
 }
 
-export function dailyKlinesFile(symbol: string, interval: string, dayStart: number): ArchiveFile {
+export function dailyKlinesFile(symbol: string, interval: string, dayStart: number, kind: KlineKind = 'klines'): ArchiveFile {
   const d = new Date(dayStart)
   const name = `${symbol}-${interval}-${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())}`
-  return { path: `data/futures/um/daily/klines/${symbol}/${interval}/${name}.zip`, from: dayStart, to: dayStart + DAY_MS }
+  return { path: `data/futures/um/daily/${kind}/${symbol}/${interval}/${name}.zip`, from: dayStart, to: dayStart + DAY_MS }
 }
 
 /**
- * The files that cover parts of [from, to) exactly: whole months a week past, then whole days a day
- * past, in time order. What they leave (a partial day at either end, the last day or two) is REST's.
+ * The files of `kind` that cover parts of [from, to) exactly: whole months a week past, then whole days
+ * a day past, in time order. What they leave (a partial day at either end, the last day or two) is REST's.
  */
-export function planKlineFiles(symbol: string, interval: string, from: number, to: number, now: number): ArchiveFile[] {
+export function planKlineFiles(symbol: string, interval: string, from: number, to: number, now: number, kind: KlineKind = 'klines'): ArchiveFile[] {
   const files: ArchiveFile[] = []
   let cursor = Math.ceil(from / DAY_MS) * DAY_MS
   while (cursor < to) {
     const d = new Date(cursor)
     if (d.getUTCDate() === 1) {
-      const month = monthlyKlinesFile(symbol, interval, cursor)
+      const month = monthlyKlinesFile(symbol, interval, cursor, kind)
       if (month.to <= to && month.to + MONTHLY_LAG_MS <= now) {
         files.push(month)
         cursor = month.to
         continue
       }
     }
-    const day = dailyKlinesFile(symbol, interval, cursor)
+    const day = dailyKlinesFile(symbol, interval, cursor, kind)
     if (day.to > to || day.to + DAILY_LAG_MS > now) break
     files.push(day)
     cursor = day.to
