@@ -1,5 +1,5 @@
 import { type Bars, barContaining, endTime, firstAtOrAfter, firstTime } from './recorded/bars.js'
-import type { MarketSymbol } from './market-symbol.js'
+import type { MarketSymbol, SourceRef } from './market-symbol.js'
 import { knots, priceOnPath, quoteVolume, rangeOnPath, takerBuyShare } from './path.js'
 
 /**
@@ -18,8 +18,10 @@ export function finestCovering(symbol: MarketSymbol, from: number, to: number): 
 }
 
 /** The path price at `time`; the last recorded close after the data ends; undefined before it starts. */
-export function priceAt(symbol: MarketSymbol, time: number): number | undefined {
-  for (const ref of symbol.sources) {
+const HOUR = 3_600_000
+
+export function priceAt(symbol: MarketSymbol, time: number, sources: readonly SourceRef[] = symbol.sources): number | undefined {
+  for (const ref of sources) {
     if (ref.from > time || ref.to <= time) continue
     const bars = ref.bars()
     const i = barContaining(bars, time)
@@ -54,6 +56,9 @@ export function rangeStats(symbol: MarketSymbol, from: number, to: number): Rang
   const fine = finestCovering(symbol, from, to) ?? symbol.main.bars()
   for (let c = symbol.sources.length - 1; c >= 0; c--) {
     const ref = symbol.sources[c]!
+    // Whole bars of hourly or coarser series only: a series of minutes (BTCUSDT 5m, 330k bars) would be
+    // parsed on the first 24h ticker for the window's two ends, which the finest bars answer as well.
+    if (ref.step < HOUR) continue
     if (ref.step <= fine.step || ref.step % fine.step !== 0 || ref.from > from || ref.to < to) continue
     const coarse = ref.bars()
     const a = Math.ceil(from / coarse.step) * coarse.step
