@@ -30,6 +30,8 @@ export class ExitGuard {
   readonly levels: ExitLevels
   /** Per symbol, examined bars whose range held a stop-side and a target-side level. */
   readonly ambiguous: Float64Array
+  /** A signal has stated a level (a price or a removal) in this run. */
+  signalled = false
   /** The trailing callback fraction; NaN without trailing. */
   private readonly callback: number
   /** The rules derive a level for every position. */
@@ -116,9 +118,11 @@ export class ExitGuard {
 
   /** The levels a signal stated for symbol s at a close (NaN keep, 0 remove, > 0 set), applied after the next open's fill. */
   stated(s: number, stop: number, take: number): void {
+    if (stop !== stop && take !== take) return
     const x = this.levels
     if (stop === stop) x.exitPendingStop[s] = stop
     if (take === take) x.exitPendingTake[s] = take
+    this.signalled = true
   }
 
   /**
