@@ -106,15 +106,35 @@ export interface FundingEvent {
  */
 export type Target = number
 
+/**
+ * A target with protective levels for the position it leaves: absolute prices, re-stated at any closed bar
+ * (a stop moved to breakeven, a moving ATR stop). A key left out (or undefined) keeps that level, `null`
+ * removes it. A stop triggers when the price falls to it (a long) or rises to it (a short), a take profit the
+ * other way; a level already on the wrong side of this bar's close exits at the next bar's open. While set,
+ * a level replaces the run's `exits` level of its side. Keys other than these three fail the run with
+ * STRATEGY_INVALID_OUTPUT.
+ */
+export interface TargetWithLevels {
+  /** As a plain Target: NaN keeps the current target (and the levels still apply). */
+  target: Target
+  /** A finite price > 0, or null to remove the stop. */
+  stop_price?: number | null
+  /** A finite price > 0, or null to remove the take profit. */
+  take_profit_price?: number | null
+}
+
+/** What onBar answers, and what onStep answers per symbol: a target, or a target with protective levels. */
+export type Answer = Target | TargetWithLevels
+
 /** What create returns for a single-symbol module. */
 export interface SingleSymbolStrategy {
-  /** Called once per closed bar, in order; the target fills at the next bar's open. */
-  onBar(bar: Bar): Target
+  /** Called once per closed bar, in order; the target fills at the next bar's open, and the levels apply from then on. */
+  onBar(bar: Bar): Answer
   onFunding?(event: FundingEvent): void
 }
 
-/** Targets by symbol; a symbol left out keeps its current target. */
-export type Targets = Record<string, Target>
+/** Targets (with levels or without) by symbol; a symbol left out keeps its current target and levels. */
+export type Targets = Record<string, Answer>
 
 /** What create returns for a multi-symbol module (`export const multi_symbol = true`). */
 export interface MultiSymbolStrategy {

@@ -1,7 +1,9 @@
 // Mean reversion on Wilder's RSI, as a TypeScript user module: go long when RSI closes below `oversold`
-// and close at `exit`; with allow_short, go short above `overbought` and cover at `exit`. Types come from
-// 'perpetua/strategy' through `import type`, which the upload strips with the other types.
-import type { Bar, ParamProblem, ParamValues, SingleSymbolStrategy, StrategyContext, StrategyParams } from 'perpetua/strategy'
+// and close at `exit`; with allow_short, go short above `overbought` and cover at `exit`. Each entry
+// states a protective stop `stop_loss` beyond its signal's close, moved to the entry price (breakeven)
+// once a close is `breakeven` in favour. Types come from 'perpetua/strategy' through `import type`, which
+// the upload strips with the other types.
+import type { Answer, Bar, ParamProblem, ParamValues, SingleSymbolStrategy, StrategyContext, StrategyParams } from 'perpetua/strategy'
 
 export const params = {
   period: { type: 'integer', default: 14, minimum: 2, maximum: 500, description: "Closes in Wilder's RSI" },
@@ -9,6 +11,8 @@ export const params = {
   exit: { type: 'number', default: 50, minimum: 1, maximum: 99, description: 'Close a long at or above this, a short at or below it' },
   overbought: { type: 'number', default: 70, minimum: 2, maximum: 99, description: 'With allow_short, go short when RSI closes above this' },
   allow_short: { type: 'boolean', default: false, description: 'Also trade the overbought side' },
+  stop_loss: { type: 'number', default: 0.04, minimum: 0, maximum: 0.5, description: "A stop this fraction beyond the entry signal's close; 0 for none" },
+  breakeven: { type: 'number', default: 0.02, minimum: 0, maximum: 0.5, description: 'Move the stop to the entry price once a close is this fraction in favour; 0 never' },
 } satisfies StrategyParams
 
 type Params = ParamValues<typeof params>
@@ -60,8 +64,18 @@ export function create(p: Params, _ctx: StrategyContext): SingleSymbolStrategy {
   const rsi = new WilderRsi(p.period)
   // The position this module last asked for: 1 long, -1 short, 0 flat.
   let side = 0
+  // A target stated at a close fills at the next bar's open: that open is the entry price.
+  let filling = false
+  let entry = NaN
+  // The stop has been moved to the entry price for this position.
+  let atBreakeven = false
   return {
-    onBar(bar: Bar): number {
+    onBar(bar: Bar): Answer {
+      if (filling) {
+        filling = false
+        entry = bar.open
+        atBreakeven = false
+      }
       const r = rsi.push(bar.close)
       if (r !== r) return NaN
       let next = side
@@ -73,9 +87,19 @@ export function create(p: Params, _ctx: StrategyContext): SingleSymbolStrategy {
       } else if (r <= p.exit) {
         next = r < p.oversold ? 1 : 0
       }
-      if (next === side) return NaN
-      side = next
-      return next
+      if (next !== side) {
+        side = next
+        filling = next !== 0
+        // A long's stop below the close, a short's above it; the engine rounds it to the tick, away from the price.
+        return next !== 0 && p.stop_loss > 0 ? { target: next, stop_price: bar.close * (1 - next * p.stop_loss) } : next
+      }
+      // The module is not told of a protective exit: after one, this restates a level for a flat position,
+      // which the engine ignores, and the next target other than `side` releases the latch.
+      if (side !== 0 && !atBreakeven && p.breakeven > 0 && entry === entry && (bar.close - entry) * side >= entry * p.breakeven) {
+        atBreakeven = true
+        return { target: NaN, stop_price: entry }
+      }
+      return NaN
     },
   }
 }

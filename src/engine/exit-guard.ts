@@ -30,6 +30,8 @@ export class ExitGuard {
   readonly levels: ExitLevels
   /** Per symbol, examined bars whose range held a stop-side and a target-side level. */
   readonly ambiguous: Float64Array
+  /** A signal has stated a level (a price or a removal) in this run. */
+  signalled = false
   /** The trailing callback fraction; NaN without trailing. */
   private readonly callback: number
   /** The rules derive a level for every position. */
@@ -114,11 +116,29 @@ export class ExitGuard {
     this.levels.exitTarget[s] = target
   }
 
+  /**
+   * Nothing to check for symbol s: no rules, no signal level in force or pending, no latch. Its bars are then
+   * what they are without exits (a walk checks only the liquidation price), so a stepper may skim them.
+   */
+  idle(s: number): boolean {
+    const x = this.levels
+    return (
+      !this.configured &&
+      x.exitLatched[s] === 0 &&
+      x.exitModuleStop[s] !== x.exitModuleStop[s] &&
+      x.exitModuleTake[s] !== x.exitModuleTake[s] &&
+      x.exitPendingStop[s] !== x.exitPendingStop[s] &&
+      x.exitPendingTake[s] !== x.exitPendingTake[s]
+    )
+  }
+
   /** The levels a signal stated for symbol s at a close (NaN keep, 0 remove, > 0 set), applied after the next open's fill. */
   stated(s: number, stop: number, take: number): void {
+    if (stop !== stop && take !== take) return
     const x = this.levels
     if (stop === stop) x.exitPendingStop[s] = stop
     if (take === take) x.exitPendingTake[s] = take
+    this.signalled = true
   }
 
   /**

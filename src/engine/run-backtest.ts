@@ -97,8 +97,9 @@ export function runBacktest(input: BacktestInput): BacktestResult {
     barsProcessed: bars.reduce((sum, series) => sum + series.openTime.length, 0),
     params,
   }
-  // Runs without exits keep the result they always had: no new keys.
-  if (guard !== undefined) {
+  // Runs without exits keep the result they always had: no new keys. A custom module's signal always
+  // has levels (it may state them at any bar), so its run reports exits once it stated one.
+  if (guard !== undefined && (input.exits !== undefined || guard.signalled)) {
     result.metrics.exitReasons = exitReasonCounts(ledger.trades)
     result.exitResolution = guard.resolution()
     const bySymbol = Object.fromEntries(bars.map((series, s) => [series.symbol, guard.ambiguous[s]!]))

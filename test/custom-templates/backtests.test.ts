@@ -136,6 +136,46 @@ describe('backtests of custom templates', () => {
     assert.equal(trades, Number(kline[8]))
   })
 
+  it("takes a module's stop_price into the backtest, and refuses a malformed level at upload and at run time naming the key and the bar", async () => {
+    // A long from the 100th bar with a stop 1 % under each close, moved up bar by bar until it fills. The module's
+    // later 1s do not re-enter: after a protective exit only a target other than the one in force does (the latch).
+    const trailing = `export function create() {
+  let n = 0
+  return { onBar(bar) { return ++n < 100 ? NaN : n % 50 === 0 ? { target: 1, stop_price: bar.close * 0.99 } : { target: NaN, stop_price: bar.close * 0.99 } } }
+}`
+    const job = await finished(t, key, (await submit(t, key, { ...RANGE, template_id: await upload(t, key, 'stops', trailing) })).id)
+    assert.equal(job.status, 'done', JSON.stringify(job.error))
+    assert.deepEqual(
+      job.result.trades.map((trade: { entry_time: string; exit_reason: string }) => [trade.entry_time, trade.exit_reason]),
+      [[new Date(Date.parse(RANGE.start) + 100 * 3_600_000).toISOString(), 'stop_loss']],
+    )
+
+    // In the upload's smoke run (its 10th bar): 400 on source, naming the step, the key and the bar.
+    const refused = await t.signed(key, 'POST', '/v1/templates', {
+      name: 'bad stop',
+      source: 'export function create() { let n = 0; return { onBar(bar) { return ++n === 10 ? { target: 1, stop_price: -5 } : NaN } } }',
+    })
+    assert.equal(refused.statusCode, 400, refused.body)
+    assert.equal(refused.json().error.field, 'source')
+    const smokeBar = Date.UTC(2021, 0, 1, 9)
+    assert.match(refused.json().error.message, new RegExp(`^the smoke run .* failed: onBar returned stop_price -5 for the bar at ${smokeBar}; a price is a finite number > 0`))
+    const unknown = await t.signed(key, 'POST', '/v1/templates', { name: 'bad key', source: 'export function create() { return { onBar() { return { target: NaN, stop: 1 } } } }' })
+    assert.equal(unknown.statusCode, 400, unknown.body)
+    assert.match(unknown.json().error.message, /onBar returned an object with the unknown key "stop" for the bar at \d+; its keys are target, stop_price and take_profit_price/)
+
+    // Past the smoke run's 2,000 bars, at the job's 2,500th: the job fails with the code, the key and the bar, and the next job runs.
+    const late = `export function create() {
+  let n = 0
+  return { onBar(bar) { return ++n === 2500 ? { target: 1, take_profit_price: Infinity } : NaN } }
+}`
+    const failed = await finished(t, key, (await submit(t, key, { ...RANGE, template_id: await upload(t, key, 'late', late) })).id)
+    assert.equal(failed.status, 'failed')
+    assert.equal(failed.error.code, 'STRATEGY_INVALID_OUTPUT')
+    const at = Date.parse(RANGE.start) + 2499 * 3_600_000
+    assert.equal(failed.error.message, `onBar returned take_profit_price Infinity for the bar at ${at}; a price is a finite number > 0, null to remove the level, or absent to keep it (bar ${new Date(at).toISOString()})`)
+    assert.equal((await finished(t, key, (await submit(t, key, { ...RANGE, template_id: 'sma_cross' })).id)).status, 'done')
+  })
+
   it('stops a module that loops in native code at its budget while another user’s job finishes in normal time', async () => {
     // Passes the upload's smoke run (it only loops from the 3,000th bar on), then hangs in a builtin.
     const source = `export function create() {

@@ -89,7 +89,7 @@ describe('example strategy modules', () => {
     const { code, description } = await inspect(example)
     assert.doesNotMatch(code, /perpetua\/strategy/, 'the type import is gone from the code the sandbox runs')
     assert.equal(description.multiSymbol, false)
-    assert.deepEqual(description.defaults, { period: 14, oversold: 30, exit: 50, overbought: 70, allow_short: false })
+    assert.deepEqual(description.defaults, { period: 14, oversold: 30, exit: 50, overbought: 70, allow_short: false, stop_loss: 0.04, breakeven: 0.02 })
     assert.equal(description.warmup, 14)
 
     const first = await backtest(example, code, description)
@@ -100,6 +100,25 @@ describe('example strategy modules', () => {
 
     const shorts = await backtest(example, code, description, { allow_short: true })
     assert.ok(shorts.trades.some((t) => t.side === 'sell'), 'allow_short reaches the guest and shorts')
+  })
+
+  it('rsi-reversion.ts moves its stop to breakeven once a close is in favour: some stops fill at the entry price, others below it', async () => {
+    const example: Example = { file: 'rsi-reversion.ts', language: 'typescript', symbols: [BTC] }
+    const { code, description } = await inspect(example)
+    const result = await backtest(example, code, description)
+    const stops = result.trades.filter((t) => t.exitReason === 'stop_loss')
+    // A stop moved to the entry price fills there, rounded down to BTCUSDT's 0.1 tick (2021's recorded prices have
+    // cents); the first stop sits 4 % under the signal's close. Long-only: every stop is under the entry.
+    const tick = BTC.rules.tickSize
+    const breakeven = stops.filter((t) => t.exitPrice <= t.entryPrice && t.entryPrice - t.exitPrice < tick)
+    const initial = stops.filter((t) => t.exitPrice < t.entryPrice * 0.97)
+    assert.ok(breakeven.length >= 3 && initial.length >= 3, `${breakeven.length} stops at breakeven, ${initial.length} at the first stop, of ${stops.length}`)
+    assert.equal(result.metrics.exitReasons!.stop_loss, stops.length)
+    // Without levels the module answers numbers only: the result has no exit keys, and every trade ends on a signal.
+    const plain = await backtest(example, code, description, { stop_loss: 0, breakeven: 0 })
+    assert.ok(!('exitReasons' in plain.metrics) && !('exitResolution' in plain))
+    assert.ok(plain.trades.length > 0 && plain.trades.every((t) => t.exitReason === 'signal'))
+    assert.notDeepEqual(plain.trades, result.trades)
   })
 
   it("rsi-reversion.ts's validate refuses crossed levels through the engine's params check", async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { SANDBOX_LIMITS } from '../../src/custom-templates/sandbox/limits.js'
+import type { ModuleAnswer } from '../../src/custom-templates/sandbox/module-answer.js'
 import { SandboxWorker } from '../../src/custom-templates/sandbox/sandbox-worker.js'
 import { StrategyError } from '../../src/custom-templates/sandbox/strategy-error.js'
 import { StrategyInstance } from '../../src/custom-templates/sandbox/strategy-instance.js'
@@ -15,8 +16,8 @@ function bars(count: number): Float64Array {
   return columns
 }
 
-/** A module whose onBar body is `body`, created and fed `count` bars; the targets, or the StrategyError. */
-async function runOnBar(body: string, count = 3, seed = 1): Promise<Float64Array | StrategyError> {
+/** A module whose onBar body is `body`, created and fed `count` bars; its answer, or the StrategyError. */
+async function answerOnBar(body: string, count = 3, seed = 1): Promise<ModuleAnswer | StrategyError> {
   try {
     const instance = await StrategyInstance.load(`export function create() { return { onBar(bar) { ${body} } } }`, seed)
     instance.create({}, CONTEXT)
@@ -27,7 +28,13 @@ async function runOnBar(body: string, count = 3, seed = 1): Promise<Float64Array
   }
 }
 
-function assertFails(result: Float64Array | StrategyError, code: StrategyError['code'], message?: RegExp): void {
+/** answerOnBar's targets, or the StrategyError. */
+async function runOnBar(body: string, count = 3, seed = 1): Promise<Float64Array | StrategyError> {
+  const answer = await answerOnBar(body, count, seed)
+  return answer instanceof StrategyError ? answer : answer.targets
+}
+
+function assertFails(result: Float64Array | ModuleAnswer | StrategyError, code: StrategyError['code'], message?: RegExp): void {
   assert.ok(result instanceof StrategyError, `expected ${code}, got targets ${String(result)}`)
   assert.equal(result.code, code, result.message)
   if (message) assert.match(result.message, message)
@@ -75,13 +82,80 @@ describe('the strategy sandbox', () => {
 
   it('refuses a huge return value, non-numbers and targets outside [-1, 1]; NaN keeps', async () => {
     assertFails(await runOnBar('return "x".repeat(1e7)'), 'STRATEGY_INVALID_OUTPUT', /returned string/)
-    assertFails(await runOnBar('return { valueOf() { return 0.5 } }'), 'STRATEGY_INVALID_OUTPUT', /returned object/)
+    assertFails(await runOnBar('return { valueOf() { return 0.5 } }'), 'STRATEGY_INVALID_OUTPUT', /returned an object with the unknown key "valueOf"/)
+    assertFails(await runOnBar('return null'), 'STRATEGY_INVALID_OUTPUT', /returned null/)
     assertFails(await runOnBar('return 1.5'), 'STRATEGY_INVALID_OUTPUT', /returned 1.5/)
     assertFails(await runOnBar('return -Infinity'), 'STRATEGY_INVALID_OUTPUT')
     assertFails(await runOnBar('return undefined'), 'STRATEGY_INVALID_OUTPUT')
     const targets = await runOnBar('return bar.close > 101 ? -1 : NaN')
     assert.ok(targets instanceof Float64Array)
     assert.deepEqual(Array.from(targets), [Number.NaN, Number.NaN, -1])
+  })
+
+  it('takes { target, stop_price?, take_profit_price? }: absent or undefined keeps (NaN), null removes (0), a price is set', async () => {
+    const answer = await answerOnBar(
+      'return bar.close === 100 ? { target: 1, stop_price: 95 } : bar.close === 101 ? { target: NaN, stop_price: null, take_profit_price: 110.5 } : { target: 0.5, stop_price: undefined }',
+    )
+    assert.ok(!(answer instanceof StrategyError), String(answer))
+    assert.deepEqual(Array.from(answer.targets), [1, Number.NaN, 0.5])
+    assert.deepEqual(Array.from(answer.levels!), [95, Number.NaN, 0, 110.5, Number.NaN, Number.NaN])
+    // A module answering numbers, or objects without levels, sends targets alone: no levels cross.
+    for (const body of ['return bar.close > 100 ? 0.5 : NaN', 'return { target: bar.close > 100 ? 0.5 : NaN }', 'return { target: 1, take_profit_price: undefined }']) {
+      const plain = await answerOnBar(body)
+      assert.ok(!(plain instanceof StrategyError), String(plain))
+      assert.equal(plain.levels, undefined, body)
+    }
+  })
+
+  it('refuses an answer object with a bad key, target or price, naming the key and the bar', async () => {
+    // The third bar (open time 7200000) answers wrongly; the first two are fine.
+    const at = (answer: string) => `return bar.close < 102 ? { target: NaN, stop_price: 90 } : ${answer}`
+    assertFails(await runOnBar(at('{ target: 1, stop: 95 }')), 'STRATEGY_INVALID_OUTPUT', /^onBar returned an object with the unknown key "stop" for the bar at 7200000; its keys are target, stop_price and take_profit_price/)
+    assertFails(await runOnBar(at('{ stop_price: 95 }')), 'STRATEGY_INVALID_OUTPUT', /^onBar returned an object without target for the bar at 7200000/)
+    assertFails(await runOnBar(at('{ target: 2 }')), 'STRATEGY_INVALID_OUTPUT', /^onBar returned target 2 for the bar at 7200000; a target is a number in \[-1, 1\]/)
+    assertFails(await runOnBar(at('{ target: "1" }')), 'STRATEGY_INVALID_OUTPUT', /^onBar returned target string for the bar at 7200000/)
+    for (const [value, shown] of [['Infinity', 'Infinity'], ['-5', '-5'], ['0', '0'], ['NaN', 'NaN'], ['"95"', 'string'], ['{}', 'object']]) {
+      assertFails(await runOnBar(at(`{ target: 1, stop_price: ${value} }`)), 'STRATEGY_INVALID_OUTPUT', new RegExp(`^onBar returned stop_price ${shown} for the bar at 7200000; a price is a finite number > 0, null to remove the level, or absent to keep it`))
+    }
+    assertFails(await runOnBar(at('{ target: 0, take_profit_price: -Infinity }')), 'STRATEGY_INVALID_OUTPUT', /^onBar returned take_profit_price -Infinity for the bar at 7200000/)
+  })
+
+  it("does not let a module forge its checked answer through the intrinsics it can redefine (issue 37)", async () => {
+    // The driver once returned out.buffer, read through %TypedArray%.prototype.buffer: a module that redefined
+    // that getter answered −1e308 and Infinity after the checks. byteLength is redefined too: the host reads the
+    // answer's length in C, never through the getter.
+    const forge = `const forged = new ArrayBuffer(24); new Float64Array(forged).fill(-1e308)
+Object.defineProperty(Object.getPrototypeOf(Float64Array.prototype), 'buffer', { get() { return forged } })
+Object.defineProperty(ArrayBuffer.prototype, 'byteLength', { get() { return 1 << 20 } })
+Float64Array.prototype.fill = function () { return this }
+export function create() { return { onBar(bar) { return bar.close === 101 ? { target: 0.5, stop_price: 99 } : 0.25 } } }`
+    const instance = await StrategyInstance.load(forge, 1)
+    instance.create({}, CONTEXT)
+    const answer = instance.bars(bars(3), 3, NONE, 0)
+    assert.deepEqual(Array.from(answer.targets), [0.25, 0.5, 0.25])
+    assert.deepEqual(Array.from(answer.levels!), [Number.NaN, Number.NaN, 99, Number.NaN, Number.NaN, Number.NaN])
+  })
+
+  it('takes per symbol of a step a number or an answer object, and refuses a bad one naming the symbol', async () => {
+    const context = { ...CONTEXT, symbols: ['BTCUSDT', 'ETHUSDT'], rules: { BTCUSDT: CONTEXT.rules.BTCUSDT, ETHUSDT: CONTEXT.rules.BTCUSDT } }
+    const step = Float64Array.from([0, ...bars(1), 1, ...bars(1)])
+    const load = async (answer: string) => {
+      const instance = await StrategyInstance.load(`export const multi_symbol = true\nexport function create() { return { onStep(bars) { return ${answer} } } }`, 1)
+      instance.create({}, context)
+      return instance
+    }
+    const good = (await load('{ BTCUSDT: { target: 0.5, stop_price: 90, take_profit_price: null }, ETHUSDT: 0 }')).step(step, 2, NONE, 0)
+    assert.deepEqual(Array.from(good.targets), [0.5, 0])
+    assert.deepEqual(Array.from(good.levels!), [90, 0, Number.NaN, Number.NaN])
+    const plain = (await load('{ ETHUSDT: { target: -0.5 } }')).step(step, 2, NONE, 0)
+    assert.deepEqual(Array.from(plain.targets), [Number.NaN, -0.5])
+    assert.equal(plain.levels, undefined)
+    const bad = await load('{ BTCUSDT: 0.5, ETHUSDT: { target: 0, take_profit_price: -1 } }')
+    assert.throws(() => bad.step(step, 2, NONE, 0), (error: StrategyError) => {
+      assert.equal(error.code, 'STRATEGY_INVALID_OUTPUT')
+      assert.match(error.message, /^onStep for ETHUSDT returned take_profit_price -1 for the bar at 0; a price is a finite number > 0/)
+      return true
+    })
   })
 
   it('reports a throw with its line:column', async () => {
@@ -92,7 +166,7 @@ describe('the strategy sandbox', () => {
     const probes = ['process', 'require', 'fetch', 'setTimeout', 'WebAssembly', 'SharedArrayBuffer', 'Atomics', 'Date', 'performance', 'console']
     const targets = await runOnBar(`return [${probes.map((p) => `typeof ${p}`).join(', ')}].every((t) => t === 'undefined') ? 1 : 0`, 1)
     assert.deepEqual(Array.from(targets as Float64Array), [1])
-    assertFails(await runOnBar('return import("node:fs")', 1), 'STRATEGY_INVALID_OUTPUT', /returned object/)
+    assertFails(await runOnBar('return import("node:fs")', 1), 'STRATEGY_INVALID_OUTPUT', /returned an object without target/)
     await assert.rejects(StrategyInstance.load('import fs from "node:fs"\nexport function create() {}', 1), /imports are not available/)
     const thisEscape = await runOnBar('try { return this.constructor.constructor("return typeof process")() === "undefined" ? 1 : 0 } catch { return 1 }', 1)
     assert.deepEqual(Array.from(thisEscape as Float64Array), [1])
@@ -119,7 +193,7 @@ describe('the strategy sandbox', () => {
     )
     instance.create({}, CONTEXT)
     // An event at 01:30 reaches onFunding before the bar 01:00–02:00, not before the bar 00:00–01:00.
-    const targets = instance.bars(bars(3), 3, Float64Array.from([1.5 * 3_600_000, 0.5, 100]), 1)
+    const { targets } = instance.bars(bars(3), 3, Float64Array.from([1.5 * 3_600_000, 0.5, 100]), 1)
     assert.deepEqual(Array.from(targets), [0, 0.5, 0.5])
   })
 })

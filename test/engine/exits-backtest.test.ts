@@ -108,6 +108,29 @@ describe('runBacktest with protective exits', () => {
     assert.ok(!('exitReasons' in plain.metrics))
   })
 
+  it('a signal that has levels but states none keeps the plain result; once it states one, the run reports exits', () => {
+    const { bars } = market(7, 1, 200)
+    const schedule = new Map([[10, 1], [60, 0], [100, -1], [150, 0]])
+    const plain = runBacktest(input(bars, { templateId: 'scheduled', template: scheduled(schedule) }))
+    const withLevels = (stated: ReadonlyMap<number, number>) => {
+      const signal = Object.assign(new ScheduleSignal(schedule), { levels: new Float64Array(2) })
+      const onBar = signal.onBar.bind(signal)
+      signal.onBar = (i: number) => {
+        if (stated.has(i)) signal.levels[0] = stated.get(i)!
+        return onBar(i)
+      }
+      const template: SingleSymbolTemplate = { ...scheduled(schedule), create: () => signal }
+      return runBacktest(input(bars, { templateId: 'scheduled', template }))
+    }
+    const silent = withLevels(new Map())
+    assert.deepEqual(silent, plain, 'the same trades and curve, and no exit keys')
+    // A removal is a statement too: the result says the run had module levels, though none filled.
+    const removed = withLevels(new Map([[20, 0]]))
+    assert.deepEqual(removed.trades, plain.trades)
+    assert.deepEqual(removed.metrics.exitReasons, { signal: plain.trades.length, liquidation: 0, adl: 0, stop_loss: 0, take_profit: 0, trailing_stop: 0 })
+    assert.ok('exitResolution' in removed && 'ambiguousExits' in removed)
+  })
+
   it('slippage changes prices, not how sizes are computed: the same trades with worse fills', () => {
     const { bars } = market(6, 1, 1500)
     const plain = runBacktest(input(bars, { params: { allow_short: true }, fees: feeRates('none'), leverage: 1 }))

@@ -5,7 +5,7 @@ import { feeRates } from '../../src/engine/fees.js'
 import { simulateSingle } from '../../src/engine/simulate.js'
 import type { BarSeries, DetailBars, ExitRules, Trade } from '../../src/engine/types.js'
 import type { SingleSymbolSignal } from '../../src/templates/types.js'
-import { HOUR, LOOSE_RULES, MINUTE, NO_FUNDING, ScheduleSignal, aggregate, barsFromRows, withoutBars } from './helpers.js'
+import { HOUR, LOOSE_RULES, MINUTE, NO_FUNDING, ScheduleSignal, aggregate, barsFromRows, random, randomWalk, withoutBars } from './helpers.js'
 
 // Hand-computed protective exits. Capital 1000, leverage 1, no fees: an all-in order at 100 buys 10.
 const START = Date.UTC(2024, 2, 1)
@@ -355,6 +355,34 @@ describe('levels stated by the signal', () => {
     assert.equal(reversed.trades.length, 1)
     assert.equal(reversed.trades[0]!.exitReason, 'signal')
     assert.equal(reversed.ledger.qty[0]! < 0, true)
+  })
+})
+
+describe('levels stated by the signal, at random', () => {
+  it('a run of bars equals bar by bar, with levels stated rarely, often or never (quiet bars are skimmed while the guard is idle)', () => {
+    const N = Number.NaN
+    for (const [seed, rate] of [[1, 0], [2, 0.01], [3, 0.05], [4, 0.3]] as const) {
+      const next = random(seed)
+      const m1 = randomWalk('BTCUSDT', seed, 40 * 24 * 60, START, MINUTE, 100, 0.004, 300)
+      const { bars, detail } = quarters(m1)
+      const schedule = new Map<number, readonly [number, number, number]>()
+      for (let i = 0; i < bars.openTime.length; i++) {
+        const target = next() < 0.03 ? [1, -1, 0, 0.5][Math.floor(next() * 4)]! : N
+        const stating = next() < rate
+        if (!stating && target !== target) continue
+        const close = bars.close[i]!
+        // A level near the close on either side (some on the wrong side: exits at the next open), a removal, or none.
+        const level = () => (next() < 0.2 ? 0 : close * (1 + (next() - 0.5) * 0.04))
+        schedule.set(i, [target, stating && next() < 0.7 ? level() : N, stating && next() < 0.5 ? level() : N])
+      }
+      const one = run(bars, [], { signal: new LevelSignal(schedule), detail })
+      const batch = run(bars, [], { signal: new BatchLevelSignal(schedule), detail })
+      assert.ok(one.trades.length > 20, `seed ${seed}: the schedule trades (${one.trades.length}, ${schedule.size} statements, ${bars.openTime.length} bars)`)
+      assert.deepEqual(batch.trades, one.trades, `seed ${seed}`)
+      assert.equal(batch.ledger.cash, one.ledger.cash)
+      assert.deepEqual(batch.resolution, one.resolution)
+      if (rate > 0) assert.ok(one.trades.some((t) => t.exitReason !== 'signal'), `seed ${seed}: levels filled`)
+    }
   })
 })
 

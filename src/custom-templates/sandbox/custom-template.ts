@@ -87,8 +87,13 @@ function guestRules(rules: SymbolRules) {
  * One symbol: bars go to the module in batches of SANDBOX_LIMITS.batchBars (one crossing each), with
  * the funding events that fall before each bar's close. Reads the series on every call, since a runner
  * grows it (and may swap its arrays) one bar at a time.
+ *
+ * `levels` is always there: whether a module states stop_price or take_profit_price is known only from
+ * its answers. A batch in which it stated none crosses back as targets alone and writes no level, so a
+ * module answering numbers pays nothing per bar here.
  */
 class CustomSignal implements SingleSymbolSignal {
+  readonly levels = new Float64Array(2)
   private next = 0
   private fundingNext = 0
   private readonly one = new Float64Array(1)
@@ -101,11 +106,11 @@ class CustomSignal implements SingleSymbolSignal {
   ) {}
 
   onBar(i: number): number {
-    this.onBars(i, i + 1, this.one)
+    this.onBars(i, i + 1, this.one, this.levels)
     return this.one[0]!
   }
 
-  onBars(from: number, to: number, targets: Float64Array): void {
+  onBars(from: number, to: number, targets: Float64Array, levels?: Float64Array): void {
     if (from !== this.next) throw new RangeError(`bars must reach a custom strategy in order: expected ${this.next}, got ${from}`)
     const { series, funding } = this
     for (let start = from; start < to; start += SANDBOX_LIMITS.batchBars) {
@@ -133,14 +138,23 @@ class CustomSignal implements SingleSymbolSignal {
       for (let k = firstEvent; k < f; k++) events.set([funding.time[k]!, funding.rate[k]!, funding.markPrice[k]!], (k - firstEvent) * 3)
       this.fundingNext = f
       const answered = atBar(this.instance, () => this.instance.bars(columns, count, events, f - firstEvent))
-      for (let k = 0; k < count; k++) targets[start - from + k] = start + k < this.warmup ? Number.NaN : answered[k]!
+      const stated = answered.levels
+      for (let k = 0; k < count; k++) targets[start - from + k] = start + k < this.warmup ? Number.NaN : answered.targets[k]!
+      // Levels of warm-up bars are dropped with their targets; the engine NaN-filled `levels` (keep).
+      if (stated !== undefined && levels !== undefined) {
+        for (let k = Math.max(0, this.warmup - start); k < count; k++) {
+          levels[2 * (start - from + k)] = stated[2 * k]!
+          levels[2 * (start - from + k) + 1] = stated[2 * k + 1]!
+        }
+      }
     }
     this.next = to
   }
 }
 
-/** Many symbols: one crossing per time step, with each symbol's bar that closed then and its funding events. */
+/** Many symbols: one crossing per time step, with each symbol's bar that closed then and its funding events; levels as CustomSignal's. */
 class CustomMultiSignal implements MultiSymbolSignal {
+  readonly levels: Float64Array
   private steps = 0
   private readonly fundingNext: Int32Array
 
@@ -152,6 +166,7 @@ class CustomMultiSignal implements MultiSymbolSignal {
     private readonly warmup: number,
   ) {
     this.fundingNext = new Int32Array(bars.length)
+    this.levels = new Float64Array(2 * bars.length)
   }
 
   onStep(at: Int32Array, targets: Float64Array): boolean {
@@ -181,10 +196,13 @@ class CustomMultiSignal implements MultiSymbolSignal {
     const answered = atBar(this.instance, () => this.instance.step(Float64Array.from(rows), count, Float64Array.from(events), events.length / 4))
     const step = this.steps++
     if (step < this.warmup) return false
+    const stated = answered.levels
+    if (stated !== undefined) this.levels.set(stated)
     let any = false
     for (let s = 0; s < targets.length; s++) {
-      if (answered[s] === answered[s]) {
-        targets[s] = answered[s]!
+      const target = answered.targets[s]!
+      if (target === target) {
+        targets[s] = target
         any = true
       }
     }

@@ -6,6 +6,7 @@ import type { CustomTemplateVersion } from '../queries.js'
 import { customTemplateBounds } from './custom-template.js'
 import { jobBudgetMs, SANDBOX_LIMITS } from './limits.js'
 import { SandboxWorker } from './sandbox-worker.js'
+import type { FedAnswer } from './sandbox-thread.js'
 import { StrategyError } from './strategy-error.js'
 
 /** What a run of a custom template needs to start its module. */
@@ -37,7 +38,7 @@ export class RunSandboxes {
       const source = { id: module.version.id, version: module.version.version, description: module.version.description, timeframe: module.timeframe }
       const request = { type: 'open', code: module.version.compiled.code, seed: module.seed, source, params: module.params, symbols: module.symbols, intervalMs: module.intervalMs, rules: module.rules } as const
       const { warmup } = await worker.request<{ warmup: number }>(request, SANDBOX_LIMITS.hardCallMs)
-      return new RunSandbox(worker, module.version, warmup, () => this.open--)
+      return new RunSandbox(worker, module.version, warmup, () => this.open--, module.symbols.length)
     } catch (error) {
       this.open--
       await worker.close()
@@ -48,15 +49,18 @@ export class RunSandboxes {
 
 /**
  * One run's module in its own sandbox thread, fed the closed bars the run acts on, in order, before the
- * run's broker asks for the targets: the broker's template reads what the module answered. The module
- * code path is the backtest's (CustomSignal over a growing series, in sandbox-thread.ts).
+ * run's broker asks for the targets: the broker's template reads what the module answered, targets and
+ * levels (its signal has `levels`, as a backtest's CustomSignal does). The module code path is the
+ * backtest's (CustomSignal over a growing series, in sandbox-thread.ts).
  */
 export class RunSandbox {
   readonly template: Template
   private targets = new Float64Array(1024)
+  /** [stop, take profit] per bar fed, as the module stated them (NaN keep, 0 remove, > 0 a price). */
+  private levels = new Float64Array(2048).fill(Number.NaN)
   private fed = 0
   /** A many-symbol module's answers per step not yet asked for by the run's broker, oldest first. */
-  private readonly stepAnswers: number[][] = []
+  private readonly stepAnswers: FedAnswer[] = []
   private stepsAsked = 0
   private closed = false
 
@@ -65,15 +69,23 @@ export class RunSandbox {
     version: CustomTemplateVersion,
     readonly warmup: number,
     private readonly release: () => void,
+    symbols: number,
   ) {
-    this.template = version.description.multiSymbol
-      ? fedMultiTemplate(version, warmup, { onStep: (_at, targets) => this.answerStep(targets) })
-      : fedTemplate(version, warmup, {
-          onBar: (i) => {
-            if (!(i < this.fed)) throw new RangeError(`the run asked for the target of bar ${i} before its module was fed it`)
-            return this.targets[i]!
-          },
-        })
+    if (version.description.multiSymbol) {
+      const levels = new Float64Array(2 * symbols).fill(Number.NaN)
+      this.template = fedMultiTemplate(version, warmup, { levels, onStep: (_at, targets) => this.answerStep(targets, levels) })
+    } else {
+      const levels = new Float64Array(2)
+      this.template = fedTemplate(version, warmup, {
+        levels,
+        onBar: (i) => {
+          if (!(i < this.fed)) throw new RangeError(`the run asked for the target of bar ${i} before its module was fed it`)
+          levels[0] = this.levels[2 * i]!
+          levels[1] = this.levels[2 * i + 1]!
+          return this.targets[i]!
+        },
+      })
+    }
   }
 
   /** Feeds a many-symbol module `steps` (and each symbol's funding events); StrategyError when it fails or overruns its time. */
@@ -81,17 +93,18 @@ export class RunSandbox {
     if (steps.length === 0) return
     const limit = steps.length === 1 ? SANDBOX_LIMITS.hardCallMs : jobBudgetMs(steps.length * steps[0]!.bars.length)
     const fed = steps.map((step) => ({ openTime: step.openTime, bars: step.bars.map((bar) => bar ?? null) }))
-    const answered = await this.worker.request<number[][]>({ type: 'steps', steps: fed, funding: funding.map((events) => [...events]) }, limit)
+    const answered = await this.worker.request<FedAnswer[]>({ type: 'steps', steps: fed, funding: funding.map((events) => [...events]) }, limit)
     this.stepAnswers.push(...answered)
   }
 
-  /** The run's broker steps the template: the module's answer at that step, in order. */
-  private answerStep(targets: Float64Array): boolean {
+  /** The run's broker steps the template: the module's answer at that step, in order (targets, and levels into `levels`). */
+  private answerStep(targets: Float64Array, levels: Float64Array): boolean {
     const answer = this.stepAnswers.shift()
     if (!answer) throw new RangeError(`the run asked for the targets of step ${this.stepsAsked} before its module was fed it`)
     this.stepsAsked++
+    if (answer.levels) levels.set(answer.levels)
     let any = false
-    answer.forEach((target, s) => {
+    answer.targets.forEach((target, s) => {
       if (target === target) {
         targets[s] = target
         any = true
@@ -104,14 +117,20 @@ export class RunSandbox {
   async feed(bars: readonly ClosedBar[], funding: readonly FundingEvent[]): Promise<void> {
     if (bars.length === 0) return
     const limit = bars.length === 1 ? SANDBOX_LIMITS.hardCallMs : jobBudgetMs(bars.length)
-    const answered = await this.worker.request<number[]>({ type: 'feed', bars: [...bars], funding: [...funding] }, limit)
-    if (this.fed + answered.length > this.targets.length) {
-      const grown = new Float64Array(Math.max(this.targets.length * 2, this.fed + answered.length))
+    const answered = await this.worker.request<FedAnswer>({ type: 'feed', bars: [...bars], funding: [...funding] }, limit)
+    const count = answered.targets.length
+    if (this.fed + count > this.targets.length) {
+      const size = Math.max(this.targets.length * 2, this.fed + count)
+      const grown = new Float64Array(size)
       grown.set(this.targets.subarray(0, this.fed))
       this.targets = grown
+      const grownLevels = new Float64Array(2 * size).fill(Number.NaN)
+      grownLevels.set(this.levels.subarray(0, 2 * this.fed))
+      this.levels = grownLevels
     }
-    this.targets.set(answered, this.fed)
-    this.fed += answered.length
+    this.targets.set(answered.targets, this.fed)
+    if (answered.levels) this.levels.set(answered.levels, 2 * this.fed)
+    this.fed += count
   }
 
   async close(): Promise<void> {

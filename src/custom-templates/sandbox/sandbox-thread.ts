@@ -31,6 +31,15 @@ export interface FedStep {
   bars: (ClosedBar | null)[]
 }
 
+/**
+ * A run's module's answer for the bars of one feed (or one step): its targets, and its levels ([stop, take
+ * profit] per bar or symbol: NaN keep, 0 remove, > 0 a price) only when it stated any.
+ */
+export interface FedAnswer {
+  targets: number[]
+  levels?: number[]
+}
+
 export type SandboxFailure = { kind: 'invalid'; field?: string; message: string } | { kind: 'strategy'; code: StrategyError['code']; message: string }
 export type SandboxReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SandboxFailure }
 
@@ -103,34 +112,52 @@ async function open(request: Extract<SandboxRequest, { type: 'open' }>): Promise
   return { warmup: template.warmupBars(request.params as never, request.intervalMs) }
 }
 
-/** Appends closed bars (and their funding) and answers the module's targets for them, warm-up masked. */
-function feed(bars: ClosedBar[], funding: FundingEvent[]): number[] {
+/** Appends closed bars (and their funding) and answers the module's targets and levels for them, warm-up masked. */
+function feed(bars: ClosedBar[], funding: FundingEvent[]): FedAnswer {
   if (!session) throw new Error('feed before open')
   const { series, signal } = session
   series.addFunding(funding)
   const from = series.length
   for (const bar of bars) series.append(bar)
   const targets = new Float64Array(bars.length)
-  if (bars.length > 0) signal.onBars ? signal.onBars(from, series.length, targets) : targets.forEach((_, k) => (targets[k] = signal.onBar(from + k)))
-  return Array.from(targets)
+  const levels = new Float64Array(2 * bars.length).fill(Number.NaN)
+  if (bars.length > 0) {
+    if (signal.onBars) {
+      signal.onBars(from, series.length, targets, levels)
+    } else {
+      for (let k = 0; k < bars.length; k++) {
+        signal.levels?.fill(Number.NaN)
+        targets[k] = signal.onBar(from + k)
+        if (signal.levels) levels.set(signal.levels, 2 * k)
+      }
+    }
+  }
+  return fedAnswer(targets, levels)
 }
 
 /**
  * Appends each step's bars (and the funding events) and answers, per step, the module's targets by symbol
- * index (NaN: keep), exactly as the engine's MultiSymbolStepper asks a backtest's module.
+ * index (NaN: keep) and its levels, exactly as the engine's MultiSymbolStepper asks a backtest's module.
  */
-function steps(fed: FedStep[], funding: FundingEvent[][]): number[][] {
+function steps(fed: FedStep[], funding: FundingEvent[][]): FedAnswer[] {
   if (!multiSession) throw new Error('steps before open')
   const { series, signal } = multiSession
   series.forEach((g, s) => g.addFunding(funding[s] ?? []))
   const at = new Int32Array(series.length)
   const targets = new Float64Array(series.length)
+  const levels = signal.levels ?? new Float64Array(2 * series.length)
   return fed.map((step) => {
     step.bars.forEach((bar, s) => (at[s] = bar ? series[s]!.append(bar) : -1))
     targets.fill(Number.NaN)
+    levels.fill(Number.NaN)
     signal.onStep(at, targets)
-    return Array.from(targets)
+    return fedAnswer(targets, levels)
   })
+}
+
+/** Targets and levels as a reply carries them: levels only when one is stated. */
+function fedAnswer(targets: Float64Array, levels: Float64Array): FedAnswer {
+  return levels.some((level) => level === level) ? { targets: Array.from(targets), levels: Array.from(levels) } : { targets: Array.from(targets) }
 }
 
 function failure(error: unknown): SandboxFailure {

@@ -14,6 +14,7 @@ import {
 } from 'quickjs-emscripten-core'
 import { GUEST_DRIVER } from './guest-driver.js'
 import { SANDBOX_LIMITS } from './limits.js'
+import { type ModuleAnswer, moduleAnswer } from './module-answer.js'
 import { locationIn, StrategyError } from './strategy-error.js'
 
 /** What the module exports, as the driver reads it inside the sandbox. */
@@ -74,6 +75,8 @@ export class StrategyInstance {
   /** An out-of-memory or a WebAssembly trap: not even a read of the driver's state is safe afterwards. */
   private poisoned = false
   private readonly driver: Record<'info' | 'validate' | 'warmup' | 'create' | 'bars' | 'step' | 'at', QuickJSHandle>
+  /** The run's symbols (create's context), to name the symbol of a step's answer the host refuses. */
+  private symbols: readonly string[] = []
 
   private constructor(
     private readonly module: QuickJSWASMModule,
@@ -129,17 +132,19 @@ export class StrategyInstance {
   }
 
   create(params: Record<string, unknown>, context: GuestContext): void {
+    this.symbols = context.symbols
     this.call('create', 0, [this.context.newString(JSON.stringify(params)), this.context.newString(JSON.stringify(context))]).dispose()
   }
 
-  /** onBar over `count` bars (BAR_FIELDS columns each), funding triples delivered in between; the targets. */
-  bars(columns: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
-    return this.callBuffers('bars', columns, count, funding, fundingCount)
+  /** onBar over `count` bars (BAR_FIELDS columns each), funding triples delivered in between; a target (and levels) per bar, checked. */
+  bars(columns: Float64Array, count: number, funding: Float64Array, fundingCount: number): ModuleAnswer {
+    return this.callBuffers('bars', columns, count, funding, fundingCount, count, (k) => `the bar at ${isoTime(columns[8 * k]!)}`)
   }
 
-  /** onStep over one step: `count` bars of (symbol index + BAR_FIELDS columns), funding of (symbol index, time, rate, mark); targets by symbol index. */
-  step(bars: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
-    return this.callBuffers('step', bars, count, funding, fundingCount)
+  /** onStep over one step: `count` bars of (symbol index + BAR_FIELDS columns), funding of (symbol index, time, rate, mark); targets (and levels) by symbol index, checked. */
+  step(bars: Float64Array, count: number, funding: Float64Array, fundingCount: number): ModuleAnswer {
+    const symbols = this.symbols
+    return this.callBuffers('step', bars, count, funding, fundingCount, symbols.length, (s) => `${symbols[s]} at the bar at ${isoTime(bars[1]!)}`)
   }
 
   /** The open time of the bar the module was given last (for error messages), also after it failed unless its memory is gone. */
@@ -168,7 +173,16 @@ export class StrategyInstance {
     this.runtime.dispose()
   }
 
-  private callBuffers(name: 'bars' | 'step', data: Float64Array, count: number, funding: Float64Array, fundingCount: number): Float64Array {
+  /** A batch or step into the guest, and its answer of `n` targets read and checked on this side (moduleAnswer). */
+  private callBuffers(
+    name: 'bars' | 'step',
+    data: Float64Array,
+    count: number,
+    funding: Float64Array,
+    fundingCount: number,
+    n: number,
+    where: (k: number) => string,
+  ): ModuleAnswer {
     const c = this.context
     const result = this.call(name, count * SANDBOX_LIMITS.callPerBarMs, [
       c.newArrayBuffer(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength)),
@@ -176,11 +190,29 @@ export class StrategyInstance {
       c.newArrayBuffer(funding.buffer.slice(funding.byteOffset, funding.byteOffset + funding.byteLength)),
       c.newNumber(fundingCount),
     ])
-    const view = c.getArrayBuffer(result)
-    const targets = new Float64Array(view.value.slice().buffer)
-    view.dispose()
-    result.dispose()
-    return targets
+    try {
+      const type = c.typeof(result)
+      if (type !== 'object') throw new StrategyError('STRATEGY_INVALID_OUTPUT', `the sandbox answered a ${type} for ${where(0)}, not its targets`)
+      let view: ReturnType<QuickJSContext['getArrayBuffer']>
+      try {
+        view = c.getArrayBuffer(result)
+      } catch {
+        // quickjs-emscripten reads a non-ArrayBuffer as a failed allocation ("Couldn't allocate memory"), once taken for STRATEGY_OOM (issue 37).
+        throw new StrategyError('STRATEGY_INVALID_OUTPUT', `the sandbox answered an object other than an ArrayBuffer for ${where(0)}, not its targets`)
+      }
+      try {
+        return moduleAnswer(view.value, n, where)
+      } finally {
+        view.dispose()
+      }
+    } catch (error) {
+      // Whatever it sent, the guest is not called again, not even to name its last bar: the message names the bar.
+      this.dead = true
+      this.poisoned = true
+      throw error
+    } finally {
+      result.dispose()
+    }
   }
 
   private callString(name: keyof StrategyInstance['driver'], argument?: string): string {
@@ -218,6 +250,11 @@ export class StrategyInstance {
     result.error.dispose()
     throw guestError(dumped)
   }
+}
+
+/** An open time as ISO text, for messages; the number itself when it is not a time. */
+function isoTime(time: number): string {
+  return Number.isFinite(time) && Math.abs(time) <= 8.64e15 ? new Date(time).toISOString() : String(time)
 }
 
 interface Dumped {
