@@ -1,3 +1,4 @@
+import type { BacktestResult } from '../engine/index.js'
 import { recordEvent } from '../events/outbox.js'
 import { marginTableOf } from '../market/leverage-brackets.js'
 import { TIMEFRAME_MS } from '../strategies/timeframes.js'
@@ -44,14 +45,25 @@ async function runJob(work: WorkContext, run: ClaimedJob, lost: AbortSignal): Pr
   const { db, now } = work
   const { job, attempt } = run
   const config = job.config as JobConfig
-  const input = await engineInput(work, work.caches, config, job.id, () => lost.aborted, (fraction) => (run.progress = LOADING_SHARE * fraction))
+  const load = (protective: boolean) => engineInput(work, work.caches, config, job.id, () => lost.aborted, (fraction) => (run.progress = LOADING_SHARE * fraction), protective)
+  let input = await load(false)
   if (lost.aborted) return
   const warnings = await checkedHistory(work, config, input)
   const custom = await customJob(db, job.user_id, config, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
-  const engine = work.pool.run(input, (fraction) => (run.progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction), custom)
-  if (lost.aborted) engine.cancel()
-  else lost.addEventListener('abort', engine.cancel)
-  const result = await engine.result
+  const simulate = async (): Promise<BacktestResult> => {
+    const engine = work.pool.run(input, (fraction) => (run.progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction), custom)
+    if (lost.aborted) engine.cancel()
+    else lost.addEventListener('abort', engine.cancel, { once: true })
+    return engine.result
+  }
+  let result = await simulate()
+  // Whether a user's module states protective levels is known only from its answers: one that did is run again
+  // with the finer bars config exits get, so its levels are resolved inside the bar as honestly (the run is
+  // deterministic: same code, seed and bars). A module that never states one pays nothing.
+  if (custom !== undefined && result.exitResolution !== undefined && input.detail === undefined && !lost.aborted) {
+    input = await load(true)
+    if (input.detail !== undefined) result = await simulate()
+  }
   // Formatted and compressed before the transaction opens: on PGlite (one session) an open
   // transaction holds every other query back, and this is 30-40 ms of CPU for 5,683 trades.
   const metrics = formatMetrics(result.metrics)
