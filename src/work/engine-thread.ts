@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads'
-import { BacktestCancelledError, type BacktestInput, BacktestParamsError, runBacktest } from '../engine/index.js'
+import { BacktestCancelledError, type BacktestInput, BacktestParamsError, MissingMarkBars, runBacktest } from '../engine/index.js'
 import { type CustomTemplateSource, customTemplate } from '../custom-templates/sandbox/custom-template.js'
 import { StrategyError } from '../custom-templates/sandbox/strategy-error.js'
 import { StrategyInstance } from '../custom-templates/sandbox/strategy-instance.js'
@@ -72,6 +72,11 @@ port.on('message', async ({ input, custom, budgetMs, cancel, summary }: EngineRe
   } catch (error) {
     if (error instanceof StrategyError) {
       post({ type: 'failed', code: error.code, message: error.message, retire: true })
+      return
+    }
+    // Before the module's failures below: a run of a user's module lacking mark-price bars is the data's fault, not the module's.
+    if (error instanceof MissingMarkBars) {
+      post({ type: 'failed', code: 'NO_DATA', message: error.message })
       return
     }
     if (custom && !(error instanceof BacktestParamsError || error instanceof BacktestCancelledError)) {
