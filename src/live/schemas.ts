@@ -45,7 +45,10 @@ export const StrategyTradeSchema = Type.Object({
   fee: DecimalString,
   funding: DecimalString,
   pnl: DecimalString,
-  exit_reason: Type.String({ description: 'signal; liquidation (the engine, or the exchange: autoclose-…); adl (the exchange auto-deleveraged the position)' }),
+  exit_reason: Type.String({
+    description:
+      "signal; liquidation (the engine, or the exchange: autoclose-…); adl (the exchange auto-deleveraged the position); stop_loss, take_profit, trailing_stop (a protective exit: the strategy's exits or a level its module stated; dry runs fill them as a backtest does)",
+  }),
 })
 export type StrategyTrade = Static<typeof StrategyTradeSchema>
 
