@@ -24,15 +24,18 @@ export async function latestRun(db: Db, strategyId: string): Promise<RunRow | un
 
 export async function insertRun(
   db: Db,
-  row: Omit<RunRow, 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'state' | 'params' | 'last_bar_at' | 'start_failures' | 'symbols'> & {
+  row: Omit<RunRow, 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'state' | 'params' | 'last_bar_at' | 'start_failures' | 'symbols' | 'exits'> & {
     params: Record<string, unknown>
     /** Every symbol of a many-symbol run; one-symbol runs may leave it out. */
     symbols?: string[]
+    /** The strategy's protective exits as written (a dry run's); none when left out. */
+    exits?: RunRow['exits']
   },
 ): Promise<void> {
+  const { exits, ...rest } = row
   await db
     .insertInto('strategy_runs')
-    .values({ ...row, symbols: row.symbols ?? [row.symbol], params: JSON.stringify(row.params), ended_at: null, lease_owner: null, lease_expires_at: null, state: null })
+    .values({ ...rest, symbols: row.symbols ?? [row.symbol], params: JSON.stringify(row.params), exits: exits ? JSON.stringify(exits) : null, ended_at: null, lease_owner: null, lease_expires_at: null, state: null })
     .execute()
 }
 
