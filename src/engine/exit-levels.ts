@@ -72,6 +72,26 @@ export class ExitLevels {
     return ceilToStep(x, this.ticks[s]!, this.tickDecimals[s]!)
   }
 
+  /** The stop-loss level in force for symbol s's position: the signal's, else the one derived from the rules; NaN for none. */
+  stopLevel(s: number): number {
+    const module = this.exitModuleStop[s]!
+    return module === module ? module : this.exitStop[s]!
+  }
+
+  /** The take-profit level in force for symbol s's position, as stopLevel; NaN for none. */
+  takeLevel(s: number): number {
+    const module = this.exitModuleTake[s]!
+    return module === module ? module : this.exitTake[s]!
+  }
+
+  /** The trailing stop of symbol s's position (side 1 long, −1 short) from its best price; NaN before trailing starts or without it. */
+  trailLevel(s: number, side: number): number {
+    const best = this.exitBest[s]!
+    const callback = this.rules?.trailingStop
+    if (best !== best || callback === undefined) return Number.NaN
+    return side > 0 ? this.below(s, best * (1 - callback)) : this.above(s, best * (1 + callback))
+  }
+
   /** The position of symbol s (side 1 long, −1 short) has average entry price `entry` after a fill; `fresh`: a new trip. */
   entered(s: number, side: number, entry: number, fresh: boolean): void {
     const rules = this.rules
