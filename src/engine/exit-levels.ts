@@ -108,6 +108,20 @@ export class ExitLevels {
     }
   }
 
+  /**
+   * Symbol s's open position (side, average entry price) is protected by this instance's rules from now on,
+   * in place of whatever levels it had (a run resumed under changed exits): its derived levels afresh, as
+   * for a new entry (trailing from the entry price, or awaiting activation); the signal's levels and the
+   * latch stay.
+   */
+  renew(s: number, side: number, entry: number): void {
+    this.exitStop[s] = Number.NaN
+    this.exitTake[s] = Number.NaN
+    this.exitActivation[s] = Number.NaN
+    this.exitBest[s] = Number.NaN
+    this.entered(s, side, entry, true)
+  }
+
   /** Symbol s's position closed: its levels go with it (the latch and the target in force stay). */
   flat(s: number): void {
     this.exitStop[s] = Number.NaN

@@ -14,7 +14,7 @@ import { assertLeverageWithinTiers } from './leverage-limit.js'
 import { resolveParams, templateById } from '../templates/validate.js'
 import type { SingleSymbolTemplate, Template } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
-import { PAPER_FEES, paperSetup } from './brokers/paper-setup.js'
+import { carryProtection, PAPER_FEES, paperProtection, paperSetup } from './brokers/paper-setup.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { type CustomTemplateVersion, deployedCustomStrategies, findTemplate } from '../custom-templates/queries.js'
 import { SANDBOX_LIMITS } from '../custom-templates/sandbox/limits.js'
@@ -165,8 +165,8 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
     const sameSymbols = previous !== undefined && previous.symbols.join() === row.symbols.join()
     if (previous?.state && rules && sameSymbols && previous.dry_run === dryRun && previous.exchange_key_id === exchangeKeyId) {
       const carried = template.multiSymbol
-        ? carryMultiState(previous, multiPaperSetup(previous, template, rules, PAPER_FEES), capital)
-        : carryState(previous, { template, params, capital, leverage, rules: rules[0]! })
+        ? carryMultiState(previous, multiPaperSetup(previous, template, rules, PAPER_FEES), capital, row.exits)
+        : carryState(previous, { template, params, capital, leverage, rules: rules[0]!, exits: row.exits })
       await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
     }
     // A new run starts with a clean slate: the last error was kept through the edit back to draft (docs/decisions/live.md, "What a trader sees of a run").
@@ -313,14 +313,16 @@ function runnable(row: StrategyRow): { template: Template; params: Record<string
 
 /**
  * The state a resumed dry run starts from: the previous run's ledger (its position and cash, the cash
- * moved by any change of capital) with no bar history, so the runner warms up afresh with today's params.
+ * moved by any change of capital; protective levels as carryProtection leaves them under the new run's
+ * exits) with no bar history, so the runner warms up afresh with today's params.
  */
 function carryState(
   previous: RunRow,
-  next: { template: SingleSymbolTemplate; params: Record<string, unknown>; capital: number; leverage: number; rules: import('../engine/types.js').SymbolRules },
+  next: { template: SingleSymbolTemplate; params: Record<string, unknown>; capital: number; leverage: number; rules: import('../engine/types.js').SymbolRules; exits: RunRow['exits'] },
 ): RunState {
   const state = previous.state as unknown as RunState
-  const old = new PaperBroker(paperSetup(previous, next.template, next.rules), state.broker)
+  const old = new PaperBroker({ ...paperSetup(previous, next.template, next.rules), protect: paperProtection({ dry_run: previous.dry_run, exits: next.exits }) }, state.broker)
+  carryProtection(old.ledger, previous, next)
   const broker = old.snapshot() as { ledger: { cash: number }; pending: number | null; lastOpenTime: number | null; lastClose: number | null }
   broker.ledger.cash += next.capital - Number(previous.capital)
   broker.pending = null

@@ -19,7 +19,8 @@ export const StrategyOrderSchema = Type.Object({
   run: Type.Integer({ description: 'The deploy this order belongs to (1, 2, … per strategy)' }),
   symbol: Type.String(),
   status: Type.Union([Type.Literal('new'), Type.Literal('filled'), Type.Literal('skipped'), Type.Literal('cancelled')], {
-    description: 'new: intent recorded, not filled yet; skipped: below the minimum quantity or notional; cancelled: dropped by a pause',
+    description:
+      'new: intent recorded, not filled yet; skipped: below the minimum quantity or notional, or held flat after a protective exit until the strategy states another target; cancelled: dropped by a pause',
   }),
   reduce_only: Type.Boolean(),
   target: Nullable(DecimalString),
@@ -29,6 +30,11 @@ export const StrategyOrderSchema = Type.Object({
   fee: Nullable(DecimalString),
   created_at: IsoTimestamp,
   filled_at: Nullable(IsoTimestamp),
+  exit_reason: Nullable(
+    Type.Union([Type.Literal('stop_loss'), Type.Literal('take_profit'), Type.Literal('trailing_stop')], {
+      description: "A dry run's protective exit (a reduce-only market close of the whole position, target 0): which level it was; null for the strategy's own orders",
+    }),
+  ),
 })
 export type StrategyOrder = Static<typeof StrategyOrderSchema>
 
@@ -45,7 +51,10 @@ export const StrategyTradeSchema = Type.Object({
   fee: DecimalString,
   funding: DecimalString,
   pnl: DecimalString,
-  exit_reason: Type.String({ description: 'signal; liquidation (the engine, or the exchange: autoclose-…); adl (the exchange auto-deleveraged the position)' }),
+  exit_reason: Type.String({
+    description:
+      'signal; liquidation (the engine, or the exchange: autoclose-…); adl (the exchange auto-deleveraged the position); stop_loss, take_profit, trailing_stop (a dry run\'s protective exits)',
+  }),
 })
 export type StrategyTrade = Static<typeof StrategyTradeSchema>
 
