@@ -85,6 +85,21 @@ export const StrategyPositionSchema = Type.Object({
   liquidation_price: Nullable(Type.String({ description: 'Isolated margin at the symbol\'s tiers, at the tick; null when unreachable' })),
   opened_at: Nullable(IsoTimestamp),
   mode: Type.Union([Type.Literal('live'), Type.Literal('dry_run')]),
+  stop_price: Nullable(Type.String({ description: "The stop-loss level protecting the position now (the module's stop_price, else the exits' stop_loss from the entry price), at the tick; null for none" })),
+  take_profit_price: Nullable(Type.String({ description: "The take-profit level protecting the position now (the module's, else the exits'), at the tick; null for none" })),
+  trailing: Nullable(
+    Type.Object(
+      {
+        activation_price: Nullable(Type.String({ description: 'Where trailing starts (exits.trailing_activation in favour of the entry price), at the tick; null without activation' })),
+        best_price: Nullable(Type.String({ description: 'The best price since entry (or activation): the high for a long, the low for a short; null before activation' })),
+        stop_price: Nullable(Type.String({ description: 'The trailing stop now: best_price less the callback (exits.trailing_stop), at the tick; null before activation' })),
+      },
+      { description: "The trailing stop's state; null when the run's exits have none" },
+    ),
+  ),
+  trigger: Nullable(
+    Type.Union([Type.Literal('last'), Type.Literal('mark')], { description: 'Which price the levels trigger on; null when nothing but the liquidation price protects the position' }),
+  ),
 })
 export type StrategyPosition = Static<typeof StrategyPositionSchema>
 export const PositionListSchema = Type.Array(StrategyPositionSchema)
