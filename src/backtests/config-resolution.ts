@@ -1,8 +1,9 @@
 import crypto from 'node:crypto'
 import type { Db } from '../db/connect.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
-import { AppError, invalidParameter } from '../http/errors.js'
+import { AppError, invalidParameter, refusal } from '../http/errors.js'
 import { parseUtcTime } from '../http/time.js'
+import { exitsProblem, resolvedExits, slippageProblem } from '../strategies/exits.js'
 import { findStrategyAnyState } from '../strategies/queries.js'
 import type { FeeModel } from '../engine/index.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
@@ -52,6 +53,12 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
   if (feeModel === 'fixed_bps' && (!DECIMAL.test(feeBps) || Number(feeBps) > 1000)) {
     throw invalidParameter('fee_bps', 'fee_bps must be a decimal string from 0 to 1000')
   }
+  // The request's exits replace the strategy's whole object: a job stating only a stop runs without the strategy's target.
+  const exits = merged.exits
+  const exitsWrong = exits && exitsProblem(exits)
+  if (exitsWrong) throw refusal(exitsWrong)
+  const slippageWrong = merged.slippage_bps === undefined ? undefined : slippageProblem(merged.slippage_bps)
+  if (slippageWrong) throw refusal(slippageWrong)
   return {
     template_id: templateId,
     params: template.params,
@@ -63,6 +70,9 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
     leverage: merged.leverage ?? 1,
     fee_model: feeModel,
     ...(feeModel === 'fixed_bps' ? { fee_bps: feeBps } : {}),
+    // Only when given: a job without them keeps exactly the config (and result) it had before issue 30.
+    ...(exits ? { exits: resolvedExits(exits) } : {}),
+    ...(merged.slippage_bps !== undefined ? { slippage_bps: merged.slippage_bps } : {}),
     ...(input.strategy_id !== undefined ? { strategy_id: input.strategy_id } : {}),
     // A custom module's version and code are pinned, and its Math.random seeded, so a job run twice is byte-identical.
     ...(template.custom ? { template_version: template.custom.version, template_sha256: template.custom.compiled.sha256, seed: crypto.randomInt(2 ** 31) } : {}),
@@ -81,6 +91,7 @@ async function strategyBase(db: Db, userId: number, id: string): Promise<Partial
     timeframe: row.timeframe as JobCreate['timeframe'],
     capital: row.capital,
     leverage: row.leverage,
+    ...(row.exits !== null ? { exits: row.exits } : {}),
     // A strategy of a custom template backtests the version it runs, not the template's latest.
     ...(row.template_version !== null ? { template_version: row.template_version } : {}),
   }

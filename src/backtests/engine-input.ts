@@ -6,6 +6,7 @@ import type { MarketData } from '../market/market-data.js'
 import { exchangeServerTime } from '../market/exchange-clock.js'
 import { findCustomVersion } from '../custom-templates/queries.js'
 import { jobBudgetMs } from '../custom-templates/sandbox/limits.js'
+import { exitRulesOf } from '../strategies/exits.js'
 import { TIMEFRAME_MS } from '../strategies/timeframes.js'
 import { EngineFailure } from '../work/engine-pool.js'
 import type { CustomJob } from '../work/engine-thread.js'
@@ -55,7 +56,9 @@ export async function engineInput(
   const trigger = exitTrigger(config.exits, protective)
   const detail = trigger && (await loadDetail({ db: deps.db, market: deps.market, history, caches, archive, now: exchangeNow }, bars, config.timeframe, trigger))
   const fees = feeRates(config.fee_model, config.fee_bps === undefined ? undefined : Number(config.fee_bps))
-  return { templateId: config.template_id, params: config.params, bars, funding, rules, capital: Number(config.capital), leverage: config.leverage, fees, start, end, detail }
+  const exits = config.exits && exitRulesOf(config.exits)
+  const slippageBps = config.slippage_bps === undefined ? undefined : Number(config.slippage_bps)
+  return { templateId: config.template_id, params: config.params, bars, funding, rules, capital: Number(config.capital), leverage: config.leverage, fees, start, end, exits, slippageBps, detail }
 }
 
 /**

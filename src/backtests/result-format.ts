@@ -1,4 +1,4 @@
-import type { BacktestResult, Metrics } from '../engine/index.js'
+import type { BacktestResult, ExitReason, Metrics } from '../engine/index.js'
 import { decimal } from '../http/decimals.js'
 
 const maybe = (value: number | null, digits = 8): string | null => (value === null ? null : decimal(value, digits))
@@ -46,7 +46,14 @@ export function formatMetrics(metrics: Metrics): Record<string, unknown> {
     expected_value: maybe(metrics.expectedValue),
     total_trades: metrics.totalTrades,
     avg_trade_duration_seconds: metrics.avgTradeDurationSeconds === null ? null : Math.round(metrics.avgTradeDurationSeconds),
+    ...(metrics.exitReasons ? { exit_reasons: exitReasons(metrics.exitReasons) } : {}),
   }
+}
+
+/** The counts in the order the API documents them: the strategy's own exits, the protective ones, then the forced ones. */
+function exitReasons(counts: Record<ExitReason, number>): Record<ExitReason, number> {
+  const { signal, stop_loss, take_profit, trailing_stop, liquidation, adl } = counts
+  return { signal, stop_loss, take_profit, trailing_stop, liquidation, adl }
 }
 
 /** The job's `result` object (spec "Result fields", plus open positions, gaps and totals). */
@@ -82,5 +89,8 @@ export function formatResult(result: BacktestResult, intervalMs: number, marginT
     fees_paid: decimal(result.feesPaid),
     funding_paid: decimal(result.fundingPaid),
     ...(marginTable ? { margin_table: marginTable } : {}),
+    // Only runs with protective exits have them: a job without keeps exactly the result it had.
+    ...(result.exitResolution ? { exit_resolution: result.exitResolution } : {}),
+    ...(result.ambiguousExits ? { ambiguous_exits: { total: result.ambiguousExits.total, by_symbol: result.ambiguousExits.bySymbol } } : {}),
   }
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { FEE_MODELS, type FeeModel } from '../engine/index.js'
+import { EXIT_REASONS, FEE_MODELS, type FeeModel } from '../engine/index.js'
 import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 import { TIMEFRAMES } from '../strategies/schemas.js'
 import { SYMBOL_PATTERN } from '../market/symbol-pattern.js'
@@ -48,7 +48,7 @@ export const JobConfigSchema = Type.Object({
   template_version: Type.Optional(Type.Integer({ description: 'A custom template: the version the job runs' })),
   template_sha256: Type.Optional(Type.String({ description: 'A custom template: the SHA-256 of the code the job runs' })),
   seed: Type.Optional(Type.Integer({ description: "A custom template: the seed of the module's Math.random" })),
-  exits: Type.Optional(ExitsSchema),
+  exits: Type.Optional({ ...ExitsSchema, description: 'The protective exits the job ran with (the request\'s, else its strategy\'s), trigger spelled out; absent: none' }),
   slippage_bps: Type.Optional(Type.String({ description: 'Basis points every market fill was worsened by; absent = 0' })),
 })
 export type JobConfig = Static<typeof JobConfigSchema>
@@ -67,6 +67,19 @@ export const MetricsSchema = Type.Object(
     expected_value: NullableDecimal('mean net pnl per closed trade, quote currency'),
     total_trades: Type.Integer(),
     avg_trade_duration_seconds: Type.Union([Type.Integer(), Type.Null()]),
+    exit_reasons: Type.Optional(
+      Type.Object(
+        {
+          signal: Type.Integer({ description: 'Closed by the strategy (a target change or the end of a reversal)' }),
+          stop_loss: Type.Integer(),
+          take_profit: Type.Integer(),
+          trailing_stop: Type.Integer(),
+          liquidation: Type.Integer(),
+          adl: Type.Integer({ description: 'Auto-deleveraged by the exchange: live runs only, 0 in a backtest' }),
+        },
+        { description: 'Closed trades per exit_reason; only in runs with protective exits (the config\'s exits, or levels a module stated)' },
+      ),
+    ),
   },
   { description: 'Undefined metrics (no trades, no losses, zero variance) are null, never a sentinel number.' },
 )
@@ -83,7 +96,12 @@ export const TradeSchema = Type.Object({
   pnl: Type.String({ description: 'Net of fees and funding' }),
   fee: Type.String({ description: 'Entry plus exit fee' }),
   funding: Type.String({ description: 'Funding paid during the trade (negative when received)' }),
-  exit_reason: Type.Optional(Type.String({ description: 'signal, liquidation' })),
+  exit_reason: Type.Optional(
+    Type.Enum(EXIT_REASONS, {
+      description:
+        'signal: the strategy closed it; liquidation: the engine liquidated it at its liquidation price; stop_loss, take_profit, trailing_stop: a protective exit filled (exits, or a level the module stated); adl: the exchange auto-deleveraged it (live runs only)',
+    }),
+  ),
 })
 
 export const GapSchema = Type.Object({ symbol: Type.String(), from: IsoTimestamp, to: IsoTimestamp, missing_bars: Type.Integer() })
@@ -119,6 +137,22 @@ export const ResultSchema = Type.Object({
   fees_paid: Type.Optional(Type.String()),
   funding_paid: Type.Optional(Type.String()),
   margin_table: Type.Optional(MarginTableSchema),
+  exit_resolution: Type.Optional(
+    Type.Record(Type.String(), Type.Record(Type.String(), Type.Integer()), {
+      description:
+        'Runs with protective exits only: per symbol, how many strategy bars holding a protected position were examined at each resolution ("1m", "5m", … ; "mark_1m", … for trigger mark; the strategy\'s own timeframe where no finer bars covered the bar), e.g. {"BTCUSDT": {"1m": 812, "1h": 3}}',
+      examples: [{ BTCUSDT: { '1m': 812, '5m': 40, '1h': 3 } }],
+    }),
+  ),
+  ambiguous_exits: Type.Optional(
+    Type.Object(
+      {
+        total: Type.Integer(),
+        by_symbol: Type.Record(Type.String(), Type.Integer()),
+      },
+      { description: 'Runs with protective exits only: examined bars whose range held both a stop-side and a target-side level (the path between them unknown, the stop side filled), in all and per symbol' },
+    ),
+  ),
   warnings: Type.Optional(
     Type.Array(Type.String(), {
       description:

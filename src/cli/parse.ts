@@ -84,15 +84,29 @@ export function readJsonFile(file: string): Record<string, unknown> {
 }
 
 /**
- * A body from `--file` and flags: flags win field by field; params merge (the file's, then --params,
- * then each --param).
+ * A body from `--file` and flags: flags win field by field, inside objects too (--stop-loss changes the
+ * file's exits.stop_loss and keeps its take_profit); params merge (the file's, then --params, then each --param).
  */
 export function bodyFrom(file: string | undefined, fields: Record<string, unknown>, params: { json?: Record<string, unknown>; pairs?: Record<string, unknown> }): Record<string, unknown> {
-  const body = file === undefined ? {} : readJsonFile(file)
-  for (const [key, value] of Object.entries(fields)) if (value !== undefined) body[key] = value
+  const body = withFields(file === undefined ? {} : readJsonFile(file), fields)
   if (params.json !== undefined || params.pairs !== undefined) {
     const base = typeof body.params === 'object' && body.params !== null && !Array.isArray(body.params) ? (body.params as Record<string, unknown>) : {}
     body.params = { ...base, ...params.json, ...params.pairs }
   }
   return body
+}
+
+/** `body` with the defined `fields` over it, objects merged key by key (a flag's exits over a file's). */
+export function withFields(body: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> {
+  const merged = { ...body }
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue
+    const base = merged[key]
+    merged[key] = isObject(value) && isObject(base) ? { ...base, ...value } : value
+  }
+  return merged
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -1,14 +1,17 @@
 import { Command, Option } from 'commander'
-import type { StreamMessage, Strategy, StrategyCreate } from '../client/operations.js'
+import type { StreamMessage, Strategy, StrategyCreate, StrategyUpdate } from '../client/operations.js'
+import { UsageError } from './cli-errors.js'
 import { type CliContext, Interrupted } from './context.js'
 import { type ListFlags, printList, withListFlags } from './list-command.js'
-import { decimal, fieldTable, type Output, percent, printJson, table, time } from './output.js'
+import { decimal, fieldTable, NONE, type Output, percent, printJson, table, time } from './output.js'
+import { exitsText } from '../backtests/exit-text.js'
+import { exitsField, type ExitFlags, withExitFlags } from './backtest/config-flags.js'
 import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
 
 const STATUSES = ['draft', 'deployed', 'paused', 'stopped', 'error']
 const TIMEFRAMES = ['1m', '5m', '15m', '1h', '4h', '1d']
 
-/** `perpetua strategies list|show|create|deploy|pause|watch`. */
+/** `perpetua strategies list|show|positions|create|update|deploy|pause|watch`. */
 export function strategiesCommand(context: CliContext): Command {
   const strategies = new Command('strategies').description('your strategies: create, deploy, pause and follow them (signed: scopes strategies:read, strategies:write)')
 
@@ -53,33 +56,62 @@ export function strategiesCommand(context: CliContext): Command {
       if (positions.length === 0) return context.output.err('no open positions')
       context.output.out(
         table(
-          ['symbol', 'side', 'qty', 'entry', 'mark', 'unrealized pnl', 'liquidation', 'opened', 'mode'],
-          positions.map((p) => [p.symbol, p.side, p.qty, p.entry_price, p.mark_price ?? '-', p.unrealized_pnl ?? '-', p.liquidation_price ?? '-', time(p.opened_at), p.mode]),
+          ['symbol', 'side', 'qty', 'entry', 'mark', 'unrealized pnl', 'liquidation', 'stop', 'take profit', 'trailing stop', 'trigger', 'opened', 'mode'],
+          positions.map((p) => [
+            p.symbol,
+            p.side,
+            p.qty,
+            p.entry_price,
+            p.mark_price ?? NONE,
+            p.unrealized_pnl ?? NONE,
+            p.liquidation_price ?? NONE,
+            p.stop_price ?? NONE,
+            p.take_profit_price ?? NONE,
+            trailingText(p.trailing),
+            p.trigger ?? NONE,
+            time(p.opened_at),
+            p.mode,
+          ]),
         ),
       )
     })
 
-  strategies
-    .command('create')
-    .description('store a strategy (a template with its parameters, symbols and capital) as a draft')
-    .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields')
-    .option('--name <name>', 'a name for you to recognise it')
-    .option('--template <id>', 'template id, e.g. sma_cross')
-    .option('--params <json>', 'template parameters as a JSON object', jsonObject)
-    .option('--param <name=value>', 'one template parameter (repeatable; the value is JSON when it parses, else a string)', keyValue)
-    .option('--symbols <list>', 'symbols, comma-separated or repeated', list)
-    .addOption(new Option('--timeframe <tf>', 'bar interval').choices(TIMEFRAMES))
-    .option('--capital <decimal>', 'capital in the quote currency')
-    .option('--leverage <n>', 'leverage, 1 to 20', integer)
+  withExitFlags(
+    strategyFields(
+      strategies
+        .command('create')
+        .description('store a strategy (a template with its parameters, symbols and capital) as a draft')
+        .option('--file <file>', 'the request body as JSON (- reads stdin); the flags below override its fields'),
+    ),
+  )
     .option('--json', "print the API's answer exactly")
     .action(async (options: CreateOptions, command: Command) => {
       const client = context.client(command, 'signed')
-      const body = bodyFrom(
-        options.file,
-        { name: options.name, template_id: options.template, symbols: options.symbols, timeframe: options.timeframe, capital: options.capital, leverage: options.leverage },
-        { json: options.params, pairs: options.param },
-      ) as StrategyCreate
-      const strategy = await client.strategies.create(body)
+      const strategy = await client.strategies.create(strategyBody(options) as StrategyCreate)
+      if (options.json) return printJson(context.output, strategy)
+      printStrategy(context.output, strategy)
+    })
+
+  withExitFlags(
+    strategyFields(
+      strategies
+        .command('update')
+        .description('change a strategy that is not deployed (a stopped one goes back to draft); only the fields given change')
+        .argument('<id>', 'strategy id (strat_…)')
+        .option('--file <file>', 'the changes as JSON (- reads stdin); the flags below override its fields'),
+    ),
+  )
+    .option('--no-exits', 'remove the protective exits')
+    .option('--json', "print the API's answer exactly")
+    .addHelpText('after', '\nThe exit flags replace the stored exits as a whole: give every exit the strategy keeps (perpetua strategies show lists them).')
+    .action(async (id: string, options: UpdateOptions, command: Command) => {
+      const body = strategyBody(options)
+      // Commander sets exits false for --no-exits: the API removes them on null.
+      if (options.exits === false) {
+        if (body.exits !== undefined) throw new UsageError('--no-exits removes the exits: give it without exit flags')
+        body.exits = null
+      }
+      const strategy = await context.client(command, 'signed').strategies.update(id, body as StrategyUpdate)
       if (options.json) return printJson(context.output, strategy)
       printStrategy(context.output, strategy)
     })
@@ -144,7 +176,36 @@ export function strategiesCommand(context: CliContext): Command {
   return strategies
 }
 
-interface CreateOptions {
+/** The fields a strategy is created with, for create and update. */
+function strategyFields(command: Command): Command {
+  return command
+    .option('--name <name>', 'a name for you to recognise it')
+    .option('--template <id>', 'template id, e.g. sma_cross')
+    .option('--params <json>', 'template parameters as a JSON object', jsonObject)
+    .option('--param <name=value>', 'one template parameter (repeatable; the value is JSON when it parses, else a string)', keyValue)
+    .option('--symbols <list>', 'symbols, comma-separated or repeated', list)
+    .addOption(new Option('--timeframe <tf>', 'bar interval').choices(TIMEFRAMES))
+    .option('--capital <decimal>', 'capital in the quote currency')
+    .option('--leverage <n>', 'leverage, 1 to 20', integer)
+}
+
+function strategyBody(options: CreateOptions): Record<string, unknown> {
+  return bodyFrom(
+    options.file,
+    {
+      name: options.name,
+      template_id: options.template,
+      symbols: options.symbols,
+      timeframe: options.timeframe,
+      capital: options.capital,
+      leverage: options.leverage,
+      exits: exitsField(options),
+    },
+    { json: options.params, pairs: options.param },
+  )
+}
+
+interface CreateOptions extends ExitFlags {
   file?: string
   name?: string
   template?: string
@@ -155,6 +216,11 @@ interface CreateOptions {
   capital?: string
   leverage?: number
   json?: boolean
+}
+
+interface UpdateOptions extends CreateOptions {
+  /** false with --no-exits */
+  exits?: boolean
 }
 
 /** One stream message as a line: its time, its type, then what it says. */
@@ -201,6 +267,7 @@ function printStrategy(output: Output, s: Strategy): void {
       ['timeframe', s.timeframe],
       ['capital', s.capital],
       ['leverage', s.leverage],
+      ['exits', exitsText(s.exits) ?? NONE],
       ['deployed at', time(s.deployed_at)],
       ['open positions', s.stats.open_positions],
       ['total pnl', decimal(s.stats.total_pnl)],
@@ -210,6 +277,13 @@ function printStrategy(output: Output, s: Strategy): void {
       ['updated', time(s.updated_at)],
     ]),
   )
+}
+
+/** A position's trailing stop: its stop now, else where it starts ("activates at 61234.5"), or "-". */
+function trailingText(trailing: { activation_price: string | null; stop_price: string | null } | null): string {
+  if (!trailing) return NONE
+  if (trailing.stop_price !== null) return trailing.stop_price
+  return trailing.activation_price !== null ? `activates at ${trailing.activation_price}` : NONE
 }
 
 /** The run's mode, loud for live: "LIVE on exchange key ek_… (main)", "dry run (paper wallet)", or "-" before the first deploy. */

@@ -329,6 +329,8 @@ export interface StrategyRunsTable {
   last_bar_at: ColumnType<Date | null, Date | null | undefined, Date | null>
   /** Starts that failed in a row; the third moves the strategy to error (0013_run_visibility). */
   start_failures: ColumnType<number, number | undefined, number>
+  /** The strategy's exits as deployed (0020_run_exits), null for none: what the run's paper broker applies. */
+  exits: ColumnType<Exits | null, string | null | undefined, string | null>
 }
 
 export type OrderStatus = 'new' | 'filled' | 'skipped' | 'cancelled'
@@ -348,6 +350,8 @@ export interface StrategyOrdersTable {
   fee: string | null
   created_at: Timestamp
   filled_at: Date | null
+  /** A protective exit's order (0020_run_exits): stop_loss, take_profit or trailing_stop; null for the strategy's own. */
+  exit_reason: ColumnType<string | null, string | null | undefined, string | null>
 }
 
 export interface StrategyTradesTable {

@@ -370,24 +370,18 @@ export class ExitGuard {
 
   /** The stop-loss level in force for a position of side `side`; ∓Infinity for none. */
   private stopOf(s: number, side: number): number {
-    const x = this.levels
-    const module = x.exitModuleStop[s]!
-    const level = module === module ? module : x.exitStop[s]!
+    const level = this.levels.stopLevel(s)
     return level === level ? level : side > 0 ? -Infinity : Infinity
   }
 
   private takeOf(s: number, side: number): number {
-    const x = this.levels
-    const module = x.exitModuleTake[s]!
-    const level = module === module ? module : x.exitTake[s]!
+    const level = this.levels.takeLevel(s)
     return level === level ? level : side > 0 ? Infinity : -Infinity
   }
 
   private trailOf(s: number, side: number): number {
-    const best = this.levels.exitBest[s]!
-    const callback = this.callback
-    if (best !== best || callback !== callback) return side > 0 ? -Infinity : Infinity
-    return side > 0 ? this.levels.below(s, best * (1 - callback)) : this.levels.above(s, best * (1 + callback))
+    const level = this.levels.trailLevel(s, side)
+    return level === level ? level : side > 0 ? -Infinity : Infinity
   }
 }
 

@@ -72,6 +72,26 @@ export class ExitLevels {
     return ceilToStep(x, this.ticks[s]!, this.tickDecimals[s]!)
   }
 
+  /** The stop-loss level in force for symbol s's position: the signal's, else the one derived from the rules; NaN for none. */
+  stopLevel(s: number): number {
+    const module = this.exitModuleStop[s]!
+    return module === module ? module : this.exitStop[s]!
+  }
+
+  /** The take-profit level in force for symbol s's position, as stopLevel; NaN for none. */
+  takeLevel(s: number): number {
+    const module = this.exitModuleTake[s]!
+    return module === module ? module : this.exitTake[s]!
+  }
+
+  /** The trailing stop of symbol s's position (side 1 long, −1 short) from its best price; NaN before trailing starts or without it. */
+  trailLevel(s: number, side: number): number {
+    const best = this.exitBest[s]!
+    const callback = this.rules?.trailingStop
+    if (best !== best || callback === undefined) return Number.NaN
+    return side > 0 ? this.below(s, best * (1 - callback)) : this.above(s, best * (1 + callback))
+  }
+
   /** The position of symbol s (side 1 long, −1 short) has average entry price `entry` after a fill; `fresh`: a new trip. */
   entered(s: number, side: number, entry: number, fresh: boolean): void {
     const rules = this.rules
@@ -86,6 +106,20 @@ export class ExitLevels {
     } else if (this.exitBest[s] !== this.exitBest[s]) {
       this.exitActivation[s] = side > 0 ? this.above(s, entry * (1 + trailingActivation)) : this.below(s, entry * (1 - trailingActivation))
     }
+  }
+
+  /**
+   * Symbol s's open position (side, average entry price) is protected by this instance's rules from now on,
+   * in place of whatever levels it had (a run resumed under changed exits): its derived levels afresh, as
+   * for a new entry (trailing from the entry price, or awaiting activation); the signal's levels and the
+   * latch stay.
+   */
+  renew(s: number, side: number, entry: number): void {
+    this.exitStop[s] = Number.NaN
+    this.exitTake[s] = Number.NaN
+    this.exitActivation[s] = Number.NaN
+    this.exitBest[s] = Number.NaN
+    this.entered(s, side, entry, true)
   }
 
   /** Symbol s's position closed: its levels go with it (the latch and the target in force stay). */

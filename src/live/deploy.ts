@@ -14,7 +14,7 @@ import { assertLeverageWithinTiers } from './leverage-limit.js'
 import { resolveParams, templateById } from '../templates/validate.js'
 import type { SingleSymbolTemplate, Template } from '../templates/types.js'
 import { PaperBroker } from './brokers/paper-broker.js'
-import { PAPER_FEES, paperSetup } from './brokers/paper-setup.js'
+import { carryProtection, PAPER_FEES, paperProtection, paperSetup } from './brokers/paper-setup.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { type CustomTemplateVersion, deployedCustomStrategies, findTemplate } from '../custom-templates/queries.js'
 import { SANDBOX_LIMITS } from '../custom-templates/sandbox/limits.js'
@@ -73,6 +73,13 @@ export interface DeployBody {
 
 const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
 
+/**
+ * Why a live deploy of a strategy with exits is refused (EXITS.md): a live run's protection must rest on the
+ * exchange, as conditional orders that hold while Perpetua is down (DESIGN §10), which issue 31 builds; a live
+ * run that silently ignored its exits would be worse than none.
+ */
+export const LIVE_EXITS_REFUSAL = 'protective exits run in backtests and dry runs; live runs place them on the exchange with issue 31'
+
 /** The caller's strategy, or 404 (another user's strategy is not found, as everywhere). */
 export async function ownStrategy(db: Db, userId: number, id: string, forUpdate: boolean): Promise<StrategyRow> {
   const row = STRATEGY_ID.test(id) ? await findStrategy(db, userId, id, forUpdate) : undefined
@@ -90,8 +97,9 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const { db, userId, now } = context
   const peek = await ownStrategy(db, userId, id, false)
   assertDeployable(peek)
-  await context.tradable(peek.symbols, 'refuse')
   const dryRun = body.dry_run ?? false
+  assertExitsRunnable(peek, dryRun)
+  await context.tradable(peek.symbols, 'refuse')
   // Network reads happen before the transaction, so no row stays locked while the exchange answers.
   let exchangeKeyId: string | null = null
   let exchangeAvailable = Number.NaN
@@ -108,6 +116,7 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   await retryingTransaction(db, async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     assertDeployable(row)
+    assertExitsRunnable(row, dryRun)
     if (custom) {
       // Locked so a delete of the template waits for this deploy (and then finds the strategy deployed).
       if (!(await findTemplate(trx, userId, row.template_id, true))) throw invalidParameter('template_id', `template ${row.template_id} was deleted`)
@@ -149,14 +158,15 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
       dry_run: dryRun,
       exchange_key_id: exchangeKeyId,
       started_at: now,
+      exits: row.exits,
     })
     // A live resume on the same key carries the run's ledger too: the exchange still holds its position,
     // and reconciliation requires our fills to explain it.
     const sameSymbols = previous !== undefined && previous.symbols.join() === row.symbols.join()
     if (previous?.state && rules && sameSymbols && previous.dry_run === dryRun && previous.exchange_key_id === exchangeKeyId) {
       const carried = template.multiSymbol
-        ? carryMultiState(previous, multiPaperSetup(previous, template, rules, PAPER_FEES), capital)
-        : carryState(previous, { template, params, capital, leverage, rules: rules[0]! })
+        ? carryMultiState(previous, multiPaperSetup(previous, template, rules, PAPER_FEES), capital, row.exits)
+        : carryState(previous, { template, params, capital, leverage, rules: rules[0]!, exits: row.exits })
       await saveRunState(trx, row.id, (previous.run ?? 0) + 1, null, carried as unknown as Record<string, unknown>)
     }
     // A new run starts with a clean slate: the last error was kept through the edit back to draft (docs/decisions/live.md, "What a trader sees of a run").
@@ -265,6 +275,11 @@ async function pauseInTransaction(
   return liveClose
 }
 
+/** A live run cannot carry exits yet (LIVE_EXITS_REFUSAL): checked before anything is asked of the exchange, and again under the lock. */
+function assertExitsRunnable(row: StrategyRow, dryRun: boolean): void {
+  if (!dryRun && row.exits !== null) throw invalidParameter('exits', LIVE_EXITS_REFUSAL)
+}
+
 function assertDeployable(row: StrategyRow): void {
   if (row.status !== 'draft' && row.status !== 'paused') {
     throw new AppError('INVALID_STATE', `strategy ${row.id} is ${row.status}; only a draft or paused strategy can be deployed`)
@@ -298,14 +313,16 @@ function runnable(row: StrategyRow): { template: Template; params: Record<string
 
 /**
  * The state a resumed dry run starts from: the previous run's ledger (its position and cash, the cash
- * moved by any change of capital) with no bar history, so the runner warms up afresh with today's params.
+ * moved by any change of capital; protective levels as carryProtection leaves them under the new run's
+ * exits) with no bar history, so the runner warms up afresh with today's params.
  */
 function carryState(
   previous: RunRow,
-  next: { template: SingleSymbolTemplate; params: Record<string, unknown>; capital: number; leverage: number; rules: import('../engine/types.js').SymbolRules },
+  next: { template: SingleSymbolTemplate; params: Record<string, unknown>; capital: number; leverage: number; rules: import('../engine/types.js').SymbolRules; exits: RunRow['exits'] },
 ): RunState {
   const state = previous.state as unknown as RunState
-  const old = new PaperBroker(paperSetup(previous, next.template, next.rules), state.broker)
+  const old = new PaperBroker({ ...paperSetup(previous, next.template, next.rules), protect: paperProtection({ dry_run: previous.dry_run, exits: next.exits }) }, state.broker)
+  carryProtection(old.ledger, previous, next)
   const broker = old.snapshot() as { ledger: { cash: number }; pending: number | null; lastOpenTime: number | null; lastClose: number | null }
   broker.ledger.cash += next.capital - Number(previous.capital)
   broker.pending = null

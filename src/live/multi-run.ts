@@ -4,6 +4,7 @@ import type { MultiSymbolTemplate } from '../templates/types.js'
 import { accepted } from '../http/errors.js'
 import { resolveParams } from '../templates/validate.js'
 import { MultiPaperBroker, type MultiPaperSetup } from './brokers/multi-paper-broker.js'
+import { carryProtection, paperProtection } from './brokers/paper-setup.js'
 import { nextIntent, nextTradeId, type RunRow, saveRunState } from './queries.js'
 import { writeOutcomes } from './record-outcome.js'
 import { type PendingOrders, stepRows } from './record-step.js'
@@ -30,6 +31,7 @@ export function multiPaperSetup(run: RunRow, template: MultiSymbolTemplate, rule
     capital: Number(run.capital),
     leverage: run.leverage,
     fees,
+    protect: paperProtection(run),
   }
 }
 
@@ -49,11 +51,13 @@ export async function closeMultiPaperRun(trx: Db, run: RunRow, setup: MultiPaper
 
 /**
  * The state a resumed many-symbol dry run starts from: the previous run's ledger (positions and cash, the
- * cash moved by any change of capital) with no step history, so the runner warms up afresh.
+ * cash moved by any change of capital; protective levels as carryProtection leaves them under the new run's
+ * `exits`) with no step history, so the runner warms up afresh.
  */
-export function carryMultiState(previous: RunRow, setup: MultiPaperSetup, capital: number): MultiRunState {
+export function carryMultiState(previous: RunRow, setup: MultiPaperSetup, capital: number, exits: RunRow['exits']): MultiRunState {
   const state = previous.state as unknown as MultiRunState
-  const old = new MultiPaperBroker({ ...setup, capital: Number(previous.capital) }, state.broker)
+  const old = new MultiPaperBroker({ ...setup, capital: Number(previous.capital), protect: paperProtection({ dry_run: previous.dry_run, exits }) }, state.broker)
+  carryProtection(old.ledger, previous, { exits })
   const broker = old.snapshot() as { ledger: { cash: number }; pending: (number | null)[]; lastOpenTime: number | null }
   broker.ledger.cash += capital - Number(previous.capital)
   broker.pending = broker.pending.map(() => null)

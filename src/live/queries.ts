@@ -24,15 +24,18 @@ export async function latestRun(db: Db, strategyId: string): Promise<RunRow | un
 
 export async function insertRun(
   db: Db,
-  row: Omit<RunRow, 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'state' | 'params' | 'last_bar_at' | 'start_failures' | 'symbols'> & {
+  row: Omit<RunRow, 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'state' | 'params' | 'last_bar_at' | 'start_failures' | 'symbols' | 'exits'> & {
     params: Record<string, unknown>
     /** Every symbol of a many-symbol run; one-symbol runs may leave it out. */
     symbols?: string[]
+    /** The strategy's protective exits as written (a dry run's); none when left out. */
+    exits?: RunRow['exits']
   },
 ): Promise<void> {
+  const { exits, ...rest } = row
   await db
     .insertInto('strategy_runs')
-    .values({ ...row, symbols: row.symbols ?? [row.symbol], params: JSON.stringify(row.params), ended_at: null, lease_owner: null, lease_expires_at: null, state: null })
+    .values({ ...rest, symbols: row.symbols ?? [row.symbol], params: JSON.stringify(row.params), exits: exits ? JSON.stringify(exits) : null, ended_at: null, lease_owner: null, lease_expires_at: null, state: null })
     .execute()
 }
 
@@ -179,6 +182,9 @@ export async function nextIntent(db: Db, strategyId: string, run: number): Promi
 /** An intent row as written before its order is sent (fill columns come later). */
 export type OrderInsert = Pick<StrategyOrdersTable, 'client_order_id' | 'strategy_id' | 'run' | 'intent' | 'symbol' | 'target' | 'reduce_only' | 'status'> & { created_at: Date }
 
+/** An order written filled at once: a dry run's protective exit (reduce-only, its reason). */
+export type FilledOrderInsert = OrderInsert & Pick<OrderSettle, 'side' | 'qty' | 'price' | 'fee' | 'filled_at'> & { exit_reason: string }
+
 export async function insertOrder(db: Db, order: OrderInsert): Promise<void> {
   await insertOrders(db, [order])
 }
@@ -188,12 +194,12 @@ export async function deleteUnsentIntent(db: Db, clientOrderId: string): Promise
   await db.deleteFrom('strategy_orders').where('client_order_id', '=', clientOrderId).where('status', '=', 'new').execute()
 }
 
-/** Intent rows in one statement; one already written (a retried commit) is left as it is. */
-export async function insertOrders(db: Db, orders: readonly OrderInsert[]): Promise<void> {
+/** Order rows in one statement (intents, or orders filled at once); one already written (a retried commit) is left as it is. */
+export async function insertOrders(db: Db, orders: readonly (OrderInsert | FilledOrderInsert)[]): Promise<void> {
   if (orders.length === 0) return
   await db
     .insertInto('strategy_orders')
-    .values(orders.map((order) => ({ ...order, side: null, qty: null, price: null, fee: null, filled_at: null })))
+    .values(orders.map((order) => ({ side: null, qty: null, price: null, fee: null, filled_at: null, exit_reason: null, ...order })))
     .onConflict((oc) => oc.column('client_order_id').doNothing())
     .execute()
 }

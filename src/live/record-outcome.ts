@@ -5,7 +5,19 @@ import { type EventInsert, recordEvents } from '../events/outbox.js'
 import { type DecimalRules, decimal, money, price, quantity } from '../http/decimals.js'
 import type { BrokerOutcome, Fill } from './brokers/broker.js'
 import { publishMessages, type StreamMessage } from './stream/status-messages.js'
-import { insertOrders, insertTrades, nextIntent, nextTradeId, type OrderInsert, type OrderSettle, type RunRow, settleOrders, type StatsChange, updateStatsOf } from './queries.js'
+import {
+  type FilledOrderInsert,
+  insertOrders,
+  insertTrades,
+  nextIntent,
+  nextTradeId,
+  type OrderInsert,
+  type OrderSettle,
+  type RunRow,
+  settleOrders,
+  type StatsChange,
+  updateStatsOf,
+} from './queries.js'
 
 /** What a run keeps beside its broker's snapshot: the intent waiting for the next open. */
 export interface RunState {
@@ -44,6 +56,8 @@ export interface OutcomeRows {
   /** A reduce-only close intent (pause with close_positions), inserted before it is settled. */
   closeIntent: OrderInsert | undefined
   settle: OrderSettle | undefined
+  /** A dry run's protective exits, each its own reduce-only order, written filled. */
+  exitOrders: FilledOrderInsert[]
   trades: Selectable<StrategyTradesTable>[]
   events: EventInsert[]
   stats: StatsChange | undefined
@@ -66,7 +80,7 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
   const symbol = run.symbol
   const time = now.toISOString()
   let { intent, trade } = counters
-  const rows: OutcomeRows = { closeIntent: undefined, settle: undefined, trades: [], events: [], stats: undefined, order: undefined, messages: [], next: null, counters }
+  const rows: OutcomeRows = { closeIntent: undefined, settle: undefined, exitOrders: [], trades: [], events: [], stats: undefined, order: undefined, messages: [], next: null, counters }
   const message = (type: StreamMessage['type'], data: Record<string, unknown>) => rows.messages.push({ type, strategy_id: run.strategy_id, time, data })
   const px = (value: number) => price(value, context.rules)
   const qty = (value: number) => quantity(value, context.rules)
@@ -82,6 +96,14 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
       ? { client_order_id: orderId, status: 'filled', side: fill.side, qty: qty(fill.qty), price: px(fill.price), fee: money(fill.fee), filled_at: new Date(fill.time) }
       : { client_order_id: orderId, status: 'skipped', side: null, qty: null, price: null, fee: null, filled_at: null }
     if (fill) message('order', { client_order_id: orderId, symbol, side: fill.side, qty: qty(fill.qty), price: px(fill.price), fee: money(fill.fee), status: 'filled', time: new Date(fill.time).toISOString() })
+  }
+  // A protective exit is no order the strategy stated: the engine's market close of the whole position,
+  // numbered as the run's next intent (its client order id is what a live run's protective order will carry).
+  for (const exit of outcome.protectiveExits) {
+    const id = clientOrderId(run.strategy_id, run.run, intent)
+    const filled = { side: exit.side, qty: qty(exit.qty), price: px(exit.price), fee: money(exit.fee), filled_at: new Date(exit.time) }
+    rows.exitOrders.push({ client_order_id: id, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: '0', reduce_only: true, status: 'filled', created_at: now, ...filled, exit_reason: exit.reason })
+    message('order', { client_order_id: id, symbol, side: exit.side, qty: filled.qty, price: filled.price, fee: filled.fee, status: 'filled', time: filled.filled_at.toISOString(), exit_reason: exit.reason })
   }
 
   for (const t of outcome.trades) {
@@ -148,16 +170,16 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
 }
 
 /**
- * Writes the rows of many outcomes inside the caller's transaction, one statement per kind: close intents,
- * fills, trades, events (the outbox), stats, new intents, then the stream messages (NOTIFY, delivered at
- * commit, in this order). Each run appears at most once.
+ * Writes the rows of many outcomes inside the caller's transaction, one statement per kind: close intents
+ * and protective exits' orders, fills, trades, events (the outbox), stats, new intents, then the stream
+ * messages (NOTIFY, delivered at commit, in this order). Each run appears at most once.
  */
 export async function writeOutcomes(trx: Db, all: readonly OutcomeRows[]): Promise<void> {
   const pick = <T>(get: (rows: OutcomeRows) => T | undefined): T[] => all.flatMap((rows) => {
     const value = get(rows)
     return value === undefined ? [] : [value]
   })
-  await insertOrders(trx, pick((r) => r.closeIntent))
+  await insertOrders(trx, [...pick((r) => r.closeIntent), ...all.flatMap((r) => r.exitOrders)])
   await settleOrders(trx, pick((r) => r.settle))
   await insertTrades(trx, all.flatMap((r) => r.trades))
   await recordEvents(trx, all.flatMap((r) => r.events))

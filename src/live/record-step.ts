@@ -51,7 +51,7 @@ export function stepRows(
     part.stats = undefined
     closedTrades += outcome.trades.length
     winningTrades += outcome.trades.filter((t) => t.pnl > 0).length
-    if (part.settle || part.closeIntent || part.order || part.trades.length > 0 || part.events.length > 0 || part.messages.length > 0) rows.push(part)
+    if (part.settle || part.closeIntent || part.order || part.exitOrders.length > 0 || part.trades.length > 0 || part.events.length > 0 || part.messages.length > 0) rows.push(part)
   })
   if (touched) {
     const last = rows[rows.length - 1] ?? emptyRows(counters)
@@ -68,5 +68,5 @@ export function stepRows(
 }
 
 function emptyRows(counters: OutcomeCounters): OutcomeRows {
-  return { closeIntent: undefined, settle: undefined, trades: [], events: [], stats: undefined, order: undefined, messages: [], next: null, counters }
+  return { closeIntent: undefined, settle: undefined, exitOrders: [], trades: [], events: [], stats: undefined, order: undefined, messages: [], next: null, counters }
 }

@@ -19,7 +19,8 @@ export const StrategyOrderSchema = Type.Object({
   run: Type.Integer({ description: 'The deploy this order belongs to (1, 2, … per strategy)' }),
   symbol: Type.String(),
   status: Type.Union([Type.Literal('new'), Type.Literal('filled'), Type.Literal('skipped'), Type.Literal('cancelled')], {
-    description: 'new: intent recorded, not filled yet; skipped: below the minimum quantity or notional; cancelled: dropped by a pause',
+    description:
+      'new: intent recorded, not filled yet; skipped: below the minimum quantity or notional, or held flat after a protective exit until the strategy states another target; cancelled: dropped by a pause',
   }),
   reduce_only: Type.Boolean(),
   target: Nullable(DecimalString),
@@ -29,6 +30,11 @@ export const StrategyOrderSchema = Type.Object({
   fee: Nullable(DecimalString),
   created_at: IsoTimestamp,
   filled_at: Nullable(IsoTimestamp),
+  exit_reason: Nullable(
+    Type.Union([Type.Literal('stop_loss'), Type.Literal('take_profit'), Type.Literal('trailing_stop')], {
+      description: "A dry run's protective exit (a reduce-only market close of the whole position, target 0): which level it was; null for the strategy's own orders",
+    }),
+  ),
 })
 export type StrategyOrder = Static<typeof StrategyOrderSchema>
 
@@ -45,7 +51,10 @@ export const StrategyTradeSchema = Type.Object({
   fee: DecimalString,
   funding: DecimalString,
   pnl: DecimalString,
-  exit_reason: Type.String({ description: 'signal; liquidation (the engine, or the exchange: autoclose-…); adl (the exchange auto-deleveraged the position)' }),
+  exit_reason: Type.String({
+    description:
+      "signal; liquidation (the engine, or the exchange: autoclose-…); adl (the exchange auto-deleveraged the position); stop_loss, take_profit, trailing_stop (a protective exit: the strategy's exits or a level its module stated; dry runs fill them as a backtest does)",
+  }),
 })
 export type StrategyTrade = Static<typeof StrategyTradeSchema>
 
@@ -76,6 +85,21 @@ export const StrategyPositionSchema = Type.Object({
   liquidation_price: Nullable(Type.String({ description: 'Isolated margin at the symbol\'s tiers, at the tick; null when unreachable' })),
   opened_at: Nullable(IsoTimestamp),
   mode: Type.Union([Type.Literal('live'), Type.Literal('dry_run')]),
+  stop_price: Nullable(Type.String({ description: "The stop-loss level protecting the position now (the module's stop_price, else the exits' stop_loss from the entry price), at the tick; null for none" })),
+  take_profit_price: Nullable(Type.String({ description: "The take-profit level protecting the position now (the module's, else the exits'), at the tick; null for none" })),
+  trailing: Nullable(
+    Type.Object(
+      {
+        activation_price: Nullable(Type.String({ description: 'Where trailing starts (exits.trailing_activation in favour of the entry price), at the tick; null without activation' })),
+        best_price: Nullable(Type.String({ description: 'The best price since entry (or activation): the high for a long, the low for a short; null before activation' })),
+        stop_price: Nullable(Type.String({ description: 'The trailing stop now: best_price less the callback (exits.trailing_stop), at the tick; null before activation' })),
+      },
+      { description: "The trailing stop's state; null when the run's exits have none" },
+    ),
+  ),
+  trigger: Nullable(
+    Type.Union([Type.Literal('last'), Type.Literal('mark')], { description: 'Which price the levels trigger on; null when nothing but the liquidation price protects the position' }),
+  ),
 })
 export type StrategyPosition = Static<typeof StrategyPositionSchema>
 export const PositionListSchema = Type.Array(StrategyPositionSchema)

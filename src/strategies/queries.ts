@@ -117,14 +117,14 @@ export async function updateStrategy(
   db: Db,
   userId: number,
   id: string,
-  changes: Partial<Pick<StrategyRow, 'name' | 'template_id' | 'template_version' | 'symbols' | 'timeframe' | 'capital' | 'leverage' | 'status' | 'updated_at'>> & {
+  changes: Partial<Pick<StrategyRow, 'name' | 'template_id' | 'template_version' | 'symbols' | 'timeframe' | 'capital' | 'leverage' | 'status' | 'updated_at' | 'exits'>> & {
     params?: Record<string, unknown>
   },
 ): Promise<StrategyRow> {
-  const { params, ...rest } = changes
+  const { params, exits, ...rest } = changes
   await db
     .updateTable('strategies')
-    .set({ ...rest, ...(params !== undefined ? { params: JSON.stringify(params) } : {}) })
+    .set({ ...rest, ...(params !== undefined ? { params: JSON.stringify(params) } : {}), ...(exits !== undefined ? { exits: exits === null ? null : JSON.stringify(exits) } : {}) })
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow()

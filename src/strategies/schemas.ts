@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox'
 import { Cursor, DecimalString, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 import { TIMEFRAMES } from './timeframes.js'
 import { SYMBOL_PATTERN } from '../market/symbol-pattern.js'
+import { ExitsSchema } from './exits.js'
 
 export { TIMEFRAMES, TIMEFRAME_MS } from './timeframes.js'
 
@@ -31,6 +32,7 @@ export const StrategyCreateSchema = Type.Object(
     timeframe: fields.timeframe,
     capital: fields.capital,
     leverage: Type.Optional({ ...fields.leverage, default: 1 }),
+    exits: Type.Optional(ExitsSchema),
   },
   { additionalProperties: false },
 )
@@ -46,6 +48,7 @@ export const StrategyPatchSchema = Type.Object(
     capital: Type.Optional(fields.capital),
     leverage: Type.Optional(fields.leverage),
     template_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A custom template: move to this version (default: the latest when template_id changes)' })),
+    exits: Type.Optional(Type.Union([ExitsSchema, Type.Null()], { description: 'Replaces the protective exits as a whole; null removes them' })),
   },
   { additionalProperties: false, minProperties: 1, description: 'Any subset of the creatable fields; refused while deployed.' },
 )
@@ -61,6 +64,9 @@ export const StrategySchema = Type.Object({
   timeframe: Type.String(),
   capital: Type.String(),
   leverage: Type.Integer(),
+  exits: Type.Union([ExitsSchema, Type.Null()], {
+    description: 'Protective exits as stored, trigger spelled out; null for none. A dry run applies them as a backtest does; a live deploy of a strategy with exits is refused until they are placed on the exchange',
+  }),
   status: Type.Enum(STRATEGY_STATUSES),
   deployed_at: Type.Union([IsoTimestamp, Type.Null()]),
   created_at: IsoTimestamp,

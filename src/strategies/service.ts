@@ -4,12 +4,13 @@ import { isUniqueViolation } from '../db/errors.js'
 import { isPositiveDecimal } from '../http/common-schemas.js'
 import { decimal } from '../http/decimals.js'
 import { decodeCursor, encodeCursor } from '../http/cursor.js'
-import { AppError, invalidParameter, notFound } from '../http/errors.js'
+import { AppError, invalidParameter, notFound, refusal } from '../http/errors.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import { newId } from '../http/ids.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import type { StrategyReads } from './batched-reads.js'
 import type { SymbolCheck } from './tradable-symbols.js'
+import { type Exits, exitsProblem, resolvedExits } from './exits.js'
 import { findStrategy, insertStrategy, listStrategies, markStrategyDeleted, type StrategyRow, updateStrategy } from './queries.js'
 import type { Strategy, StrategyCreate, StrategyListQuery, StrategyPatch } from './schemas.js'
 
@@ -41,6 +42,7 @@ export function forgetStrategy(cache: StrategyContext['cache'], userId: number, 
 
 export async function createStrategy({ db, userId, now, cache, templates, tradable }: StrategyContext, input: StrategyCreate): Promise<Strategy> {
   assertPositiveCapital(input.capital)
+  if (input.exits !== undefined) assertExits(input.exits)
   // Stored with defaults applied, so a strategy's params say exactly what it runs with; a custom template's latest version is pinned.
   const template = await templates.resolve(userId, input.template_id, input.params ?? {}, { symbols: input.symbols })
   assertMinimumCapital(input.template_id, input.capital, template.minCapital)
@@ -59,6 +61,7 @@ export async function createStrategy({ db, userId, now, cache, templates, tradab
         timeframe: input.timeframe,
         capital: input.capital,
         leverage: input.leverage ?? 1,
+        exits: input.exits ?? null,
         deployed_at: null,
         created_at: now,
         updated_at: now,
@@ -112,6 +115,7 @@ export async function pageStrategies({ db, userId }: StrategyContext, query: Str
 export async function patchStrategy(context: StrategyContext, id: string, patch: StrategyPatch): Promise<Strategy> {
   const { db, userId, now } = context
   if (patch.capital !== undefined) assertPositiveCapital(patch.capital)
+  if (patch.exits !== undefined && patch.exits !== null) assertExits(patch.exits)
   if (patch.symbols !== undefined) await context.tradable(patch.symbols, 'defer')
   // A custom module's params are resolved in its sandbox before the transaction (PGlite is one session, and a
   // row lock should not wait on a module); the transaction then applies them only to the strategy they were
@@ -203,6 +207,11 @@ function assertPositiveCapital(capital: string): void {
   if (!isPositiveDecimal(capital)) throw invalidParameter('capital', 'capital must be a decimal greater than 0')
 }
 
+function assertExits(exits: Exits): void {
+  const problem = exitsProblem(exits)
+  if (problem) throw refusal(problem)
+}
+
 /** The API representation of a stored strategy. */
 export function toStrategy(row: StrategyRow): Strategy {
   return {
@@ -215,6 +224,7 @@ export function toStrategy(row: StrategyRow): Strategy {
     timeframe: row.timeframe,
     capital: row.capital,
     leverage: row.leverage,
+    exits: row.exits ? resolvedExits(row.exits) : null,
     status: row.status,
     deployed_at: row.deployed_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),

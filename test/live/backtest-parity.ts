@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
-import { symbolRules } from '../../src/backtests/upstream-history.js'
+import { symbolRules, UpstreamHistory } from '../../src/backtests/upstream-history.js'
 import { runBacktest } from '../../src/engine/index.js'
+import type { BarSeries, DetailBars, ExitRules } from '../../src/engine/types.js'
+import { markPriceKlines } from '../../src/market/mark-price-klines.js'
+import { TIMEFRAME_MS } from '../../src/strategies/timeframes.js'
 import { money, price, quantity } from '../../src/http/decimals.js'
 import { PAPER_FEES } from '../../src/live/brokers/paper-setup.js'
 import type { MarketData } from '../../src/market/market-data.js'
@@ -17,7 +20,7 @@ const FUNDING_FILES: Record<string, string> = { BTCUSDT: 'BTCUSDT-fundingRate-20
 export interface RunState {
   warmupFrom: number
   firstActive: number
-  broker: { lastOpenTime: number | null; ledger: { cash: number; feesPaid: number; fundingPaid: number; arrays: { qty: number[] } } }
+  broker: { lastOpenTime: number | null; ledger: { cash: number; feesPaid: number; fundingPaid: number; arrays: { qty: number[] } & Partial<Record<string, (number | null)[]>> } }
 }
 
 /** The saved state of a strategy's (latest) run. */
@@ -26,18 +29,43 @@ export async function runState(t: TestApp, id: string): Promise<RunState | null>
   return (row?.state ?? null) as RunState | null
 }
 
-/** A backtest on the recorded minutes the replay exchange serves (BTCUSDT unless `symbols`), with a run's fees and the exchange's rules: what a run is compared with. */
+/** What a run with protective exits is compared with: its timeframe's bars and the minutes inside them, as the replay exchange serves them over REST. */
+export interface ReplayBars {
+  timeframe: string
+  exits: ExitRules
+}
+
+/**
+ * A backtest of a run's params, fees and the exchange's rules (BTCUSDT unless `symbols`): what a run is compared with.
+ * On the recorded minutes (1m runs), or with `replay` on the replay's own klines of the run's timeframe, and the 1m
+ * klines (mark-price klines for trigger mark) its exits are examined on, read over REST as the run reads them.
+ */
 export async function minuteBacktest(
   market: MarketData,
-  run: { params: Record<string, unknown>; capital: number; leverage: number; start: number; end: number; template?: Template; templateId?: string; symbols?: readonly string[] },
+  run: { params: Record<string, unknown>; capital: number; leverage: number; start: number; end: number; template?: Template; templateId?: string; symbols?: readonly string[]; replay?: ReplayBars },
 ) {
   const symbols = run.symbols ?? ['BTCUSDT']
   const rules = await Promise.all(symbols.map((symbol) => symbolRules(market, symbol)))
+  const replay = run.replay
+  let bars: BarSeries[]
+  let detail: DetailBars[] | undefined
+  if (replay) {
+    const interval = TIMEFRAME_MS[replay.timeframe as keyof typeof TIMEFRAME_MS]
+    const history = new UpstreamHistory(market)
+    const last = run.end + interval - 1
+    bars = await Promise.all(symbols.map((symbol) => replayKlines((from, to, limit) => history.klines(symbol, replay.timeframe, from, to, limit), symbol, interval, run.start, run.end)))
+    detail = await Promise.all(
+      symbols.map(async (symbol): Promise<DetailBars> => {
+        if (replay.exits.trigger === 'mark') return { mark: [await replayKlines((from, to, limit) => markPriceKlines(market, symbol, '1m', from, to, limit), symbol, MINUTE, run.start, last)] }
+        return { bars: [await replayKlines((from, to, limit) => history.klines(symbol, '1m', from, to, limit), symbol, MINUTE, run.start, last)] }
+      }),
+    )
+  } else bars = symbols.map((symbol) => loadKlines(symbol, MINUTE_FILES[symbol]!, MINUTE))
   const result = runBacktest({
     templateId: run.template?.id ?? run.templateId ?? 'sma_cross',
     template: run.template,
     params: run.params,
-    bars: symbols.map((symbol) => loadKlines(symbol, MINUTE_FILES[symbol]!, MINUTE)),
+    bars,
     funding: symbols.map((symbol) => loadFunding(FUNDING_FILES[symbol]!)),
     rules,
     capital: run.capital,
@@ -45,18 +73,39 @@ export async function minuteBacktest(
     fees: PAPER_FEES,
     start: run.start,
     end: run.end,
+    ...(replay ? { exits: replay.exits, detail } : {}),
   })
   return { result, rules }
 }
 
+/** Klines with open times in [start, end] over REST, page by page (1,500 a page), as a series. */
+async function replayKlines(
+  page: (from: number, to: number, limit: number) => Promise<readonly { openTime: number; open: number; high: number; low: number; close: number; volume: number }[]>,
+  symbol: string,
+  intervalMs: number,
+  start: number,
+  end: number,
+): Promise<BarSeries> {
+  const rows: { openTime: number; open: number; high: number; low: number; close: number; volume: number }[] = []
+  for (let cursor = start; cursor <= end; ) {
+    const got = await page(cursor, end, 1500)
+    rows.push(...got.filter((r) => r.openTime >= cursor && r.openTime <= end))
+    if (got.length < 1500) break
+    cursor = got[got.length - 1]!.openTime + intervalMs
+  }
+  const column = (key: 'openTime' | 'open' | 'high' | 'low' | 'close' | 'volume') => Float64Array.from(rows, (r) => r[key])
+  return { symbol, intervalMs, openTime: column('openTime'), open: column('open'), high: column('high'), low: column('low'), close: column('close'), volume: column('volume') }
+}
+
 /**
- * Asserts that a 1m dry run's stored trades, fees, funding and positions are exactly those of a backtest of
- * the same params over the recorded bars (BTCUSDT unless `symbols`) from its warm-up boundary to its last bar.
+ * Asserts that a dry run's stored trades (exit reasons included), fees, funding and positions are exactly those
+ * of a backtest of the same params over the recorded minutes (a 1m run; BTCUSDT unless `symbols`), or with
+ * `replay` over the replay's bars of its timeframe with its exits, from its warm-up boundary to its last bar.
  */
 export async function assertBacktestParity(
   t: TestApp,
   id: string,
-  run: { params: Record<string, unknown>; capital: number; leverage: number; template?: Template; templateId?: string; symbols?: string[]; closedAtPause?: boolean },
+  run: { params: Record<string, unknown>; capital: number; leverage: number; template?: Template; templateId?: string; symbols?: string[]; closedAtPause?: boolean; replay?: ReplayBars },
 ): Promise<RunState> {
   const final = (await runState(t, id))!
   const symbols = run.symbols ?? ['BTCUSDT']
@@ -92,6 +141,7 @@ export async function assertBacktestParity(
       fee: r.fee,
       funding: r.funding,
       pnl: r.pnl,
+      exitReason: r.exit_reason,
     }))),
     // The backtest's trades written as the run writes its own (prices at the tick, quantities at the step, money at 8 places).
     order(
@@ -108,6 +158,7 @@ export async function assertBacktestParity(
           fee: money(tr.fee),
           funding: money(tr.funding),
           pnl: money(tr.pnl),
+          exitReason: tr.exitReason as string,
         }
       }),
     ),

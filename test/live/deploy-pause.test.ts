@@ -70,6 +70,38 @@ for (const backend of backends()) {
       assert.equal((await t.signed(key, 'POST', '/v1/strategies/strat_00000000/deploy', { dry_run: true })).statusCode, 404)
     })
 
+    it('a strategy with exits: a live deploy is refused with 400 on exits (before any exchange check), changing nothing; a dry run carries the exits into its run', async () => {
+      const user = await t.createKey(['strategies:read', 'strategies:write'])
+      const exits = { stop_loss: '0.02', trailing_stop: '0.01' }
+      const id = await create(user, { exits, symbols: ['ETHUSDT'], capital: '300' })
+      for (const body of [{}, { dry_run: false }, { dry_run: false, exchange_key_id: 'xk_00000000' }]) {
+        const live = await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, body)
+        assert.equal(live.statusCode, 400, live.body)
+        assert.equal(live.json().error.code, 'INVALID_PARAMETER')
+        assert.equal(live.json().error.field, 'exits')
+        assert.equal(live.json().error.message, 'protective exits run in backtests and dry runs; live runs place them on the exchange with issue 31')
+      }
+      assert.equal((await t.signed(user, 'GET', `/v1/strategies/${id}`)).json().status, 'draft')
+      assert.equal((await t.database.handle.db.selectFrom('strategy_runs').select('run').where('strategy_id', '=', id).execute()).length, 0)
+      assert.deepEqual(await events(id), [])
+      assert.equal((await t.signed(other, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 404, "another user's strategy is not found")
+
+      const dry = await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })
+      assert.equal(dry.statusCode, 200, dry.body)
+      assert.deepEqual(dry.json().exits, { ...exits, trigger: 'last' })
+      const run = await t.database.handle.db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
+      assert.deepEqual(run.exits, exits)
+      // Exits removed while paused: the next run has none, and a live deploy would pass this check.
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
+      assert.equal((await t.signed(user, 'PATCH', `/v1/strategies/${id}`, { exits: null })).statusCode, 200)
+      const liveNow = await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: false })
+      assert.equal(liveNow.statusCode, 409, liveNow.body)
+      assert.match(liveNow.json().error.message, /verified exchange key/)
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      const runs = await t.database.handle.db.selectFrom('strategy_runs').select(['run', 'exits']).where('strategy_id', '=', id).orderBy('run').execute()
+      assert.deepEqual(runs, [{ run: 1, exits }, { run: 2, exits: null }])
+    })
+
     it('402 counts the capital of the other deployed dry runs; a second dry run on the same symbol trades its own ledger', async () => {
       const user = await t.createKey(['strategies:read', 'strategies:write'])
       const a = await create(user, { capital: '6000' })

@@ -192,6 +192,75 @@ for (const backend of backends()) {
       assert.ok(!list.some((s: { id: string }) => s.id === created.id))
     })
 
+    it('keeps protective exits: shown resolved (trigger spelled out) in create, GET and list answers; null without', async () => {
+      const plain = (await t.signed(key, 'POST', '/v1/strategies', base)).json()
+      assert.equal(plain.exits, null)
+      const exits = { stop_loss: '0.02', take_profit: '0.05', trailing_stop: '0.01', trailing_activation: '0.015' }
+      const created = await t.signed(key, 'POST', '/v1/strategies', { ...base, exits })
+      assert.equal(created.statusCode, 200, created.body)
+      assert.deepEqual(created.json().exits, { ...exits, trigger: 'last' })
+      const read = await t.signed(key, 'GET', `/v1/strategies/${created.json().id}`)
+      assert.deepEqual(read.json(), created.json())
+      const listed = (await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data
+      assert.deepEqual(listed.find((s: { id: string }) => s.id === created.json().id).exits, { ...exits, trigger: 'last' })
+      assert.equal(listed.find((s: { id: string }) => s.id === plain.id).exits, null)
+      const row = await t.database.handle.db.selectFrom('strategies').select('exits').where('id', '=', created.json().id).executeTakeFirstOrThrow()
+      assert.deepEqual(row.exits, exits, 'stored as written')
+      const mark = (await t.signed(key, 'POST', '/v1/strategies', { ...base, exits: { stop_loss: '0.5', trigger: 'mark' } })).json()
+      assert.deepEqual(mark.exits, { stop_loss: '0.5', trigger: 'mark' })
+    })
+
+    it('refuses exits out of bounds on create and PATCH with 400 INVALID_PARAMETER naming exits.<field>, changing nothing', async () => {
+      const cases: [Record<string, unknown>, string][] = [
+        [{}, 'exits'],
+        [{ trigger: 'mark' }, 'exits'],
+        [{ stop_loss: '0' }, 'exits.stop_loss'],
+        [{ stop_loss: '0.995' }, 'exits.stop_loss'],
+        [{ stop_loss: '1e-2' }, 'exits.stop_loss'],
+        [{ take_profit: '100.5' }, 'exits.take_profit'],
+        [{ take_profit: '-1' }, 'exits.take_profit'],
+        [{ trailing_stop: '0.0009' }, 'exits.trailing_stop'],
+        [{ trailing_stop: '0.2001' }, 'exits.trailing_stop'],
+        [{ trailing_stop: '0.01', trailing_activation: '0' }, 'exits.trailing_activation'],
+        [{ trailing_stop: '0.01', trailing_activation: '101' }, 'exits.trailing_activation'],
+        [{ stop_loss: '0.02', trailing_activation: '0.01' }, 'exits.trailing_activation'],
+        [{ stop_loss: 0.02 }, 'exits.stop_loss'],
+        [{ stop_loss: '0.02', trigger: 'index' }, 'exits.trigger'],
+        [{ stop_loss: '0.02', stop: '0.1' }, 'exits.stop'],
+      ]
+      const kept = (await t.signed(key, 'POST', '/v1/strategies', { ...base, exits: { stop_loss: '0.03' } })).json()
+      const before = (await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data.length
+      for (const [exits, field] of cases) {
+        for (const [method, url] of [['POST', '/v1/strategies'], ['PATCH', `/v1/strategies/${kept.id}`]] as const) {
+          const res = await t.signed(key, method, url, method === 'POST' ? { ...base, exits } : { name: 'changed', exits })
+          assert.equal(res.statusCode, 400, `${method} ${JSON.stringify(exits)}: ${res.body}`)
+          assert.equal(res.json().error.code, 'INVALID_PARAMETER')
+          assert.equal(res.json().error.field, field, `${method} ${JSON.stringify(exits)}: ${res.body}`)
+        }
+      }
+      assert.equal((await t.signed(key, 'GET', '/v1/strategies?limit=100')).json().data.length, before)
+      assert.deepEqual((await t.signed(key, 'GET', `/v1/strategies/${kept.id}`)).json(), kept)
+    })
+
+    it('PATCH replaces exits as a whole and null removes them; another user cannot touch them', async () => {
+      const created = (await t.signed(key, 'POST', '/v1/strategies', { ...base, exits: { stop_loss: '0.03', take_profit: '0.06' } })).json()
+      const replaced = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { exits: { trailing_stop: '0.02', trigger: 'mark' } })
+      assert.equal(replaced.statusCode, 200, replaced.body)
+      assert.deepEqual(replaced.json().exits, { trailing_stop: '0.02', trigger: 'mark' })
+      const other = await t.createKey(['strategies:read', 'strategies:write'])
+      const foreign = await t.signed(other, 'PATCH', `/v1/strategies/${created.id}`, { exits: null })
+      assert.equal(foreign.statusCode, 404, "another user's strategy is not found")
+      assert.equal((await t.signed(other, 'GET', `/v1/strategies/${created.id}`)).statusCode, 404)
+      const renamed = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { name: 'renamed' })
+      assert.deepEqual(renamed.json().exits, { trailing_stop: '0.02', trigger: 'mark' }, 'a patch without exits keeps them')
+      const cleared = await t.signed(key, 'PATCH', `/v1/strategies/${created.id}`, { exits: null })
+      assert.equal(cleared.statusCode, 200, cleared.body)
+      assert.equal(cleared.json().exits, null)
+      assert.equal((await t.signed(key, 'GET', `/v1/strategies/${created.id}`)).json().exits, null)
+      const row = await t.database.handle.db.selectFrom('strategies').select('exits').where('id', '=', created.id).executeTakeFirstOrThrow()
+      assert.equal(row.exits, null)
+    })
+
     it('answers 404 for an id of the wrong form', async () => {
       assert.equal((await t.signed(key, 'GET', '/v1/strategies/strat_zzzz')).statusCode, 404)
       assert.equal((await t.signed(key, 'GET', '/v1/strategies/1')).statusCode, 404)

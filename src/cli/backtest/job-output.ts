@@ -1,3 +1,4 @@
+import { ambiguousText, exitReasonsText, exitsText, resolutionText } from '../../backtests/exit-text.js'
 import type { BacktestJob, BacktestJobSummary } from '../../client/operations.js'
 import { decimal, duration, fieldTable, NONE, type Output, percent, table, time } from '../output.js'
 
@@ -19,16 +20,31 @@ export function printJob(output: Output, job: BacktestJob, withTrades: boolean):
     return
   }
   output.out(metricsTable(job))
+  const exits = exitLines(job)
+  if (exits.length > 0) output.out(exits.join('\n'))
   const warnings = warningsOf(job)
   if (warnings.length > 0) output.out(['warnings:', ...warnings.map((warning) => `  - ${warning}`)].join('\n'))
   if (withTrades) {
     output.out(
       table(
-        ['#', 'side', 'symbol', 'entry', 'entry price', 'exit', 'exit price', 'qty', 'pnl', 'fee', 'funding'],
-        (job.result.trades ?? []).map((t) => [t.id, t.side, t.symbol, time(t.entry_time), t.entry_price, time(t.exit_time), t.exit_price, t.qty, decimal(t.pnl), decimal(t.fee), decimal(t.funding)]),
+        ['#', 'side', 'symbol', 'entry', 'entry price', 'exit', 'exit price', 'exit reason', 'qty', 'pnl', 'fee', 'funding'],
+        (job.result.trades ?? []).map((t) => [t.id, t.side, t.symbol, time(t.entry_time), t.entry_price, time(t.exit_time), t.exit_price, t.exit_reason ?? NONE, t.qty, decimal(t.pnl), decimal(t.fee), decimal(t.funding)]),
       ),
     )
   }
+}
+
+/** The run's protective exits, when it had them: what it ran with, what closed its trades, how finely it looked. */
+function exitLines(job: BacktestJob): string[] {
+  const result = job.result!
+  const lines: [string, string | undefined][] = [
+    ['exits', exitsText(job.config.exits)],
+    ['slippage', job.config.slippage_bps === undefined ? undefined : `${job.config.slippage_bps} bps`],
+    ['exit reasons', exitReasonsText(result.metrics.exit_reasons)],
+    ['exit resolution', resolutionText(result.exit_resolution)],
+    ['ambiguous exits', ambiguousText(result.ambiguous_exits)],
+  ]
+  return lines.filter(([, text]) => text !== undefined).map(([label, text]) => `${label}: ${text}`)
 }
 
 /** What the result says the user must know (bars missing from the history …): `result.warnings`. */

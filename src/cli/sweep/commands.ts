@@ -7,7 +7,7 @@ import { endStatus, followWithProgress } from '../follow.js'
 import { type ListFlags, printList, withListFlags } from '../list-command.js'
 import { percent, printJson } from '../output.js'
 import { configFields, type ConfigFlags, withConfigFlags } from '../backtest/config-flags.js'
-import { bodyFrom, integer } from '../parse.js'
+import { bodyFrom, integer, withFields } from '../parse.js'
 import { gridFlag, spaceFlag, walkForwardFlag } from './grid-flags.js'
 import { printSweep, printSweepList } from './sweep-output.js'
 
@@ -40,6 +40,7 @@ export function sweepCommand(context: CliContext): Command {
       'after',
       '\nExample: perpetua sweep run --template sma_cross --grid fast=5..50:5 --grid slow=20,30,50,100 \\\n' +
         '  --symbols BTCUSDT --timeframe 1h --start 2023-01-01T00:00:00Z --end 2024-12-31T23:00:00Z\n' +
+        'Protective exits sweep as params do: --grid exits.stop_loss=0.01,0.02,0.03 (or --space), over the base\'s --stop-loss ….\n' +
         'Combinations the template refuses (sma_cross fast ≥ slow) are skipped. Ctrl-C stops waiting; the sweep goes on.\n' +
         'Exit 1 when the sweep fails or is cancelled.',
     )
@@ -47,7 +48,7 @@ export function sweepCommand(context: CliContext): Command {
       const client = context.client(command, 'signed')
       const file = bodyFrom(options.file, {}, {})
       const fileBase = typeof file.base === 'object' && file.base !== null ? (file.base as Record<string, unknown>) : {}
-      const base = bodyFrom(undefined, { ...fileBase, ...definedOnly(configFields(options)) }, { json: options.params, pairs: options.param })
+      const base = bodyFrom(undefined, withFields(fileBase, configFields(options)), { json: options.params, pairs: options.param })
       if (base.capital === undefined && base.strategy_id === undefined) base.capital = '10000'
       const request = {
         ...file,
@@ -129,8 +130,4 @@ interface RunOptions extends ConfigFlags {
   walkForward?: { in_sample_days: number; out_of_sample_days: number; anchored: boolean }
   detach?: boolean
   json?: boolean
-}
-
-function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
 }

@@ -1,5 +1,5 @@
 import type { BarInput, FundingInput } from '../../engine/growing-series.js'
-import type { Trade } from '../../engine/types.js'
+import type { ExitReason, Trade } from '../../engine/types.js'
 
 /** A closed kline as a runner acts on it (parsed from the stream or REST at the market edge, both with quote volume and trades). */
 export type ClosedBar = BarInput
@@ -15,12 +15,19 @@ export interface Fill {
   time: number
 }
 
+/** A protective exit's fill: the whole position closed by its stop loss, take profit or trailing stop. */
+export interface ExitFill extends Fill {
+  reason: Extract<ExitReason, 'stop_loss' | 'take_profit' | 'trailing_stop'>
+}
+
 /** What one bar (or a close-all) did: fills, round trips closed, and the position after it. */
 export interface BrokerOutcome {
   /** The order filled at this bar's open (the intent stated at the previous close), when there was one. */
   filledIntent: { fills: Fill[] } | undefined
   /** Liquidation fills, apart from the intent's. */
   liquidations: Fill[]
+  /** Protective exits (a dry run's), apart from the intent's fills: each its own reduce-only order. */
+  protectiveExits: ExitFill[]
   trades: Trade[]
   /** Signed quantity before and after, to tell position_opened apart. */
   qtyBefore: number

@@ -1,11 +1,14 @@
 import { DailyCurve } from '../../engine/daily-curve.js'
+import { ExitGuard } from '../../engine/exit-guard.js'
 import { GrowingSeries } from '../../engine/growing-series.js'
 import { Ledger, type LedgerState } from '../../engine/ledger.js'
 import { MultiSymbolStepper } from '../../engine/multi-stepper.js'
-import type { FeeRates, SymbolRules, Trade } from '../../engine/types.js'
+import type { ExitRules, FeeRates, SymbolRules, Trade } from '../../engine/types.js'
 import type { MultiSymbolSignal, MultiSymbolTemplate } from '../../templates/types.js'
 import type { Step } from '../runner/step-assembly.js'
-import type { BrokerOutcome, Fill, FundingEvent } from './broker.js'
+import type { BrokerOutcome, ClosedBar, ExitFill, Fill, FundingEvent } from './broker.js'
+import { ExitWindow, type MinuteKind, minuteKind } from './exit-window.js'
+import { fillKinds, hearFills, type HeardFill } from './fill-kinds.js'
 import type { SymbolLedger } from './symbol-exchange.js'
 
 export interface MultiPaperSetup {
@@ -18,6 +21,8 @@ export interface MultiPaperSetup {
   capital: number
   leverage: number
   fees: FeeRates
+  /** Protective exits simulated here (a dry run's), as PaperSetup.protect; undefined for a live run. */
+  protect?: { rules: ExitRules | undefined } | undefined
 }
 
 /** One symbol's part of a step: its order's fill, its liquidations and round trips, its position, its new target. */
@@ -46,8 +51,9 @@ interface MultiPaperState {
 
 /**
  * A many-symbol dry run's broker: the engine's MultiSymbolStepper over series that grow one closed step at
- * a time, so fills (each symbol's next bar's open, taker fee, sized on the whole account's equity), funding
- * and liquidation are simulateMulti's own code (DESIGN §6).
+ * a time, so fills (each symbol's next bar's open, taker fee, sized on the whole account's equity), funding,
+ * liquidation and protective exits (walked on each symbol's minutes of the step: ExitWindow) are
+ * simulateMulti's own code (DESIGN §6).
  */
 export class MultiPaperBroker {
   readonly kind = 'paper'
@@ -58,7 +64,9 @@ export class MultiPaperBroker {
   private readonly at: Int32Array
   /** Symbols whose target the signal stated at the last step (the stepper keeps only the targets). */
   private readonly stated: Uint8Array
-  private fills: { s: number; fill: Fill }[] = []
+  private fills: HeardFill[] = []
+  /** The minutes each step's protective exits are examined on, per symbol; undefined without exits, or when bars examine themselves. */
+  private readonly window: ExitWindow | undefined
   private readonly fundingSettledThrough: Float64Array
   lastOpenTime = Number.NaN
 
@@ -71,7 +79,7 @@ export class MultiPaperBroker {
     const bars = this.growing.map((g) => g.bars)
     const funding = this.growing.map((g) => g.funding)
     this.ledger = new Ledger(setup.symbols, setup.rules, setup.capital, setup.leverage, setup.fees.takerRate)
-    this.ledger.onFill = (s, side, qty, price, fee) => this.fills.push({ s, fill: { side, qty, price, fee, time: Number.NaN } })
+    hearFills(this.ledger, () => this.fills)
     const inner = setup.template.create({ bars, funding, rules: setup.rules }, setup.params as never)
     this.stated = new Uint8Array(count)
     this.signal = {
@@ -80,9 +88,18 @@ export class MultiPaperBroker {
         for (let s = 0; s < count; s++) this.stated[s] = any && targets[s] === targets[s] ? 1 : 0
         return any
       },
+      // The same array: the stepper NaN-fills it before each onStep and reads what the signal wrote.
+      ...(inner.levels !== undefined ? { levels: inner.levels } : {}),
     }
     const state = saved as MultiPaperState | undefined
     this.stepper = new MultiSymbolStepper(this.ledger, new DailyCurve(state?.startedAt ?? 0, setup.capital), bars, funding, this.signal)
+    // Before restore(), as PaperBroker: the ledger restores saved levels, best prices and latches only into levels it has.
+    const protect = setup.protect
+    if (protect && (protect.rules !== undefined || inner.levels !== undefined)) {
+      const kind = minuteKind(protect.rules, setup.intervalMs)
+      this.window = kind && new ExitWindow(setup.symbols, kind)
+      this.stepper.guard = new ExitGuard(this.ledger, protect.rules, setup.intervalMs, this.window?.detail)
+    }
     this.at = new Int32Array(count)
     this.fundingSettledThrough = new Float64Array(count).fill(-Infinity)
     if (state) {
@@ -121,8 +138,24 @@ export class MultiPaperBroker {
     }
   }
 
-  onStep(step: Step, funding: readonly (readonly FundingEvent[])[]): StepOutcome {
+  /** The minutes this run's protective exits are examined on (undefined: none, or the strategy's own bars). */
+  get minuteKind(): MinuteKind | undefined {
+    return this.window?.kind
+  }
+
+  /**
+   * Which minutes symbol s's protective exits are examined on at the next step, when needed: it holds a
+   * position into the step or its pending target may open one. Undefined otherwise.
+   */
+  minutesWanted(s: number): MinuteKind | undefined {
+    if (!this.window || (this.ledger.qty[s] === 0 && this.stepper.pending[s] !== this.stepper.pending[s])) return undefined
+    return this.window.kind
+  }
+
+  /** Acts on one step; `minutes[s]`: symbol s's 1m bars of it, of the kind minutesWanted(s) named (none: its bar is examined on itself). */
+  onStep(step: Step, funding: readonly (readonly FundingEvent[])[], minutes: readonly (readonly ClosedBar[] | undefined)[] = []): StepOutcome {
     this.addFunding(funding)
+    if (this.window) for (let s = 0; s < this.setup.symbols.length; s++) this.window.set(s, minutes[s])
     const at = this.append(step)
     const before = this.begin()
     const pendingBefore = Float64Array.from(this.stepper.pending)
@@ -254,24 +287,26 @@ export class MultiPaperBroker {
     return { qty: Float64Array.from(this.ledger.qty), trades: this.ledger.trades.length, funding: this.ledger.fundingPaid }
   }
 
-  /** Each symbol's fills split into its order's and its liquidations' (a liquidation is a trade closed at its price and size). */
+  /** Each symbol's fills split into its order's, its liquidations' and its protective exits' (fillKinds). */
   private finish(before: { qty: Float64Array; trades: number; funding: number }, time: number, filledIntent: (s: number) => boolean): StepOutcome {
     const trades = this.ledger.trades.slice(before.trades)
+    const kinds = fillKinds(this.fills, this.ledger.trades, time)
     const symbols = this.setup.symbols.map((symbol, s): SymbolOutcome => {
       const mine = trades.filter((t) => t.symbol === symbol)
       const liquidations: Fill[] = []
       const intentFills: Fill[] = []
-      for (const { s: at, fill } of this.fills) {
-        if (at !== s) continue
-        // A liquidation closes what is held, which after a rebalance's reduce is less than the trade's entered qty.
-        const liquidation = mine.find((t) => t.exitReason === 'liquidation' && t.exitPrice === fill.price && fill.side !== t.side)
-        if (liquidation) liquidations.push({ ...fill, time: liquidation.exitTime })
-        else intentFills.push({ ...fill, time })
-      }
+      const protectiveExits: ExitFill[] = []
+      kinds.forEach((heard, k) => {
+        if (this.fills[k]!.s !== s) return
+        if (heard.kind === 'liquidation') liquidations.push(heard.fill)
+        else if (heard.kind === 'exit') protectiveExits.push(heard.fill)
+        else intentFills.push(heard.fill)
+      })
       return {
         symbol,
         filledIntent: filledIntent(s) ? { fills: intentFills } : undefined,
         liquidations,
+        protectiveExits,
         trades: mine,
         qtyBefore: before.qty[s]!,
         qtyAfter: this.ledger.qty[s]!,

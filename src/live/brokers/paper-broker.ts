@@ -1,10 +1,13 @@
 import { DailyCurve } from '../../engine/daily-curve.js'
+import { ExitGuard } from '../../engine/exit-guard.js'
 import { GrowingSeries } from '../../engine/growing-series.js'
 import { Ledger, type LedgerState } from '../../engine/ledger.js'
 import { SingleSymbolStepper } from '../../engine/single-stepper.js'
-import type { FeeRates, SymbolRules, Trade } from '../../engine/types.js'
+import type { ExitRules, FeeRates, SymbolRules, Trade } from '../../engine/types.js'
 import type { SingleSymbolSignal, SingleSymbolTemplate } from '../../templates/types.js'
-import type { Broker, BrokerOutcome, ClosedBar, Fill, FundingEvent } from './broker.js'
+import type { Broker, BrokerOutcome, ClosedBar, ExitFill, Fill, FundingEvent } from './broker.js'
+import { ExitWindow, type MinuteKind, minuteKind } from './exit-window.js'
+import { fillKinds, hearFills, type HeardFill } from './fill-kinds.js'
 
 export interface PaperSetup {
   template: SingleSymbolTemplate
@@ -15,6 +18,11 @@ export interface PaperSetup {
   capital: number
   leverage: number
   fees: FeeRates
+  /**
+   * Protective exits simulated here (a dry run's): `rules` from the run's exits (none: only levels its signal
+   * states). Undefined for a live run, whose protection is the exchange's (issue 31), never this ledger's.
+   */
+  protect?: { rules: ExitRules | undefined } | undefined
 }
 
 interface PaperState {
@@ -29,7 +37,8 @@ interface PaperState {
 
 /**
  * The dry-run broker: the engine's SingleSymbolStepper over a series that grows one closed bar at a
- * time, so fills (next bar's open, taker fee), funding and liquidation are the backtest's own code.
+ * time, so fills (next bar's open, taker fee), funding, liquidation and protective exits (its ExitGuard,
+ * walked on the minutes of each bar: ExitWindow) are the backtest's own code.
  */
 export class PaperBroker implements Broker {
   readonly kind = 'paper'
@@ -37,7 +46,9 @@ export class PaperBroker implements Broker {
   private readonly growing: GrowingSeries
   private readonly stepper: SingleSymbolStepper
   private readonly signal: SingleSymbolSignal
-  private fills: Fill[] = []
+  /** The minutes each bar's protective exits are examined on; undefined without exits, or when the bar examines itself. */
+  private readonly window: ExitWindow | undefined
+  private fills: HeardFill[] = []
   private fundingSettledThrough = -Infinity
   lastOpenTime = Number.NaN
   lastClose = Number.NaN
@@ -49,10 +60,18 @@ export class PaperBroker implements Broker {
     this.growing = new GrowingSeries(setup.symbol, setup.intervalMs)
     const { bars: series, funding } = this.growing
     this.ledger = new Ledger([setup.symbol], [setup.rules], setup.capital, setup.leverage, setup.fees.takerRate)
-    this.ledger.onFill = (_s, side, qty, price, fee) => this.fills.push({ side, qty, price, fee, time: Number.NaN })
+    hearFills(this.ledger, () => this.fills)
     this.signal = setup.template.create({ bars: [series], funding: [funding], rules: [setup.rules] }, setup.params as never)
     const state = saved as PaperState | undefined
     this.stepper = new SingleSymbolStepper(this.ledger, new DailyCurve(state?.startedAt ?? 0, setup.capital), series, funding, this.signal)
+    // As simulateSingle protects a backtest: a guard when the run has exits or its signal states levels. Built
+    // before restore(): the ledger restores the saved levels, best prices and latch only into levels it has.
+    const protect = setup.protect
+    if (protect && (protect.rules !== undefined || this.signal.levels !== undefined)) {
+      const kind = minuteKind(protect.rules, setup.intervalMs)
+      this.window = kind && new ExitWindow([setup.symbol], kind)
+      this.stepper.guard = new ExitGuard(this.ledger, protect.rules, setup.intervalMs, this.window?.detail)
+    }
     if (state) {
       this.ledger.restore(state.ledger)
       this.stepper.pending = numberOr(state.pending, Number.NaN)
@@ -79,8 +98,24 @@ export class PaperBroker implements Broker {
     if (this.lastOpenTime !== this.lastOpenTime && bars.length > 0) this.lastClose = bars[bars.length - 1]!.close
   }
 
-  onClosedBar(bar: ClosedBar, funding: readonly FundingEvent[]): BrokerOutcome {
+  /** The minutes this run's protective exits are examined on (undefined: none, or the strategy's own bars). */
+  get minuteKind(): MinuteKind | undefined {
+    return this.window?.kind
+  }
+
+  /**
+   * Which minutes the next bar's protective exits are examined on, when they are needed: a position is held
+   * into the bar or the pending target may open one. Undefined otherwise (nothing to walk).
+   */
+  get minutesWanted(): MinuteKind | undefined {
+    if (!this.window || (this.ledger.qty[0] === 0 && this.stepper.pending !== this.stepper.pending)) return undefined
+    return this.window.kind
+  }
+
+  /** Acts on one closed bar; `minutes`: its 1m bars of the kind minutesWanted named (none: the bar is examined on itself). */
+  onClosedBar(bar: ClosedBar, funding: readonly FundingEvent[], minutes?: readonly ClosedBar[]): BrokerOutcome {
     this.addFunding(funding)
+    this.window?.set(0, minutes)
     const i = this.append(bar)
     const before = this.begin()
     const hadIntent = this.stepper.pending === this.stepper.pending
@@ -159,15 +194,17 @@ export class PaperBroker implements Broker {
     const trades: Trade[] = this.ledger.trades.slice(before.trades)
     const liquidations: Fill[] = []
     const intentFills: Fill[] = []
-    for (const fill of this.fills) {
-      const liquidation = trades.find((t) => t.exitReason === 'liquidation' && t.exitPrice === fill.price && t.qty === fill.qty)
-      if (liquidation) liquidations.push({ ...fill, time: liquidation.exitTime })
-      else intentFills.push({ ...fill, time: openTime })
+    const protectiveExits: ExitFill[] = []
+    for (const heard of fillKinds(this.fills, this.ledger.trades, openTime)) {
+      if (heard.kind === 'liquidation') liquidations.push(heard.fill)
+      else if (heard.kind === 'exit') protectiveExits.push(heard.fill)
+      else intentFills.push(heard.fill)
     }
     void intervalMs
     return {
       filledIntent: hadIntent ? { fills: intentFills } : undefined,
       liquidations,
+      protectiveExits,
       trades,
       qtyBefore: before.qty,
       qtyAfter: this.ledger.qty[0]!,

@@ -1,8 +1,10 @@
 import { feeRates } from '../../engine/fees.js'
+import type { Ledger } from '../../engine/ledger.js'
 import type { SymbolRules } from '../../engine/types.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
 import { accepted } from '../../http/errors.js'
 import { resolveParams } from '../../templates/validate.js'
+import { exitRulesOf } from '../../strategies/exits.js'
 import type { RunRow } from '../queries.js'
 import { intervalMs } from '../timeframes.js'
 import type { PaperSetup } from './paper-broker.js'
@@ -10,9 +12,18 @@ import type { PaperSetup } from './paper-broker.js'
 /** Every paper (dry-run) fill pays the taker rate of Binance VIP 0, as match_exchange backtests do: strategies carry no fee model. */
 export const PAPER_FEES = feeRates('match_exchange')
 
-/** The paper broker's setup for a one-symbol run: its params re-validated, its capital and leverage as stored. */
+/**
+ * Protective exits a run's paper ledger simulates: a dry run's (its exits, and any levels its signal states);
+ * none for a live run, which the deploy refuses with exits until issue 31 places them on the exchange.
+ */
+export function paperProtection(run: Pick<RunRow, 'dry_run' | 'exits'>): PaperSetup['protect'] {
+  return run.dry_run ? { rules: run.exits ? exitRulesOf(run.exits) : undefined } : undefined
+}
+
+/** The paper broker's setup for a one-symbol run: its params re-validated, its capital, leverage and exits as stored. */
 export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: SymbolRules): PaperSetup {
   return {
+    protect: paperProtection(run),
     template,
     params: accepted(resolveParams(template, run.params)),
     symbol: run.symbol,
@@ -22,4 +33,18 @@ export function paperSetup(run: RunRow, template: SingleSymbolTemplate, rules: S
     leverage: run.leverage,
     fees: PAPER_FEES,
   }
+}
+
+/**
+ * A resumed run's carried positions under its exits (the ledger restored with the new run's protection):
+ * with the exits unchanged they keep their levels, best prices and latches exactly; changed while paused,
+ * each open position's levels are derived afresh from its entry price (ExitLevels.renew).
+ */
+export function carryProtection(ledger: Ledger, previous: Pick<RunRow, 'exits'>, next: Pick<RunRow, 'exits'>): void {
+  if (JSON.stringify(previous.exits) === JSON.stringify(next.exits)) return
+  const levels = ledger.exits
+  if (!levels) return
+  ledger.qty.forEach((q, s) => {
+    if (q !== 0) levels.renew(s, Math.sign(q), ledger.entryPrice[s]!)
+  })
 }

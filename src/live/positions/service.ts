@@ -1,6 +1,8 @@
 import type { Db } from '../../db/connect.js'
-import type { SymbolRules } from '../../engine/types.js'
-import type { LedgerState } from '../../engine/ledger.js'
+import type { ExitLevels } from '../../engine/exit-levels.js'
+import type { ExitRules, SymbolRules } from '../../engine/types.js'
+import { Ledger, type LedgerState } from '../../engine/ledger.js'
+import { exitRulesOf } from '../../strategies/exits.js'
 import { ownStrategy } from '../deploy.js'
 import { latestRun, type RunRow } from '../queries.js'
 import type { StrategyPosition } from '../schemas.js'
@@ -25,13 +27,44 @@ export async function listPositions(db: Db, userId: number, id: string, rules: (
   const ledger = broker?.ledger
   if (!run || !ledger) return []
   const positions: StrategyPosition[] = []
-  for (const [s, symbol] of runSymbols(run).entries()) {
+  const symbols = runSymbols(run)
+  const symbolRules = await Promise.all(symbols.map((symbol) => rules(symbol)))
+  const exitRules = run.exits ? exitRulesOf(run.exits) : undefined
+  const levels = savedLevels(symbols, symbolRules, ledger, exitRules)
+  for (const [s, symbol] of symbols.entries()) {
     const qty = ledger.arrays.qty?.[s] ?? 0
     if (!qty) continue
     const lastClose = Array.isArray(broker.lastClose) ? broker.lastClose[s] : broker.lastClose
-    positions.push(presentPosition(run, symbol, s, ledger, lastClose ?? null, await rules(symbol)))
+    positions.push({ ...presentPosition(run, symbol, s, ledger, lastClose ?? null, symbolRules[s]!), ...protection(levels, exitRules, s, qty, symbolRules[s]!) })
   }
   return positions
+}
+
+/**
+ * The protective levels a run saved with its ledger (a dry run's, with exits or a signal stating levels), read
+ * through the engine's own ExitLevels: a ledger protected by the run's exit rules, then restored from the
+ * snapshot, as its runner restores it. Undefined when the snapshot holds none.
+ */
+function savedLevels(symbols: readonly string[], rules: readonly SymbolRules[], saved: LedgerState, exitRules: ExitRules | undefined): ExitLevels | undefined {
+  if (saved.arrays.exitStop === undefined) return undefined
+  const ledger = new Ledger(symbols, rules, 0, 1, 0)
+  const levels = ledger.protect(exitRules)
+  ledger.restore(saved)
+  return levels
+}
+
+/** What protects symbol s's position (signed `qty`) now, at the tick; nulls for none. */
+function protection(levels: ExitLevels | undefined, exitRules: ExitRules | undefined, s: number, qty: number, rules: SymbolRules): Pick<StrategyPosition, 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger'> {
+  const at = (level: number | undefined) => (level !== undefined && level === level ? price(level, rules) : null)
+  const side = Math.sign(qty)
+  const stop = at(levels?.stopLevel(s))
+  const take = at(levels?.takeLevel(s))
+  const trailing =
+    exitRules?.trailingStop === undefined
+      ? null
+      : { activation_price: at(levels?.exitActivation[s]), best_price: at(levels?.exitBest[s]), stop_price: at(levels?.trailLevel(s, side)) }
+  const protectedNow = stop !== null || take !== null || trailing !== null
+  return { stop_price: stop, take_profit_price: take, trailing, trigger: protectedNow ? (exitRules?.trigger ?? 'last') : null }
 }
 
 /** The symbols of a run, in its ledger's order. */
@@ -39,7 +72,7 @@ function runSymbols(run: RunRow): string[] {
   return run.symbols
 }
 
-function presentPosition(run: RunRow, symbol: string, s: number, ledger: LedgerState, lastClose: number | null, rules: SymbolRules): StrategyPosition {
+function presentPosition(run: RunRow, symbol: string, s: number, ledger: LedgerState, lastClose: number | null, rules: SymbolRules): Omit<StrategyPosition, 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger'> {
   const at = (key: string) => ledger.arrays[key]?.[s] ?? 0
   const qty = at('qty')
   const entry = at('entryPrice')

@@ -15,6 +15,7 @@ import { clientOrderIdPrefix, type OutcomeCounters } from '../record-outcome.js'
 import { type PendingOrders, stepRows } from '../record-step.js'
 import { intervalMs } from '../timeframes.js'
 import { RunFunding } from './run-funding.js'
+import { RunMinutes } from './run-minutes.js'
 import { type Step, StepAssembly } from './step-assembly.js'
 import type { RunnerDeps } from './runner-deps.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
@@ -66,6 +67,8 @@ export class MultiSymbolRunner {
   /** A live run's exchange side; undefined for a dry run. */
   private live: LiveSymbols | undefined
   private unsubscribeUser: (() => void) | undefined
+  /** A dry run's protective exits: each symbol's minutes of each step they are examined on. */
+  private minutes: RunMinutes[] = []
 
   constructor(
     readonly run: RunRow,
@@ -94,6 +97,8 @@ export class MultiSymbolRunner {
     this.pendingOrders = state?.pendingOrders ?? {}
     this.extra = { warmupFrom: state?.warmupFrom, firstActive: state?.firstActive }
     const warmup = this.sandbox ? this.sandbox.warmup : template.warmupBars(setup.params as never, this.interval)
+    const kind = this.broker.minuteKind
+    if (kind) this.minutes = run.symbols.map((symbol) => new RunMinutes(deps, symbol, this.interval, kind))
 
     // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
     run.symbols.forEach((symbol, s) => {
@@ -160,6 +165,7 @@ export class MultiSymbolRunner {
     this.unsubscribeUser?.()
     for (const unsubscribe of this.unsubscribes) unsubscribe()
     this.unsubscribes.length = 0
+    for (const minutes of this.minutes) minutes.close()
     if (this.wait) clearTimeout(this.wait.timer)
     this.wait = undefined
     void this.sandbox?.close()
@@ -303,9 +309,14 @@ export class MultiSymbolRunner {
   private async act(step: Step): Promise<void> {
     if (this.stopped) return
     const funding = await Promise.all(this.funding.map((f) => f.forBar(step.openTime)))
+    // Read before the module is fed: a read that fails leaves the step unacted for the next backfill, and the module unfed.
+    const minutes = await Promise.all(
+      this.minutes.map((m, s) => (step.bars[s] !== undefined && this.broker.minutesWanted(s) ? m.of(step.openTime) : undefined)),
+    )
+    for (const m of this.minutes) m.forget(step.openTime + this.interval)
     await this.feed([step], funding)
     if (this.live) return this.live.act(step, funding, step.openTime + this.interval)
-    await this.commit(this.broker.onStep(step, funding))
+    await this.commit(this.broker.onStep(step, funding, minutes))
   }
 
   /** Feeds a custom module the steps the broker is about to take; its failure ends the run in error. */

@@ -7,6 +7,7 @@ import type { UserDataStreams } from '../exchange/user-data-streams.js'
 import type { RunRow } from '../queries.js'
 import type { KlineStreams } from '../stream/kline-streams.js'
 import type { RunCommits } from './run-commits.js'
+import type { MarkKlineSource } from './shared-history.js'
 
 /** What the runner pool gives each runner, one-symbol or many. */
 export interface RunnerDeps {
@@ -14,6 +15,8 @@ export interface RunnerDeps {
   /** The pool's group commit: every write of a runner goes through it, fenced by the run's lease. */
   commits: Pick<RunCommits, 'commit'>
   history: HistorySource
+  /** Mark-price klines over REST: the minutes a dry run's exits with trigger mark examine. */
+  markKlines: MarkKlineSource
   streams: KlineStreams
   /** The symbol's rules for this run (a live run's brackets are its account's). */
   rules: (symbol: string, run: RunRow) => Promise<SymbolRules>

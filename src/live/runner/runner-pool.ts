@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
 import type { Db } from '../../db/connect.js'
 import { exchangeServerTime } from '../../market/exchange-clock.js'
+import { markPriceKlines } from '../../market/mark-price-klines.js'
 import type { MarketData } from '../../market/market-data.js'
 import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
 import { KlineStreams } from '../stream/kline-streams.js'
@@ -86,7 +87,7 @@ export class RunnerPool {
   constructor(private readonly options: RunnerPoolOptions) {
     this.streams = new KlineStreams(options.wsUrl)
     this.now = options.now ?? Date.now
-    this.history = new SharedHistory(new UpstreamHistory(options.market))
+    this.history = new SharedHistory(new UpstreamHistory(options.market), undefined, undefined, (...query) => markPriceKlines(options.market, ...query))
     this.commits = new RunCommits(options.db, this.owner, !options.serialTransactions)
     this.exchangeNow = sharedClock(() => exchangeServerTime(options.market))
     if (options.secrets) {
@@ -158,6 +159,7 @@ export class RunnerPool {
         db,
         commits: this.commits,
         history: this.history,
+        markKlines: (...query) => this.history.markKlines(...query),
         streams: this.streams,
         rules: async (symbol, live) => {
           const rules = await symbolRules(this.options.market, symbol)

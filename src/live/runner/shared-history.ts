@@ -1,4 +1,8 @@
 import type { FundingRow, HistorySource, KlineRow } from '../../backtests/history-store.js'
+import type { MarkPriceBar } from '../../market/mark-price-klines.js'
+
+/** Mark-price klines of one symbol and interval with open times in [startTime, endTime] (GET /fapi/v1/markPriceKlines). */
+export type MarkKlineSource = (symbol: string, interval: string, startTime: number, endTime: number, limit: number) => Promise<MarkPriceBar[]>
 
 /**
  * One runner pool's REST history reads, shared: a request identical to one in flight or answered in
@@ -14,6 +18,8 @@ export class SharedHistory implements HistorySource {
     private readonly source: HistorySource,
     private readonly ttlMs = 10_000,
     private readonly now: () => number = () => performance.now(),
+    /** Where mark-price klines come from (dry runs whose exits trigger on the mark price). */
+    private readonly marks?: MarkKlineSource,
   ) {}
 
   klines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<KlineRow[]> {
@@ -22,6 +28,13 @@ export class SharedHistory implements HistorySource {
 
   fundingRates(symbol: string, startTime: number, endTime: number, limit: number): Promise<FundingRow[]> {
     return this.shared(`f ${symbol} ${startTime} ${endTime} ${limit}`, () => this.source.fundingRates(symbol, startTime, endTime, limit))
+  }
+
+  /** Mark-price klines, shared as klines are: the runs of a symbol with mark-triggered exits ask for the same minutes at each close. */
+  markKlines(symbol: string, interval: string, startTime: number, endTime: number, limit: number): Promise<MarkPriceBar[]> {
+    const marks = this.marks
+    if (!marks) return Promise.reject(new Error('this history has no source of mark-price klines'))
+    return this.shared(`m ${symbol} ${interval} ${startTime} ${endTime} ${limit}`, () => marks(symbol, interval, startTime, endTime, limit))
   }
 
   private shared<T>(key: string, load: () => Promise<T>): Promise<T> {

@@ -11,6 +11,7 @@ import { paperSetup } from '../brokers/paper-setup.js'
 import { nextIntent, nextTradeId, orderStatus, type RunRow } from '../queries.js'
 import { clientOrderIdPrefix, type OutcomeCounters, outcomeRows, type RunState } from '../record-outcome.js'
 import { RunFunding } from './run-funding.js'
+import { RunMinutes } from './run-minutes.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
 import { feedModule, openRunTemplate, StepChain, stepFailed } from './run-steps.js'
 import type { RunnerDeps } from './runner-deps.js'
@@ -47,6 +48,8 @@ export class StrategyRunner {
   private sandbox: RunSandbox | undefined
   /** The symbol's filters, read at start: prices and quantities are written at its tick and step. */
   private rules!: SymbolRules
+  /** A dry run's protective exits: the minutes of each bar they are examined on. */
+  private minutes: RunMinutes | undefined
 
   constructor(
     readonly run: RunRow,
@@ -75,6 +78,8 @@ export class StrategyRunner {
     this.extra = { warmupFrom: state?.warmupFrom, firstActive: state?.firstActive }
 
     const warmup = this.sandbox ? this.sandbox.warmup : template.warmupBars(setup.params as never, this.interval)
+    const kind = paper.minuteKind
+    if (kind) this.minutes = new RunMinutes(deps, run.symbol, this.interval, kind)
     // Subscribe first so no closed bar is lost while history loads; the chain orders everything.
     this.unsubscribe = deps.streams.subscribe(run.symbol, run.timeframe, (event) => {
       if (event.type === 'closed') this.enqueue(() => this.onBar(event.bar, event.receivedAt))
@@ -131,6 +136,7 @@ export class StrategyRunner {
     this.stopped = true
     this.unsubscribe?.()
     this.unsubscribeUser?.()
+    this.minutes?.close()
     void this.sandbox?.close()
   }
 
@@ -216,9 +222,12 @@ export class StrategyRunner {
   private async act(bar: ClosedBar): Promise<void> {
     if (this.stopped) return
     const funding = await this.funding.forBar(bar.openTime)
+    // Read before the module is fed: a read that fails leaves the bar unacted for the next backfill, and the module unfed.
+    const minutes = this.broker instanceof PaperBroker && this.broker.minutesWanted ? await this.minutes!.of(bar.openTime) : undefined
+    this.minutes?.forget(bar.openTime + this.interval)
     await this.feed([bar], funding)
     if (this.live && this.broker instanceof ExchangeBroker) return this.actLive(this.live, this.broker, bar, funding)
-    await this.commit(this.broker.onClosedBar(bar, funding), undefined)
+    await this.commit((this.broker as PaperBroker).onClosedBar(bar, funding, minutes), undefined)
   }
 
   /** A live run's bar: settle what is pending, step the template, and send its new target as one order. */

@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { JobCreate, TemplateInfo } from '../api/types.js'
 import { ErrorBox, Loading } from './async.js'
+import { ExitFields, exitsBody, exitsDraftOf, type ExitsDraft } from './exit-fields.js'
 import { defaultsOf, ParamsEditor, type Params } from './params-editor.js'
 import { templateLabel, TIMEFRAMES, useTemplates } from './templates.js'
 
-/** What a strategy and a backtest share: template and params, symbols, timeframe, capital, leverage. */
+/** What a strategy and a backtest share: template and params, symbols, timeframe, capital, leverage, protective exits. */
 export interface StrategyDraft {
   templateId: string
   params: Params
@@ -13,12 +14,14 @@ export interface StrategyDraft {
   timeframe: string
   capital: string
   leverage: number
+  exits: ExitsDraft
 }
 
 type Timeframe = NonNullable<JobCreate['timeframe']>
 
 /** The draft as the API's fields (POST /v1/strategies and POST /v1/backtest/jobs name them alike). */
-export function draftBody(draft: StrategyDraft): { template_id: string; params: Params; symbols: string[]; timeframe: Timeframe; capital: string; leverage: number } {
+export function draftBody(draft: StrategyDraft): { template_id: string; params: Params; symbols: string[]; timeframe: Timeframe; capital: string; leverage: number; exits?: NonNullable<JobCreate['exits']> } {
+  const exits = exitsBody(draft.exits) as JobCreate['exits']
   return {
     template_id: draft.templateId,
     params: draft.params,
@@ -26,6 +29,7 @@ export function draftBody(draft: StrategyDraft): { template_id: string; params: 
     timeframe: draft.timeframe as Timeframe,
     capital: draft.capital.trim(),
     leverage: draft.leverage,
+    ...(exits ? { exits } : {}),
   }
 }
 
@@ -34,10 +38,10 @@ export function draftBody(draft: StrategyDraft): { template_id: string; params: 
  * params when the template changes. `initial.params` (a configuration to repeat) overlays the starting
  * template's defaults once.
  */
-export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'capital'> & Partial<Pick<StrategyDraft, 'templateId' | 'params' | 'symbols' | 'leverage'>>) {
+export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'capital'> & Partial<Pick<StrategyDraft, 'templateId' | 'params' | 'symbols' | 'leverage' | 'exits'>>) {
   const templates = useTemplates()
   const { params: initialParams, ...rest } = initial
-  const [draft, setDraft] = useState<StrategyDraft>({ templateId: '', params: {}, symbols: 'BTCUSDT', leverage: 1, ...rest })
+  const [draft, setDraft] = useState<StrategyDraft>({ templateId: '', params: {}, symbols: 'BTCUSDT', leverage: 1, exits: exitsDraftOf(undefined), ...rest })
   const pendingParams = useRef(initialParams)
   const template: TemplateInfo | undefined = templates.data?.find((t) => t.id === draft.templateId)
   useEffect(() => {
@@ -52,8 +56,11 @@ export function useStrategyDraft(initial: Pick<StrategyDraft, 'timeframe' | 'cap
   return { templates, template, draft, setDraft }
 }
 
-/** The shared inputs, laid out in the caller's `.form-grid`; the params editor spans the grid. */
-export function StrategyFields({ state }: { state: ReturnType<typeof useStrategyDraft> }) {
+/**
+ * The shared inputs, laid out in the caller's `.form-grid`; the params editor spans the grid. `problem`:
+ * the API's refusal of an exits field, shown at that field.
+ */
+export function StrategyFields({ state, problem }: { state: ReturnType<typeof useStrategyDraft>; problem?: { field: string; message: string } | undefined }) {
   const { templates, template, draft, setDraft } = state
   if (templates.error) return <ErrorBox error={templates.error} />
   if (!templates.data) return <Loading what="templates" />
@@ -99,6 +106,7 @@ export function StrategyFields({ state }: { state: ReturnType<typeof useStrategy
           </div>
         </>
       ) : null}
+      <ExitFields value={draft.exits} onChange={(exits) => set({ exits })} problem={problem} />
     </>
   )
 }

@@ -3,6 +3,7 @@ import { rememberSubmitted } from '../../api/backtest-watch.js'
 import { api } from '../../api/endpoints.js'
 import type { JobCreate } from '../../api/types.js'
 import { ErrorBox, toError } from '../../components/async.js'
+import { exitFieldError, exitsDraftOf, FieldError } from '../../components/exit-fields.js'
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
 import { navigate } from '../../router.js'
 import { RunSpanCoverage, RunSpanFields, useRunSpan } from './run-span.js'
@@ -19,10 +20,13 @@ export function BacktestForm({ templateId, initial }: { templateId?: string; ini
     ...(initial?.params ? { params: initial.params } : {}),
     ...(initial?.symbols ? { symbols: initial.symbols.join(',') } : {}),
     ...(initial?.leverage ? { leverage: initial.leverage } : {}),
+    exits: exitsDraftOf(initial?.exits),
   })
+  const [slippage, setSlippage] = useState(initial?.slippage_bps ?? '')
   const span = useRunSpan(initial)
   const [error, setError] = useState<Error>()
   const [busy, setBusy] = useState(false)
+  const problem = exitFieldError(error)
 
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -30,7 +34,7 @@ export function BacktestForm({ templateId, initial }: { templateId?: string; ini
     setError(undefined)
     // A repeated custom template runs the version it ran before, while the user keeps that template.
     const version = initial?.template_version !== undefined && state.draft.templateId === initial.template_id ? { template_version: initial.template_version } : {}
-    const body: JobCreate = { ...draftBody(state.draft), ...span.body(), ...version }
+    const body: JobCreate = { ...draftBody(state.draft), ...span.body(), ...version, ...(slippage.trim() ? { slippage_bps: slippage.trim() } : {}) }
     try {
       const job = await api.createBacktest(body)
       rememberSubmitted(job)
@@ -43,10 +47,16 @@ export function BacktestForm({ templateId, initial }: { templateId?: string; ini
 
   return (
     <form class="card form-grid" onSubmit={submit} data-testid="backtest-form">
-      <StrategyFields state={state} />
+      <StrategyFields state={state} problem={problem} />
       <RunSpanFields span={span} />
+      <label>
+        Slippage (bps)
+        <input name="slippage_bps" inputMode="decimal" placeholder="0" value={slippage} onInput={(e) => setSlippage(e.currentTarget.value)} />
+        <small>worsens every market fill, 0 to 1000</small>
+        <FieldError problem={problem} field="slippage_bps" />
+      </label>
       <div class="wide">
-        <ErrorBox error={error} />
+        <ErrorBox error={problem ? undefined : error} />
         <button type="submit" class="primary" disabled={busy || !state.template} data-testid="backtest-submit">
           {busy ? 'Submitting…' : 'Run backtest'}
         </button>

@@ -7,7 +7,7 @@ import { seconds } from '../../charts/chart-host.js'
 import { LineChart, type Line } from '../../charts/line-chart.js'
 import { money, time } from '../../format.js'
 import { navigate } from '../../router.js'
-import { MetricsGrid } from './metrics.js'
+import { ExitFacts, MetricsGrid } from './metrics.js'
 import { PricePanel } from './price-panel.js'
 import { TradesTable } from './trades-table.js'
 
@@ -67,6 +67,7 @@ export function BacktestResult({ job }: { job: Job }) {
           <dd>{result.open_positions?.length ?? 0}</dd>
         </div>
       </dl>
+      <ExitFacts job={job} />
       <h2>Equity</h2>
       <LineChart lines={equity} testId="equity-chart" label="Equity, one point per day" />
       <h2>Drawdown</h2>
@@ -74,7 +75,7 @@ export function BacktestResult({ job }: { job: Job }) {
       <h2>Price and trades</h2>
       <PricePanel job={job} />
       <h2>Trades</h2>
-      <TradesTable trades={result.trades ?? []} />
+      <TradesTable trades={result.trades ?? []} protective={result.metrics.exit_reasons !== undefined} />
       {result.gaps?.length ? (
         <>
           <h2>Gaps in the history</h2>
@@ -111,8 +112,8 @@ function SaveAsStrategy({ job, warnings }: { job: Job; warnings: string[] }) {
   const save = async (event: Event) => {
     event.preventDefault()
     try {
-      const { template_id, params, symbols, timeframe, capital, leverage } = job.config
-      const strategy = await api.createStrategy({ name, template_id, params, symbols, timeframe, capital, leverage })
+      const { template_id, params, symbols, timeframe, capital, leverage, exits } = job.config
+      const strategy = await api.createStrategy({ name, template_id, params, symbols, timeframe, capital, leverage, ...(exits ? { exits } : {}) })
       navigate(`/strategies/${strategy.id}`)
     } catch (failure) {
       setError(toError(failure))

@@ -63,6 +63,8 @@ function PriceBody({ job, width }: { job: Job; width: number }) {
   )
   const trades = useMemo(() => (job.result?.trades ?? []).filter((t) => t.symbol === symbol), [job, symbol])
   const decimals = usePriceDecimals([symbol])
+  const configured = job.config.exits
+  const exits = configured && (configured.stop_loss !== undefined || configured.take_profit !== undefined) ? { stopLoss: fraction(configured.stop_loss), takeProfit: fraction(configured.take_profit) } : undefined
   return (
     <div>
       <div class="toolbar">
@@ -75,10 +77,19 @@ function PriceBody({ job, width }: { job: Job; width: number }) {
         ) : (
           <strong>{symbol}</strong>
         )}
-        <span class="muted">{interval} candles; ▲▼ entries, ● exits; a number: that many fills share the marker until you zoom in</span>
+        <span class="muted">
+          {interval} candles; ▲▼ entries, ● exits by signal, ■ protective exits (stop red, target green, trailing amber, liquidation purple); a number: that many fills share the marker until you zoom in
+        </span>
+        {exits ? (
+          <span class="muted" data-testid="level-legend" title="Drawn from the job's configured exits at each entry price. A trailing stop's moves and levels a strategy module states are not in the result, so they are not drawn.">
+            dashed: each trade's configured stop and target (entry × (1 ∓ fraction)), as set at entry; trailing stops' moves and a module's own levels are not drawn
+          </span>
+        ) : null}
       </div>
       <ErrorBox error={klines.error} />
-      {klines.data ? <PriceChart klines={klines.data.rows} trades={trades} intervalMs={klines.data.intervalMs} priceDecimals={decimals(symbol)} testId="price-chart" /> : klines.error ? null : <Loading what="prices" />}
+      {klines.data ? <PriceChart klines={klines.data.rows} trades={trades} intervalMs={klines.data.intervalMs} priceDecimals={decimals(symbol)} testId="price-chart" exits={exits} /> : klines.error ? null : <Loading what="prices" />}
     </div>
   )
 }
+
+const fraction = (text: string | undefined) => (text === undefined ? undefined : Number(text))

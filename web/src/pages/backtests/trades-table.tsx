@@ -1,14 +1,16 @@
 import type { BacktestTrade } from '../../api/types.js'
 import { TableWrap } from '../../components/async.js'
+import { EXIT_STYLE } from '../../charts/trade-markers.js'
 import { Pager, usePages } from '../../components/pager.js'
 import { usePriceDecimals } from '../../api/symbol-rules.js'
 import { num, price, QUOTE, sign, time } from '../../format.js'
 
 /**
  * Every closed trade of a result, a page of 100 at a time; rows carry the API's exact values in data-*
- * attributes. On a phone the secondary columns give way, so side, entry and PnL stay in sight.
+ * attributes. On a phone the secondary columns give way, so side, entry and PnL stay in sight, and the
+ * exit reason too in a run with protective exits (`protective`), where it says which level closed the trade.
  */
-export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
+export function TradesTable({ trades, protective = false }: { trades: BacktestTrade[]; protective?: boolean }) {
   const paging = usePages(trades)
   const rows = paging.rows
   const decimals = usePriceDecimals(rows.map((t) => t.symbol))
@@ -33,7 +35,7 @@ export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
               <th class="num" data-key="pnl" title="Net of fees and funding">
                 PnL ({QUOTE})
               </th>
-              <th class="secondary">Exit reason</th>
+              <th class={protective ? undefined : 'secondary'}>Exit reason</th>
             </tr>
           </thead>
           <tbody>
@@ -50,6 +52,7 @@ export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
                 data-qty={t.qty}
                 data-fee={t.fee}
                 data-pnl={t.pnl}
+                data-exit-reason={t.exit_reason}
               >
                 <td class="num">{t.id}</td>
                 <td>
@@ -64,7 +67,7 @@ export function TradesTable({ trades }: { trades: BacktestTrade[] }) {
                 <td class="num secondary">{num(t.fee)}</td>
                 <td class="num secondary">{num(t.funding)}</td>
                 <td class={`num ${sign(t.pnl)}`}>{num(t.pnl)}</td>
-                <td class="secondary">{t.exit_reason ?? ''}</td>
+                <td class={protective ? undefined : 'secondary'}>{t.exit_reason ? <span class={`reason ${t.exit_reason}`} style={{ color: EXIT_STYLE[t.exit_reason]?.color }}>{t.exit_reason.replace('_', ' ')}</span> : ''}</td>
               </tr>
             ))}
           </tbody>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import type { Strategy } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError, useAsync } from '../../components/async.js'
+import { exitFieldError } from '../../components/exit-fields.js'
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
 import { num, pct, QUOTE, sign, time } from '../../format.js'
 import { SERVER_CLOCK } from '../../components/clocks.js'
@@ -122,9 +123,9 @@ function StrategyForm() {
         Name
         <input name="name" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
-      <StrategyFields state={state} />
+      <StrategyFields state={state} problem={exitFieldError(error)} />
       <div class="wide">
-        <ErrorBox error={error} />
+        <ErrorBox error={exitFieldError(error) ? undefined : error} />
         <button type="submit" class="primary" disabled={!state.template} data-testid="strategy-submit">
           Create
         </button>

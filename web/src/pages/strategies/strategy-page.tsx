@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import { client } from '../../api/session.js'
+import { exitsText } from '../../../../src/backtests/exit-text.js'
 import type { Strategy, StrategyOrder, StrategyPosition, StrategyTrade, StreamMessage } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError } from '../../components/async.js'
 import { usePriceDecimals } from '../../api/symbol-rules.js'
@@ -11,7 +12,7 @@ import { describeStreamMessage } from './stream-entry.js'
 import { ModeBadge } from './run-mode.js'
 
 /** A position as GET /v1/strategies/{id}/positions gives it; one from a position_opened message lacks the marks until re-read. */
-type Position = Pick<StrategyPosition, 'symbol' | 'side' | 'qty' | 'entry_price' | 'opened_at'> & Partial<Pick<StrategyPosition, 'mark_price' | 'unrealized_pnl' | 'liquidation_price' | 'mode'>>
+type Position = Pick<StrategyPosition, 'symbol' | 'side' | 'qty' | 'entry_price' | 'opened_at'> & Partial<Pick<StrategyPosition, 'mark_price' | 'unrealized_pnl' | 'liquidation_price' | 'mode' | 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger'>>
 
 /** `time`: the fill's (the exchange's clock), or for an order not filled when we recorded it (ours). */
 type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string; clock: 'exchange' | 'server' }
@@ -131,6 +132,9 @@ export function StrategyPage({ id }: { id: string }) {
         {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {money(strategy.capital)} · ×{strategy.leverage} · params{' '}
         <code>{JSON.stringify(strategy.params)}</code>
       </p>
+      <p class="muted" data-testid="strategy-exits" data-exits={strategy.exits ? JSON.stringify(strategy.exits) : ''}>
+        Protective exits: {exitsText(strategy.exits) ?? 'none'}
+      </p>
       {strategy.last_error ? <LastError strategy={strategy} onChange={setStrategy} /> : null}
       <dl class="metrics" data-testid="strategy-stats">
         <div data-stat="total_pnl" data-value={stats.total_pnl}>
@@ -175,6 +179,7 @@ export function StrategyPage({ id }: { id: string }) {
                   {p.liquidation_price ? ` · liquidation ${tick(p.symbol, p.liquidation_price)}` : ''}
                 </>
               ) : null}
+              <ProtectingLevels position={p} tick={(value) => tick(p.symbol, value)} />
             </p>
           ))
         ) : (
@@ -292,5 +297,24 @@ function LastError({ strategy, onChange }: { strategy: Strategy; onChange: (s: S
       ) : null}
       <ErrorBox error={error} />
     </div>
+  )
+}
+
+/** What protects a position now (GET …/positions): its stop, target and trailing stop, judged on last or mark prices. */
+function ProtectingLevels({ position: p, tick }: { position: Position; tick: (value: string) => string }) {
+  const parts: string[] = []
+  if (p.stop_price) parts.push(`stop ${tick(p.stop_price)}`)
+  if (p.take_profit_price) parts.push(`take profit ${tick(p.take_profit_price)}`)
+  if (p.trailing) {
+    if (p.trailing.stop_price) parts.push(`trailing stop ${tick(p.trailing.stop_price)} (best ${p.trailing.best_price ? tick(p.trailing.best_price) : '-'})`)
+    else if (p.trailing.activation_price) parts.push(`trailing from ${tick(p.trailing.activation_price)}`)
+  }
+  if (parts.length === 0) return null
+  return (
+    <span data-testid="position-levels" data-stop={p.stop_price ?? ''} data-take-profit={p.take_profit_price ?? ''}>
+      {' '}
+      · {parts.join(' · ')}
+      {p.trigger ? ` (${p.trigger} price)` : ''}
+    </span>
   )
 }

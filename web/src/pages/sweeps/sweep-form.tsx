@@ -3,6 +3,7 @@ import { api } from '../../api/endpoints.js'
 import type { Objective, SweepCreate } from '../../api/sweep-types.js'
 import { rememberSweep } from '../../api/sweep-watch.js'
 import { ErrorBox, toError } from '../../components/async.js'
+import { exitFieldError } from '../../components/exit-fields.js'
 import { draftBody, StrategyFields, useStrategyDraft } from '../../components/strategy-fields.js'
 import { navigate } from '../../router.js'
 import { RunSpanCoverage, RunSpanFields, useRunSpan } from '../backtests/run-span.js'
@@ -56,7 +57,7 @@ export function SweepForm() {
 
   return (
     <form class="card form-grid" onSubmit={submit} data-testid="sweep-form">
-      <StrategyFields state={state} />
+      <StrategyFields state={state} problem={exitFieldError(error)} />
       <RunSpanFields span={span} />
       {state.template ? (
         <div class="wide">
@@ -106,7 +107,7 @@ export function SweepForm() {
         )}
       </fieldset>
       <div class="wide">
-        <ErrorBox error={error} />
+        <ErrorBox error={exitFieldError(error) ? undefined : error} />
         <button type="submit" class="primary" disabled={busy || !state.template} data-testid="sweep-submit">
           {busy ? 'Submitting…' : 'Run sweep'}
         </button>
