@@ -55,6 +55,8 @@ describe('protective exits in the dashboard at 1280 and 390 px (pglite, replay e
       assert.match((await refusal.textContent())!, /stop_loss/)
       assert.equal(await page.getAttribute('input[name="exits.stop_loss"]', 'aria-invalid'), 'true')
       assert.equal(await page.$('[data-testid=backtest-form] [data-testid=error]'), null, 'shown at the field, not again in the box')
+      // The browser logs the refused POST's 400 as a failed resource: expected here, and the only error allowed.
+      assert.deepEqual(d.consoleErrors.splice(0), ['Failed to load resource: the server responded with a status of 400 (Bad Request)'])
 
       await page.fill('input[name="exits.stop_loss"]', '0.005')
       await page.fill('input[name="exits.take_profit"]', '0.01')
