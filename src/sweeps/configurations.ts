@@ -1,7 +1,8 @@
 import { invalidParameter } from '../http/errors.js'
 import { MAX_CONFIGURATIONS, type SweepCreate } from './schemas.js'
 
-export type Combination = Record<string, number | boolean>
+/** A configuration's swept values: numbers, switches, or an exits fraction as written (swept-exits.ts). */
+export type Combination = Record<string, number | boolean | string>
 type Grid = NonNullable<SweepCreate['grid']>
 type Random = NonNullable<SweepCreate['random']>
 
@@ -48,7 +49,9 @@ function gridCombinations(grid: Grid): Combination[] {
 /** Draws with mulberry32 from `seed`; each param in the space's key order, so a seed always draws the same. */
 function randomCombinations(random: Random, isInteger: (name: string) => boolean): Combination[] {
   const next = mulberry32(random.seed ?? 1)
-  const draws = Object.entries(random.space).map(([name, { min, max, step }]) => {
+  const draws = Object.entries(random.space).map(([name, range]) => {
+    // An exits bound may be a decimal string, checked as one before (swept-exits.ts).
+    const [min, max, step] = [Number(range.min), Number(range.max), range.step]
     const field = `random.space.${name}`
     if (!(min <= max)) throw invalidParameter(field, `${field}.min must not exceed its max`)
     if (step !== undefined) {

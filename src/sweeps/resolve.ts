@@ -10,6 +10,7 @@ import { type PropertySchema, templateById, valueProblem } from '../templates/va
 import { type Combination, combinationsOf, sweptField } from './configurations.js'
 import { MAX_CONFIGURATIONS, type SweepConfig, type SweepCreate } from './schemas.js'
 import { binomial, WALK_FORWARD_OBJECTIVES } from './statistics/index.js'
+import { exitFieldOf, exitText, isExitKey, splitConfiguration, SWEPT_EXIT_FIELDS, sweptExitsProblem } from './swept-exits.js'
 
 const DEFAULT_BLOCKS = 16
 /**
@@ -36,6 +37,10 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
   const swept = Object.keys(input.grid ?? input.random?.space ?? {})
   for (const name of swept) {
     const field = sweptField(input, name)
+    if (isExitKey(name)) {
+      checkExitKey(input, name, field)
+      continue
+    }
     const schema = properties[name]
     if (!schema) throw invalidParameter(field, `${name} is not a parameter of ${base.template_id}; its parameters are ${Object.keys(properties).join(', ')}`)
     const check = (at: string, value: unknown) => {
@@ -45,8 +50,14 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
     if (input.grid) for (const value of input.grid[name]!) check(field, value)
     else for (const bound of ['min', 'max'] as const) check(`${field}.${bound}`, input.random!.space[name]![bound])
   }
+  checkExitRanges(input, base)
   const combinations = combinationsOf(input, (name) => properties[name]?.type === 'integer')
-  const configurations = await validCombinations(userId, base, combinations, catalog, moduleValidates)
+  const parts = combinations.map((combination) => configurationParts(combination))
+  for (const { swept } of parts) {
+    const problem = sweptExitsProblem(base.exits, swept, (key) => sweptField(input, key))
+    if (problem) throw refusal(problem)
+  }
+  const configurations = await validCombinations(userId, base, parts, catalog, moduleValidates)
   if (configurations.valid.length === 0) {
     throw invalidParameter(input.grid ? 'grid' : 'random', `none of the ${combinations.length} configurations is valid for ${base.template_id}: ${configurations.firstProblem}`)
   }
@@ -103,7 +114,8 @@ async function resolveBaseWithin(db: Db, userId: number, input: SweepCreate, cat
     }
     for (const combination of combinations.slice(0, BASE_TRIES)) {
       try {
-        return await resolveBase(db, userId, { ...input, base: { ...input.base, params: { ...input.base.params, ...combination } } }, catalog, now)
+        const { params } = splitConfiguration(combination)
+        return await resolveBase(db, userId, { ...input, base: { ...input.base, params: { ...input.base.params, ...params } } }, catalog, now)
       } catch (retry) {
         if (!(retry instanceof AppError) || retry.code !== 'INVALID_PARAMETER') throw retry
       }
@@ -121,19 +133,21 @@ async function paramsSchemaOf(db: Db, userId: number, base: Pick<JobConfig, 'tem
 }
 
 /**
- * Each combination over the base params, resolved by the template: a built-in's refine, a user's
- * module's validate() in its sandbox (only when it exports one: its schema checks were done above).
+ * Each combination's params over the base params, resolved by the template: a built-in's refine, a user's
+ * module's validate() in its sandbox (only when it exports one: its schema checks were done above). A
+ * valid configuration is its resolved params and its swept exits keys.
  */
-async function validCombinations(userId: number, base: JobConfig, combinations: Combination[], catalog: TemplateCatalog, moduleValidates: boolean) {
-  const paramsList = combinations.map((combination) => ({ ...base.params, ...combination }))
+async function validCombinations(userId: number, base: JobConfig, combinations: ConfigurationParts[], catalog: TemplateCatalog, moduleValidates: boolean) {
+  const paramsList = combinations.map(({ params }) => ({ ...base.params, ...params }))
   // A user's module without validate() has nothing to say beyond the schema checks done already.
   const resolved = isCustomTemplateId(base.template_id) && !moduleValidates ? paramsList : await catalog.resolveParamsMany(userId, base.template_id, paramsList, { version: base.template_version })
   const valid: Record<string, unknown>[] = []
   let firstProblem = ''
   resolved.forEach((one, i) => {
-    if (!(one instanceof AppError)) return void valid.push(one)
+    const { params, swept } = combinations[i]!
+    if (!(one instanceof AppError)) return void valid.push({ ...one, ...swept })
     if (one.code !== 'INVALID_PARAMETER') throw one
-    firstProblem ||= `${JSON.stringify(combinations[i])}: ${one.message}`
+    firstProblem ||= `${JSON.stringify(params)}: ${one.message}`
   })
   return { valid, firstProblem }
 }
@@ -161,5 +175,41 @@ function checkDays(base: JobConfig, blocks: number, walkForward: SweepCreate['wa
   }
   if (walkForward && walkForward.in_sample_days + walkForward.out_of_sample_days > days) {
     throw invalidParameter('walk_forward.in_sample_days', `in_sample_days + out_of_sample_days (${walkForward.in_sample_days + walkForward.out_of_sample_days}) exceed the range's ${days} days`)
+  }
+}
+
+/** A combination as a run takes it: the template's params, and the swept exits keys as decimal strings. */
+interface ConfigurationParts {
+  params: Record<string, unknown>
+  swept: Record<string, string>
+}
+
+function configurationParts(combination: Combination): ConfigurationParts {
+  const { params, swept } = splitConfiguration(combination)
+  return { params, swept: Object.fromEntries(Object.entries(swept).map(([key, value]) => [key, exitText(value)!])) }
+}
+
+/** A swept exits key names a field that can be swept, and its grid values or random bounds are numbers or strings. */
+function checkExitKey(input: SweepCreate, name: string, field: string): void {
+  if (!exitFieldOf(name)) {
+    throw invalidParameter(field, `${name} cannot be swept; the exits a sweep searches are ${SWEPT_EXIT_FIELDS.map((one) => `exits.${one}`).join(', ')}`)
+  }
+  const values = input.grid ? input.grid[name]! : [input.random!.space[name]!.min, input.random!.space[name]!.max]
+  if (values.some((value) => exitText(value) === undefined)) throw invalidParameter(field, `${field} takes fractions, as numbers (0.02) or decimal strings ("0.02")`)
+}
+
+/**
+ * A random search's exits bounds checked as exits: every swept field at its min, then at its max, over
+ * the base's exits (errors name random.space.exits.<field>.min or .max). A grid's values are checked
+ * configuration by configuration.
+ */
+function checkExitRanges(input: SweepCreate, base: JobConfig): void {
+  const space = input.random?.space ?? {}
+  const keys = Object.keys(space).filter(isExitKey)
+  if (keys.length === 0) return
+  for (const bound of ['min', 'max'] as const) {
+    const swept = Object.fromEntries(keys.map((key) => [key, exitText(space[key]![bound])!]))
+    const problem = sweptExitsProblem(base.exits, swept, (key) => `random.space.${key}.${bound}`)
+    if (problem) throw refusal(problem)
   }
 }

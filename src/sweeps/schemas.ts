@@ -9,19 +9,24 @@ export const MAX_CONFIGURATIONS = 10_000
 export const OBJECTIVES = ['sharpe', 'sortino', 'calmar', 'cagr', 'max_drawdown', 'win_rate', 'profit_factor', 'expected_value', 'total_trades'] as const
 export type Objective = (typeof OBJECTIVES)[number]
 
-const ParamName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' })
-const ParamValue = Type.Union([Type.Number(), Type.Boolean()])
+/** A template param, or a protective exit of the base's exits (exits.stop_loss, …; judged in swept-exits.ts). */
+const ParamName = Type.String({ pattern: '^([A-Za-z_][A-Za-z0-9_]{0,63}|exits\\.[a-z_]{1,32})$' })
+const ExitFraction = Type.String({ maxLength: 40, description: 'An exits.* fraction as a decimal string, e.g. "0.02"' })
+const ParamValue = Type.Union([Type.Number(), Type.Boolean(), ExitFraction])
+const RangeBound = Type.Union([Type.Number(), ExitFraction])
+const EXITS_SWEPT =
+  'Keys exits.stop_loss, exits.take_profit, exits.trailing_stop and exits.trailing_activation sweep that field of base.exits (numbers or decimal strings; each configuration\'s exits checked as a job\'s), and show in each run\'s params under the same key.'
 
 const GridSchema = Type.Record(ParamName, Type.Array(ParamValue, { minItems: 1, maxItems: MAX_CONFIGURATIONS }), {
   minProperties: 1,
   maxProperties: 16,
-  description: '{param: [values…]}: the cartesian product, the last param varying fastest',
+  description: `{param: [values…]}: the cartesian product, the last param varying fastest. ${EXITS_SWEPT}`,
 })
 
 const RangeSchema = Type.Object(
   {
-    min: Type.Number(),
-    max: Type.Number(),
+    min: RangeBound,
+    max: RangeBound,
     step: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Values min + k·step only' })),
   },
   { additionalProperties: false },
@@ -34,7 +39,7 @@ const RandomSchema = Type.Object(
     space: Type.Record(ParamName, RangeSchema, {
       minProperties: 1,
       maxProperties: 16,
-      description: 'Each param drawn uniformly from [min, max] (an integer param from its integers, or from min + k·step)',
+      description: `Each param drawn uniformly from [min, max] (an integer param from its integers, or from min + k·step). ${EXITS_SWEPT}`,
     }),
   },
   { additionalProperties: false },
@@ -73,6 +78,10 @@ export const SweepConfigSchema = Type.Object({
   skipped: Type.Integer({ description: "Combinations the template's rule across params refuses (e.g. sma_cross fast ≥ slow), not run" }),
 })
 export type SweepConfig = Static<typeof SweepConfigSchema>
+
+const RunParams = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'The template\'s params the run resolved to, and the swept exits it ran with under their grid keys (e.g. "exits.stop_loss": "0.02", a decimal string)',
+})
 
 const Nullable = (description: string) => Type.Union([Type.Number(), Type.Null()], { description })
 
@@ -130,7 +139,7 @@ export const WalkForwardResultSchema = Type.Object({
       in_sample: DaySpanSchema,
       out_of_sample: DaySpanSchema,
       run_id: Type.String({ description: 'The configuration chosen in sample' }),
-      params: Type.Record(Type.String(), Type.Unknown()),
+      params: RunParams,
       in_sample_metric: Type.Union([Type.Number(), Type.Null()], { description: 'Its objective in sample' }),
       in_sample_metrics: SliceMetricsSchema,
       out_of_sample_metrics: SliceMetricsSchema,
@@ -145,7 +154,7 @@ export const WalkForwardResultSchema = Type.Object({
 })
 
 export const SweepResultSchema = Type.Object({
-  best: Type.Object({ run_id: Type.String(), params: Type.Record(Type.String(), Type.Unknown()), metrics: MetricsSchema }),
+  best: Type.Object({ run_id: Type.String(), params: RunParams, metrics: MetricsSchema }),
   statistics: SweepStatisticsSchema,
   walk_forward: Type.Optional(WalkForwardResultSchema),
 })
@@ -194,7 +203,7 @@ export type RunsQuery = Static<typeof RunsQuerySchema>
 
 export const SweepRunSchema = Type.Object({
   run_id: Type.String({ description: 'r1 … rN in configuration order; the columns of GET …/returns' }),
-  params: Type.Record(Type.String(), Type.Unknown()),
+  params: RunParams,
   metrics: MetricsSchema,
 })
 export type SweepRun = Static<typeof SweepRunSchema>

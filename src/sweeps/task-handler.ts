@@ -9,6 +9,8 @@ import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, rec
 import { encodeFloats, returnsMatrix } from './returns.js'
 import { sweepResult } from './result.js'
 import type { Objective, SweepConfig } from './schemas.js'
+import { configurationExits, splitConfiguration } from './swept-exits.js'
+import { exitRulesOf } from '../strategies/exits.js'
 import { SWEEP_QUEUE, type SweepTask } from './task-message.js'
 
 /** Runs stored together: one transaction per batch, and at least every STORE_MS. */
@@ -75,9 +77,9 @@ async function runTask(work: WorkContext, inputs: Map<string, Promise<SweepInput
     await db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'done', result, best: result.best as Record<string, unknown> }, new Date(now())))
     return
   }
-  const shared = await sweepInput(work, inputs, message.sweepId, sweep.user_id, config)
   const configurations = await configurationsOf(db, message.sweepId, task.first_run, task.run_count)
-  await runConfigurations(work, message.sweepId, shared, config.objective, task.first_run, configurations, lost)
+  const shared = await sweepInput(work, inputs, message.sweepId, sweep.user_id, config)
+  await runConfigurations(work, message.sweepId, shared, config, task.first_run, configurations, lost)
   if (lost.aborted) return
   await db.transaction().execute(async (trx) => {
     const finished = await finishRunsTask(trx, message.sweepId, task.task_no, task.attempt)
@@ -95,7 +97,7 @@ async function runConfigurations(
   work: WorkContext,
   sweepId: string,
   shared: SweepInput,
-  objective: Objective,
+  { base, objective }: SweepConfig,
   firstRun: number,
   configurations: Record<string, unknown>[],
   lost: AbortSignal,
@@ -112,7 +114,7 @@ async function runConfigurations(
     storing = storing.then(() => work.db.transaction().execute(async (trx) => void (await storeRuns(trx, sweepId, batch, days!))))
     storing.catch(() => undefined) // awaited at the end; never an unhandled rejection meanwhile
   }
-  const inFlight: Promise<RunSummary>[] = []
+  const inFlight: Promise<{ summary: RunSummary; swept: Record<string, string> }>[] = []
   const running = new Set<() => void>()
   lost.addEventListener('abort', () => {
     for (const cancel of running) cancel()
@@ -120,18 +122,21 @@ async function runConfigurations(
   let submitted = 0
   const submit = () => {
     if (submitted >= configurations.length) return
-    const run = work.pool.summarize({ ...shared.input, params: configurations[submitted++] }, shared.custom)
+    // Only the run's params and exits are its own: the history is the sweep's, shared.
+    const { params, swept } = splitConfiguration(configurations[submitted++]!)
+    const exits = configurationExits(base.exits, swept)
+    const run = work.pool.summarize({ ...shared.input, params, exits: exits && exitRulesOf(exits) }, shared.custom)
     running.add(run.cancel)
-    const result = run.result.finally(() => running.delete(run.cancel))
+    const result = run.result.then((summary) => ({ summary, swept })).finally(() => running.delete(run.cancel))
     result.catch(() => undefined) // awaited in the loop, or settled below when the loop ends early
     inFlight.push(result)
   }
   for (let i = 0; i < IN_FLIGHT; i++) submit()
   for (let k = 0; k < configurations.length && !lost.aborted; k++) {
-    const result = await inFlight.shift()!
+    const { summary, swept } = await inFlight.shift()!
     submit()
-    days ??= encodeFloats(result.times)
-    pending.push(storedRun(firstRun + k, result, objective))
+    days ??= encodeFloats(summary.times)
+    pending.push(storedRun(firstRun + k, summary, swept, objective))
     if (Date.now() - lastStore >= STORE_MS) store()
   }
   if (lost.aborted) await Promise.allSettled(inFlight)
@@ -139,12 +144,13 @@ async function runConfigurations(
   await storing
 }
 
-function storedRun(runNo: number, result: RunSummary, objective: Objective): StoredRun {
+/** A run as stored: its params show the swept exits it ran with, under the grid's keys (swept-exits.ts). */
+function storedRun(runNo: number, result: RunSummary, swept: Record<string, string>, objective: Objective): StoredRun {
   const metrics = formatMetrics(result.metrics)
   const value = metrics[objective]
   return {
     run_no: runNo,
-    params: result.params,
+    params: { ...result.params, ...swept },
     metrics,
     objective: value === null || value === undefined ? null : Number(value),
     equity: encodeFloats(result.values),
@@ -172,18 +178,19 @@ async function loadSweepInput(work: WorkContext, sweepId: string, userId: number
   const loaded = await engineInput(work, work.caches, base, sweepId, () => false, () => undefined, protective)
   await checkedHistory(work, base, loaded)
   // In shared memory: each run's input then reaches its engine thread without a copy of the bars.
+  // Finer bars for exits, when the input holds them, are shared as the strategy's bars are.
   const input = {
     ...loaded,
-    bars: loaded.bars.map((series) => ({ ...series, ...shareColumns(series, ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) })),
+    bars: loaded.bars.map(shareBars),
     funding: loaded.funding.map((series) => ({ ...series, ...shareColumns(series, ['time', 'rate', 'markPrice'] as const) })),
-    detail: loaded.detail?.map((symbol) => symbol && { ...(symbol.bars && { bars: symbol.bars.map(shareSeries) }), ...(symbol.mark && { mark: symbol.mark.map(shareSeries) }) }),
+    detail: loaded.detail?.map((symbol) => symbol && { ...(symbol.bars && { bars: symbol.bars.map(shareBars) }), ...(symbol.mark && { mark: symbol.mark.map(shareBars) }) }),
   }
   const custom = await customJob(work.db, userId, base, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
   return { input, custom }
 }
 
-/** A detail series with the columns the exit walk reads in shared memory. */
-function shareSeries(series: BarSeries): BarSeries {
+/** A series with the columns the engine reads in shared memory. */
+function shareBars<S extends BarSeries>(series: S): S {
   return { ...series, ...shareColumns(series, ['openTime', 'open', 'high', 'low', 'close', 'volume'] as const) }
 }
 

@@ -34,6 +34,19 @@ export async function typedCalls(client: PerpetuaClient): Promise<void> {
   }
   // @ts-expect-error the backtest list is paged, the exchange info is not
   client.iterate('/v1/market/exchange-info')
+  // Protective exits (issue 30): typed on the request and the result, on jobs and sweeps.
+  const guarded: BacktestJob = await client.backtests.create({ template_id: 'sma_cross', exits: { stop_loss: '0.02', trigger: 'mark' }, slippage_bps: '2' })
+  const reason: 'signal' | 'liquidation' | 'adl' | 'stop_loss' | 'take_profit' | 'trailing_stop' | undefined = guarded.result?.trades?.[0]?.exit_reason
+  const stops: number | undefined = guarded.result?.metrics.exit_reasons?.stop_loss
+  const resolved: number | undefined = guarded.result?.exit_resolution?.BTCUSDT?.['1m']
+  const ambiguous: number | undefined = guarded.result?.ambiguous_exits?.by_symbol.BTCUSDT
+  const trigger: 'last' | 'mark' | undefined = guarded.config.exits?.trigger
+  void [reason, stops, resolved, ambiguous, trigger]
+  // @ts-expect-error exits are decimal strings
+  await client.backtests.create({ exits: { stop_loss: 0.02 } })
+  // @ts-expect-error trigger is last or mark
+  await client.backtests.create({ exits: { stop_loss: '0.02', trigger: 'index' } })
+  await client.sweeps.create({ base: { template_id: 'sma_cross', exits: { take_profit: '0.05' } }, grid: { 'exits.stop_loss': [0.01, '0.02'] } })
   const uploaded: CustomTemplate = await client.templates.create({ name: 'mine', source: 'export …', language: 'typescript' })
   const version: number = uploaded.version
   void version
