@@ -74,7 +74,7 @@ export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify,
       schema: {
         tags,
         security,
-        summary: "Our addition: the current run's open positions (or the last run's when it ended), from its ledger; [] when flat or never run",
+        summary: "Our addition: the current run's open positions (or the last run's when it ended), from its ledger, with the levels protecting each; [] when flat or never run",
         params: StrategyIdSchema,
         response: { 200: PositionListSchema, ...errors },
       },

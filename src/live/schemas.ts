@@ -68,7 +68,8 @@ export const StreamTicketSchema = Type.Object({
 
 export const StreamMessageSchema = Type.Object({
   type: Type.Union(['status', 'order', 'position_opened', 'position_closed', 'error'].map((t) => Type.Literal(t)), {
-    description: 'status: {status, deployed_at, stats, last_error, mode, exchange_key, last_bar_at} as GET /v1/strategies/{id}; order: a fill; position_opened / position_closed: the data of the strategy.* events; error: {strategy_id, code, message}',
+    description:
+      'status: {status, deployed_at, stats, last_error, mode, exchange_key, last_bar_at} as GET /v1/strategies/{id}; order: a fill (a protective exit\'s carries exit_reason); position_opened / position_closed: the data of the strategy.* events (position_closed with exit_reason); error: {strategy_id, code, message}',
   }),
   strategy_id: Type.String(),
   time: IsoTimestamp,

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { PaperBroker } from '../../src/live/brokers/paper-broker.js'
+import { PAPER_FEES } from '../../src/live/brokers/paper-setup.js'
+import { findTemplate } from '../../src/templates/registry.js'
+import type { SingleSymbolTemplate } from '../../src/templates/types.js'
+import { BTCUSDT_RULES } from '../engine/helpers.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
@@ -100,6 +105,57 @@ for (const backend of backends()) {
       assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
       const runs = await t.database.handle.db.selectFrom('strategy_runs').select(['run', 'exits']).where('strategy_id', '=', id).orderBy('run').execute()
       assert.deepEqual(runs, [{ run: 1, exits }, { run: 2, exits: null }])
+    })
+
+    it("a paused dry run's position: its levels shown by positions; a resume keeps its levels and best price, or derives them afresh when the exits changed", async () => {
+      const user = await t.createKey(['strategies:read', 'strategies:write'])
+      const id = await create(user, { exits: { stop_loss: '0.02', trailing_stop: '0.01' }, capital: '1000' })
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      // The run's ledger as a runner would have saved it: long 0.01 at 50,000, trailing from a best price of 51,000.
+      const params = { fast: 10, slow: 30, allow_short: false }
+      const setup = { template: findTemplate('sma_cross') as SingleSymbolTemplate, params, symbol: 'BTCUSDT', intervalMs: 3_600_000, rules: BTCUSDT_RULES, capital: 1000, leverage: 1, fees: PAPER_FEES }
+      const broker = new PaperBroker({ ...setup, protect: { rules: { stopLoss: 0.02, trailingStop: 0.01, trigger: 'last' } } })
+      broker.fillAt(0.01, 50_000, Date.UTC(2025, 5, 1))
+      broker.ledger.exits!.exitBest[0] = 51_000
+      broker.lastClose = 50_800
+      const db = t.database.handle.db
+      await db.updateTable('strategy_runs').set({ state: JSON.stringify({ broker: broker.snapshot(), pendingOrder: null }) }).where('strategy_id', '=', id).execute()
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
+
+      const [shown] = (await t.signed(user, 'GET', `/v1/strategies/${id}/positions`)).json()
+      assert.deepEqual(
+        [shown.side, shown.qty, shown.stop_price, shown.take_profit_price, shown.trailing, shown.trigger],
+        ['buy', '0.01', '49000', null, { activation_price: null, best_price: '51000', stop_price: '50490' }, 'last'],
+      )
+      assert.equal((await t.signed(other, 'GET', `/v1/strategies/${id}/positions`)).statusCode, 404)
+
+      const carried = async () => {
+        const run = await db.selectFrom('strategy_runs').select(['run', 'state']).where('strategy_id', '=', id).orderBy('run', 'desc').executeTakeFirstOrThrow()
+        return { run: run.run, arrays: (run.state as { broker: { ledger: { arrays: Record<string, (number | null)[]> } } }).broker.ledger.arrays }
+      }
+      // Resumed with the same exits: the saved levels and best price as they were.
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      const same = await carried()
+      assert.equal(same.run, 2)
+      assert.deepEqual([same.arrays.qty![0], same.arrays.exitStop![0], same.arrays.exitBest![0]], [0.01, 49_000, 51_000])
+      // Exits changed while paused: the carried position is protected by the new ones, from its entry price.
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
+      assert.equal((await t.signed(user, 'PATCH', `/v1/strategies/${id}`, { exits: { take_profit: '0.05', trailing_stop: '0.01', trailing_activation: '0.01' } })).statusCode, 200)
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      const changed = await carried()
+      assert.equal(changed.run, 3)
+      assert.deepEqual(
+        [changed.arrays.qty![0], changed.arrays.exitStop![0], changed.arrays.exitTake![0], changed.arrays.exitActivation![0], changed.arrays.exitBest![0]],
+        [0.01, null, 52_500, 50_500, null],
+      )
+      // Exits removed: the run protects nothing but its liquidation price.
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
+      assert.equal((await t.signed(user, 'PATCH', `/v1/strategies/${id}`, { exits: null })).statusCode, 200)
+      assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
+      const none = await carried()
+      assert.deepEqual([none.run, none.arrays.qty![0], none.arrays.exitStop], [4, 0.01, undefined])
+      const [bare] = (await t.signed(user, 'GET', `/v1/strategies/${id}/positions`)).json()
+      assert.deepEqual([bare.stop_price, bare.take_profit_price, bare.trailing, bare.trigger], [null, null, null, null])
     })
 
     it('402 counts the capital of the other deployed dry runs; a second dry run on the same symbol trades its own ledger', async () => {

@@ -308,12 +308,12 @@ export class MultiSymbolRunner {
 
   private async act(step: Step): Promise<void> {
     if (this.stopped) return
-    const funding = await Promise.all(this.funding.map((f) => f.forBar(step.openTime)))
-    // Read before the module is fed: a read that fails leaves the step unacted for the next backfill, and the module unfed.
+    // Read first, as StrategyRunner does: a read that fails leaves the module unfed and the step's funding not yet taken.
     const minutes = await Promise.all(
       this.minutes.map((m, s) => (step.bars[s] !== undefined && this.broker.minutesWanted(s) ? m.of(step.openTime) : undefined)),
     )
     for (const m of this.minutes) m.forget(step.openTime + this.interval)
+    const funding = await Promise.all(this.funding.map((f) => f.forBar(step.openTime)))
     await this.feed([step], funding)
     if (this.live) return this.live.act(step, funding, step.openTime + this.interval)
     await this.commit(this.broker.onStep(step, funding, minutes))

@@ -221,10 +221,11 @@ export class StrategyRunner {
 
   private async act(bar: ClosedBar): Promise<void> {
     if (this.stopped) return
-    const funding = await this.funding.forBar(bar.openTime)
-    // Read before the module is fed: a read that fails leaves the bar unacted for the next backfill, and the module unfed.
+    // Read first: a read that fails leaves the bar unacted for the next backfill, with the module unfed and the bar's
+    // funding not yet taken (RunFunding reads each hour once).
     const minutes = this.broker instanceof PaperBroker && this.broker.minutesWanted ? await this.minutes!.of(bar.openTime) : undefined
     this.minutes?.forget(bar.openTime + this.interval)
+    const funding = await this.funding.forBar(bar.openTime)
     await this.feed([bar], funding)
     if (this.live && this.broker instanceof ExchangeBroker) return this.actLive(this.live, this.broker, bar, funding)
     await this.commit((this.broker as PaperBroker).onClosedBar(bar, funding, minutes), undefined)
