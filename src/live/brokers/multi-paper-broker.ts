@@ -9,6 +9,7 @@ import type { Step } from '../runner/step-assembly.js'
 import type { BrokerOutcome, ClosedBar, ExitFill, Fill, FundingEvent } from './broker.js'
 import { ExitWindow, type MinuteKind, minuteKind } from './exit-window.js'
 import { fillKinds, hearFills, type HeardFill } from './fill-kinds.js'
+import { refuseUnplacedLevels } from './unplaced-levels.js'
 import type { SymbolLedger } from './symbol-exchange.js'
 
 export interface MultiPaperSetup {
@@ -160,6 +161,7 @@ export class MultiPaperBroker {
     const before = this.begin()
     const pendingBefore = Float64Array.from(this.stepper.pending)
     this.stepper.step(step.openTime, at)
+    if (!this.setup.protect) refuseUnplacedLevels(this.signal.levels)
     this.lastOpenTime = step.openTime
     const outcome = this.finish(before, step.openTime, (s) => pendingBefore[s] === pendingBefore[s] && at[s]! >= 0)
     outcome.symbols.forEach((o, s) => {

@@ -8,6 +8,7 @@ import type { SingleSymbolSignal, SingleSymbolTemplate } from '../../templates/t
 import type { Broker, BrokerOutcome, ClosedBar, ExitFill, Fill, FundingEvent } from './broker.js'
 import { ExitWindow, type MinuteKind, minuteKind } from './exit-window.js'
 import { fillKinds, hearFills, type HeardFill } from './fill-kinds.js'
+import { refuseUnplacedLevels } from './unplaced-levels.js'
 
 export interface PaperSetup {
   template: SingleSymbolTemplate
@@ -120,6 +121,7 @@ export class PaperBroker implements Broker {
     const before = this.begin()
     const hadIntent = this.stepper.pending === this.stepper.pending
     this.stepper.run(i, i + 1)
+    if (!this.setup.protect) refuseUnplacedLevels(this.signal.levels)
     this.lastOpenTime = bar.openTime
     this.lastClose = bar.close
     const fundingAfter = this.ledger.fundingPaid
