@@ -1,7 +1,6 @@
 import os from 'node:os'
-import { type BacktestResult, runBacktest } from '../src/engine/index.js'
 import { measureJobs } from './backtest-jobs.js'
-import { engineBenchData, SOURCE, smaCrossInput } from './support/engine-bars.js'
+import { engineBenchData, measureBacktest, SOURCE, smaCrossInput } from './support/engine-bars.js'
 import { atLeast, atMost } from './support/ceiling.js'
 import { log } from './support/log.js'
 import { ensureBuilt } from './support/server.js'
@@ -30,23 +29,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
   log(`built ${bars.openTime.length} bars (${sourceBars} real bars, played forward and backward) and ${funding.time.length} funding events`)
   const input = smaCrossInput({ bars, funding })
 
-  let result: BacktestResult | undefined
-  for (let k = 0; k < WARMUP_RUNS; k++) result = runBacktest(input)
-  const ms: number[] = []
-  const cpuMs: number[] = []
-  for (let k = 0; k < MEASURED_RUNS; k++) {
-    const cpu = process.cpuUsage()
-    const started = performance.now()
-    result = runBacktest(input)
-    ms.push(performance.now() - started)
-    const used = process.cpuUsage(cpu)
-    cpuMs.push((used.user + used.system) / 1000)
-  }
-  ms.sort((a, b) => a - b)
-  cpuMs.sort((a, b) => a - b)
-  const medianCpu = cpuMs[Math.floor(cpuMs.length / 2)]!
-  const best = ms[0]!
-  const median = ms[Math.floor(ms.length / 2)]!
+  const { result, best, median, medianCpu } = measureBacktest(input, WARMUP_RUNS, MEASURED_RUNS)
   const rate = (t: number) => Math.round((bars.openTime.length / t) * 1000)
   log(`best ${best.toFixed(1)} ms, median ${median.toFixed(1)} ms, median CPU ${medianCpu.toFixed(1)} ms`)
 

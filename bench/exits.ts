@@ -1,7 +1,7 @@
 import os from 'node:os'
-import { type BacktestInput, type BacktestResult, runBacktest } from '../src/engine/index.js'
+import type { BacktestInput } from '../src/engine/index.js'
 import { atLeast } from './support/ceiling.js'
-import { engineBenchData, MINUTE, resample, SOURCE, smaCrossInput } from './support/engine-bars.js'
+import { engineBenchData, measureBacktest, MINUTE, resample, SOURCE, smaCrossInput } from './support/engine-bars.js'
 import { log } from './support/log.js'
 import type { SuiteResult } from './support/suite.js'
 
@@ -32,8 +32,8 @@ export async function run(): Promise<SuiteResult> {
     detail: [{ bars: [minutes] }],
   }
 
-  const withExits = measure(input)
-  const without = measure(plain)
+  const withExits = measureBacktest(input, WARMUP_RUNS, MEASURED_RUNS)
+  const without = measureBacktest(plain, WARMUP_RUNS, MEASURED_RUNS)
   const result = withExits.result
   const examinedStrategyBars = Object.values(result.exitResolution!.BTCUSDT!).reduce((a, b) => a + b, 0)
   // Each strategy bar examined on 1m bars is 60 of them, less the rest of a bar after an exit in it.
@@ -74,26 +74,6 @@ export async function run(): Promise<SuiteResult> {
     node: process.version,
   }
   return { report, failures }
-}
-
-/** Warm-up runs, then timed runs: best and median wall clock, median CPU time (a shared host's other load excluded). */
-function measure(input: BacktestInput) {
-  let result: BacktestResult | undefined
-  for (let k = 0; k < WARMUP_RUNS; k++) result = runBacktest(input)
-  const ms: number[] = []
-  const cpuMs: number[] = []
-  for (let k = 0; k < MEASURED_RUNS; k++) {
-    const cpu = process.cpuUsage()
-    const started = performance.now()
-    result = runBacktest(input)
-    ms.push(performance.now() - started)
-    const used = process.cpuUsage(cpu)
-    cpuMs.push((used.user + used.system) / 1000)
-  }
-  ms.sort((a, b) => a - b)
-  cpuMs.sort((a, b) => a - b)
-  const middle = Math.floor(MEASURED_RUNS / 2)
-  return { result: result!, best: ms[0]!, median: ms[middle]!, medianCpu: cpuMs[middle]! }
 }
 
 function round(ms: number): number {

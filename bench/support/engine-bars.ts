@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import zlib from 'node:zlib'
 import { BINANCE_BTCUSDT_BRACKETS } from '../../src/binance-formats/leverage-brackets.js'
-import { type BacktestInput, type BarSeries, feeRates, type FundingSeries } from '../../src/engine/index.js'
+import { type BacktestInput, type BacktestResult, type BarSeries, feeRates, type FundingSeries, runBacktest } from '../../src/engine/index.js'
 
 /**
  * The engine benches' bars: 2.6 million BTCUSDT 1m bars built from one real recording, with funding
@@ -130,4 +130,24 @@ export function resample(fine: BarSeries, intervalMs: number): BarSeries {
   }
   const used = (a: Float64Array) => a.slice(0, k + 1)
   return { symbol: fine.symbol, intervalMs, openTime: used(openTime), open: used(open), high: used(high), low: used(low), close: used(close), volume: used(volume) }
+}
+
+/** Warm-up runs, then timed runs: best and median wall clock, median CPU time (a shared host's other load excluded). */
+export function measureBacktest(input: BacktestInput, warmups = 3, runs = 9) {
+  let result: BacktestResult | undefined
+  for (let k = 0; k < warmups; k++) result = runBacktest(input)
+  const ms: number[] = []
+  const cpuMs: number[] = []
+  for (let k = 0; k < runs; k++) {
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    result = runBacktest(input)
+    ms.push(performance.now() - started)
+    const used = process.cpuUsage(cpu)
+    cpuMs.push((used.user + used.system) / 1000)
+  }
+  ms.sort((a, b) => a - b)
+  cpuMs.sort((a, b) => a - b)
+  const middle = Math.floor(runs / 2)
+  return { result: result!, best: ms[0]!, median: ms[middle]!, medianCpu: cpuMs[middle]! }
 }
