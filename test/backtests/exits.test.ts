@@ -2,33 +2,17 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
-import { poll } from '../support/poll.js'
+import { ONE_MINUTE_RANGE_JOB, pollEnded } from '../support/backtest-job.js'
 import type { KeyPair } from '../support/signing.js'
 
 type Json = Record<string, any>
 
-/** sma_cross 1h inside the replay's 1m range (2025-05-04..06-24; the replay's present is 2025-06-17). */
-const job = {
-  template_id: 'sma_cross',
-  params: { fast: 10, slow: 30 },
-  symbols: ['BTCUSDT'],
-  timeframe: '1h',
-  start: '2025-05-05T00:00:00Z',
-  end: '2025-06-15T23:00:00Z',
-  capital: '10000',
-}
+const job = ONE_MINUTE_RANGE_JOB
 const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write'] as const
 const RESOLUTIONS = new Set(['1m', '5m', '15m', '1h'])
 
-/** Polls a job as a client must (at most once per 5 s of test clock) until it is no longer queued or running. */
 function finished(t: TestApp, key: KeyPair, id: string): Promise<Json> {
-  return poll(`job ${id}`, 60_000, async () => {
-    t.clock.advance(5000)
-    const res = await t.signed(key, 'GET', `/v1/backtest/jobs/${id}`)
-    assert.equal(res.statusCode, 200, res.body)
-    const body = res.json()
-    return body.status === 'queued' || body.status === 'running' ? undefined : body
-  })
+  return pollEnded(t, key, `/v1/backtest/jobs/${id}`, 60_000)
 }
 
 async function run(t: TestApp, key: KeyPair, body: Json): Promise<Json> {

@@ -149,6 +149,9 @@ describe('backtests of custom templates', () => {
       job.result.trades.map((trade: { entry_time: string; exit_reason: string }) => [trade.entry_time, trade.exit_reason]),
       [[new Date(Date.parse(RANGE.start) + 100 * 3_600_000).toISOString(), 'stop_loss']],
     )
+    // A module's levels are known only from its answers: the job ran again on the finer bars the exchange has
+    // (the replay's 5m over 2023), so the stop was judged inside each hour, not on the hour itself.
+    assert.deepEqual(Object.keys(job.result.exit_resolution.BTCUSDT), ['5m'])
 
     // In the upload's smoke run (its 10th bar): 400 on source, naming the step, the key and the bar.
     const refused = await t.signed(key, 'POST', '/v1/templates', {

@@ -2,33 +2,16 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
-import { poll } from '../support/poll.js'
+import { ONE_MINUTE_RANGE_JOB, pollEnded } from '../support/backtest-job.js'
 import type { KeyPair } from '../support/signing.js'
 
 type Json = Record<string, any>
 
-/** sma_cross 1h inside the replay's 1m range: 41 days, enough daily returns for the default 16 CSCV blocks. */
-const base = {
-  template_id: 'sma_cross',
-  params: { fast: 10, slow: 30 },
-  symbols: ['BTCUSDT'],
-  timeframe: '1h',
-  start: '2025-05-05T00:00:00Z',
-  end: '2025-06-15T23:00:00Z',
-  capital: '10000',
-}
+/** 41 days: enough daily returns for the default 16 CSCV blocks. */
+const base = ONE_MINUTE_RANGE_JOB
 const SCOPES = ['backtests:read', 'backtests:write'] as const
 
-/** Polls as a client must (at most once per 5 s of test clock) until the sweep or job has ended. */
-function ended(t: TestApp, key: KeyPair, path: string): Promise<Json> {
-  return poll(path, 90_000, async () => {
-    t.clock.advance(5000)
-    const res = await t.signed(key, 'GET', path)
-    assert.equal(res.statusCode, 200, res.body)
-    const body = res.json()
-    return body.status === 'queued' || body.status === 'running' ? undefined : body
-  })
-}
+const ended = (t: TestApp, key: KeyPair, path: string): Promise<Json> => pollEnded(t, key, path)
 
 async function storedConfigurations(t: TestApp, id: string): Promise<Json[]> {
   const row = await t.database.handle.db.selectFrom('backtest_sweeps').select('configurations').where('id', '=', id).executeTakeFirstOrThrow()
