@@ -1,16 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { signedQuery } from '../../exchange-keys/binance-signer.js'
 import { REQUEST_DEADLINE_MS } from '../../market/market-data.js'
 import { isUpstreamUnavailable, mayHaveArrived, type UpstreamClient } from '../../market/upstream-client.js'
+import { BinanceAlgoOrders } from './algo-orders.js'
 import { classifyAnswer, type ExchangeAnswer } from './answer.js'
+import { lookUpUntilSeen, type Method, type Params } from './signed-call.js'
 
 export interface ExchangeCredentials {
   apiKey: string
   apiSecret: string
 }
-
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
-type Params = Record<string, string | number | boolean | undefined>
 
 /** A USD-M order as Binance returns it (POST, GET and DELETE /fapi/v1/order); only what we read is typed. */
 export interface BinanceOrder {
@@ -56,19 +54,15 @@ export interface BinanceTrade {
 }
 
 /**
- * How long an order placement whose outcome is unknown is looked up by its client order id before we
- * say it is still unknown: Binance may not show an order it accepted for a while (freqtrade#12681:
- * "sometimes for over half an hour"), so "not found" during this window proves nothing.
- */
-const LOOKUP_DELAYS_MS = [200, 400, 800, 1600]
-
-/**
  * Binance USD-M's signed trading and account endpoints for one set of credentials, through the
  * upstream client (its pool, weight budget and back-off). Reads may be retried by the caller; writes
  * go out exactly once (UpstreamClient.sendOnce) and answer an ExchangeAnswer that keeps an unknown
  * outcome unknown.
  */
 export class BinanceTradingClient {
+  /** The Algo Order service: protective (conditional) orders. */
+  readonly algo = new BinanceAlgoOrders((method, path, params, weight, signed) => this.call(method, path, params, weight, signed))
+
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly credentials: ExchangeCredentials,
@@ -155,19 +149,10 @@ export class BinanceTradingClient {
     const answer = await this.call<BinanceOrder>('POST', '/fapi/v1/order', params, 0)
     // -4116: an open order already has this id, so an earlier send of this intent arrived.
     if (answer.kind === 'unknown' || (answer.kind === 'rejected' && answer.code === -4116)) {
-      return this.lookUp(order.symbol, order.clientOrderId, answer.kind === 'unknown' ? answer.reason : 'the client order id is already in use')
+      const why = answer.kind === 'unknown' ? answer.reason : 'the client order id is already in use'
+      return lookUpUntilSeen(() => this.order(order.symbol, { clientOrderId: order.clientOrderId }), `${why}; order ${order.clientOrderId}`)
     }
     return answer
-  }
-
-  /** Looks an order up by client order id until it is seen or the window passes; never concludes absence. */
-  private async lookUp(symbol: string, clientOrderId: string, why: string): Promise<ExchangeAnswer<BinanceOrder>> {
-    for (const delay of LOOKUP_DELAYS_MS) {
-      await sleep(delay)
-      const found = await this.order(symbol, { clientOrderId })
-      if (found.kind === 'ok') return found
-    }
-    return { kind: 'unknown', reason: `${why}; order ${clientOrderId} was not found yet, which does not prove it was not placed` }
   }
 
   private async call<T>(method: Method, path: string, params: Params, weight: number, signed = true): Promise<ExchangeAnswer<T>> {
