@@ -10,7 +10,7 @@ import { type CustomTemplateSource, customTemplate } from './custom-template.js'
 import { inspectModule } from './inspect-module.js'
 import { GrowingSeries } from '../../engine/growing-series.js'
 import { loadSmokeData, type SmokeData } from './smoke-bars.js'
-import { StrategyError } from './strategy-error.js'
+import { sandboxFailure, StrategyError } from './strategy-error.js'
 import { StrategyInstance } from './strategy-instance.js'
 
 /**
@@ -163,7 +163,7 @@ function fedAnswer(targets: Float64Array, levels: Float64Array): FedAnswer {
 function failure(error: unknown): SandboxFailure {
   if (error instanceof StrategyError) return { kind: 'strategy', code: error.code, message: error.message }
   if (error instanceof AppError) return { kind: 'invalid', field: error.field, message: error.message }
-  // A WebAssembly trap (an abort inside QuickJS after an out-of-memory) is the module's failure too.
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-  return { kind: 'strategy', code: /memory|abort/i.test(message) ? 'STRATEGY_OOM' : 'STRATEGY_ERROR', message }
+  // A WebAssembly trap is the module's failure too: STRATEGY_OOM only when memory ran out.
+  const { code, message } = sandboxFailure(error)
+  return { kind: 'strategy', code, message }
 }

@@ -13,6 +13,7 @@ import {
   shouldInterruptAfterDeadline,
 } from 'quickjs-emscripten-core'
 import { GUEST_DRIVER } from './guest-driver.js'
+import { guestText } from './guest-text.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { type ModuleAnswer, moduleAnswer } from './module-answer.js'
 import { locationIn, StrategyError } from './strategy-error.js'
@@ -123,7 +124,9 @@ export class StrategyInstance {
   /** The module's validate(params): a problem, or undefined when the params are fine. */
   validate(params: Record<string, unknown>): { field: string; message: string } | undefined {
     const answer = this.callString('validate', JSON.stringify(params))
-    return answer === '' ? undefined : (JSON.parse(answer) as { field: string; message: string })
+    if (answer === '') return undefined
+    const problem = JSON.parse(answer) as { field: string; message: string }
+    return { field: guestText(problem.field), message: guestText(problem.message) }
   }
 
   /** The module's warmup(params), as it answered (the caller checks it is a whole number under the cap). */
@@ -273,10 +276,10 @@ function safeDump(context: QuickJSContext, handle: QuickJSHandle): Dumped {
   }
 }
 
-/** A guest exception as a StrategyError with the module's line:column where the stack has one. */
+/** A guest exception as a StrategyError with the module's line:column where the stack has one; its name and message cut to GUEST_TEXT_MAX. */
 export function guestError(error: Dumped): StrategyError {
-  const message = typeof error.message === 'string' ? error.message : 'the strategy failed'
-  const name = typeof error.name === 'string' ? error.name : 'Error'
+  const message = typeof error.message === 'string' ? guestText(error.message) : 'the strategy failed'
+  const name = typeof error.name === 'string' ? guestText(error.name) : 'Error'
   if (name === 'InternalError' && /interrupted/.test(message)) return new StrategyError('STRATEGY_TIMEOUT', 'the strategy ran longer than its time for one call')
   if (/out of memory/i.test(message)) return new StrategyError('STRATEGY_OOM', `the strategy used more than its ${SANDBOX_LIMITS.memoryBytes / 2 ** 20} MiB of memory`)
   const at = locationIn(error.stack)
