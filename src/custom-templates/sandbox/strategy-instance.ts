@@ -61,6 +61,8 @@ export interface InstanceOptions {
    * and the thread's watchdog holds the hard bound anyway.
    */
   callMs?: number
+  /** A Date.now() time no call may run past (a submission's params checks: ValidateBudget); loading the module included. */
+  deadline?: number
 }
 
 /**
@@ -73,6 +75,7 @@ export interface InstanceOptions {
 export class StrategyInstance {
   private dead = false
   private callMs: number = SANDBOX_LIMITS.callMs
+  private deadline = Infinity
   /** An out-of-memory or a WebAssembly trap: not even a read of the driver's state is safe afterwards. */
   private poisoned = false
   private readonly driver: Record<'info' | 'validate' | 'warmup' | 'create' | 'bars' | 'step' | 'at', QuickJSHandle>
@@ -100,7 +103,8 @@ export class StrategyInstance {
     // No loader: any import, static or dynamic, fails inside the guest with "could not load module".
     runtime.setModuleLoader((name) => ({ error: new Error(`imports are not available in a strategy module (${name})`) }))
     const context = runtime.newContext({ intrinsics: { ...DefaultIntrinsics, Date: false } })
-    const guard = (ms: number) => runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + ms))
+    const deadline = options.deadline ?? Infinity
+    const guard = (ms: number) => runtime.setInterruptHandler(shouldInterruptAfterDeadline(Math.min(Date.now() + ms, deadline)))
     guard(SANDBOX_LIMITS.callMs)
     const factory = StrategyInstance.unwrap(context, context.evalCode(GUEST_DRIVER, 'driver.js', { type: 'global', strict: true }))
     const seedHandle = context.newNumber(seed >>> 0)
@@ -114,6 +118,7 @@ export class StrategyInstance {
     namespace.dispose()
     const instance = new StrategyInstance(module, runtime, context, driver)
     instance.callMs = options.callMs ?? SANDBOX_LIMITS.callMs
+    instance.deadline = deadline
     return instance
   }
 
@@ -234,7 +239,7 @@ export class StrategyInstance {
 
   private call(name: keyof StrategyInstance['driver'], allowanceMs: number, args: QuickJSHandle[]): QuickJSHandle {
     if (this.dead) throw new StrategyError('STRATEGY_ERROR', 'the strategy failed earlier and cannot be called again')
-    this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + this.callMs + allowanceMs))
+    this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Math.min(Date.now() + this.callMs + allowanceMs, this.deadline)))
     try {
       return StrategyInstance.unwrap(this.context, this.context.callFunction(this.driver[name], this.context.undefined, ...args))
     } catch (error) {
