@@ -119,6 +119,27 @@ export function create() {
     assert.match(JSON.stringify(over.error), CUT)
   })
 
+  it("runs a module that redefines the intrinsics its answer crosses through exactly as the same module without them", async () => {
+    // Issue 37 forged checked targets to -1e308 and Infinity by redefining %TypedArray%.prototype.buffer; the
+    // driver no longer reads it, and the host checks the bytes after the crossing (module-answer.ts).
+    const plain = `export function create() { let n = 0; return { onBar(bar) { n++; return n % 48 < 24 ? 0.5 : -0.5 } } }`
+    const forging = `const forged = new ArrayBuffer(8 * 4096); new Float64Array(forged).fill(-1e308)
+Object.defineProperty(Object.getPrototypeOf(Float64Array.prototype), 'buffer', { get() { return forged } })
+Object.defineProperty(ArrayBuffer.prototype, 'byteLength', { get() { return 3 } })
+ArrayBuffer.prototype.slice = function () { return 'not a buffer' }
+Float64Array.prototype.fill = function () { return this }
+${plain}`
+    const run = async (name: string, source: string) => {
+      const job = await t.signed(key, 'POST', '/v1/backtest/jobs', { ...RANGE, template_id: await uploaded(name, source), params: {} })
+      assert.equal(job.statusCode, 200, job.body)
+      return ended(t, key, `/v1/backtest/jobs/${job.json().id}`)
+    }
+    const [a, b] = [await run('plain', plain), await run('forging', forging)]
+    assert.equal(b.status, 'done', JSON.stringify(b.error))
+    assert.ok(a.result.metrics.total_trades > 10)
+    assert.deepEqual(b.result.metrics, a.result.metrics)
+  })
+
   it(`refuses a sweep whose validate() calls take more than ${SANDBOX_LIMITS.submissionValidateMs / 1000} s in all, saying what to do`, async (context) => {
     // Each validate() burns a few ms: 2,000 configurations are seconds over the budget, in batches of 500
     // that each had their own 5 s before (the sweep was accepted, or failed a batch with another message).
