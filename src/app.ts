@@ -161,6 +161,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     secrets: services.secrets,
     shared: services.shared,
     feed: services.strategyFeed,
+    keys: services.keys,
     rules: (symbol) => symbolRules(services.market, symbol),
   })
   app.addHook('onClose', () => services.strategyFeed.close())

@@ -59,7 +59,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     market: createMarketData(config, now),
     boss,
     runSignals: new EventEmitter(),
-    strategyFeed: new StrategyFeed(database, () => undefined),
+    strategyFeed: new StrategyFeed(database, () => undefined, now),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
     sandbox: createStrategySandbox(config.sandboxThreads),
     now,

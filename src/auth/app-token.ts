@@ -20,6 +20,11 @@ export class AppTokens {
 
   /** The user id of a valid, unexpired token; undefined for anything else. */
   async verify(token: string, now = Date.now()): Promise<number | undefined> {
+    return (await this.claims(token, now))?.userId
+  }
+
+  /** The user id and expiry (Unix ms) of a valid, unexpired token; undefined for anything else. */
+  async claims(token: string, now = Date.now()): Promise<{ userId: number; expiresAt: number } | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.secret, {
         algorithms: ['HS256'],
@@ -27,7 +32,8 @@ export class AppTokens {
         currentDate: new Date(now),
       })
       const userId = Number(payload.sub)
-      return Number.isSafeInteger(userId) && userId > 0 ? userId : undefined
+      // issue() always sets exp; jwtVerify checked it is a number and in the future.
+      return Number.isSafeInteger(userId) && userId > 0 && typeof payload.exp === 'number' ? { userId, expiresAt: payload.exp * 1000 } : undefined
     } catch (error) {
       if (error instanceof errors.JOSEError) return undefined
       throw error

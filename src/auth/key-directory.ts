@@ -1,4 +1,4 @@
-import type { KeyObject } from 'node:crypto'
+import { createHash, type KeyObject } from 'node:crypto'
 import type { DatabaseHandle, Db } from '../db/connect.js'
 import { type ChannelListener, listenOnChannel } from '../db/listen.js'
 import { ReadCache } from '../db/read-cache.js'
@@ -13,6 +13,17 @@ export interface ApiKeyRecord {
   scopes: ReadonlySet<Scope>
   /** The secret, ready for HMAC (request-signature.ts signatureBytes). */
   signingKey: KeyObject
+  /** Which secret this is (keyVersion): a rotation changes it, and an open stream of the old one closes. */
+  version: string
+}
+
+/**
+ * The version of a key's secret: base64 SHA-256 of its sealed form, as the api_keys trigger computes it
+ * for a rotation (migration 0021), so a node knows which of a key's open streams the new secret opened.
+ * A digest of the ciphertext: it says nothing of the secret.
+ */
+export function keyVersion(secretEnc: string): string {
+  return createHash('sha256').update(secretEnc, 'utf8').digest('base64')
 }
 
 /** Announces every api_keys row change with the key's id (a trigger, migration 0009). */
@@ -46,6 +57,11 @@ export class KeyDirectory {
     return this.caching ? this.cache.get(id, now, load) : load()
   }
 
+  /** The key as stored now, past the cache: whether an open stream's key is still the one that opened it. */
+  current(id: string): Promise<ApiKeyRecord | undefined> {
+    return this.load(id)
+  }
+
   forget(id: string): void {
     this.cache.invalidate(id)
   }
@@ -72,6 +88,6 @@ export class KeyDirectory {
 
   private async load(id: string): Promise<ApiKeyRecord | undefined> {
     const row = await findActiveApiKey(this.db, id)
-    return row && { id: row.id, userId: row.user_id, scopes: new Set(row.scopes as Scope[]), signingKey: signingKey(this.box.open(row.secret_enc)) }
+    return row && { id: row.id, userId: row.user_id, scopes: new Set(row.scopes as Scope[]), signingKey: signingKey(this.box.open(row.secret_enc)), version: keyVersion(row.secret_enc) }
   }
 }

@@ -9,6 +9,7 @@ import type { FeeModel } from '../engine/index.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import type { JobConfig, JobCreate } from './schemas.js'
+import type { ValidateBudget } from '../custom-templates/sandbox/validate-budget.js'
 
 const DECIMAL = /^(0|[1-9]\d{0,17})(\.\d{1,18})?$/
 const MAX_SPAN_YEARS = 5
@@ -16,9 +17,10 @@ const DEFAULT_FEE_BPS = '5'
 
 /**
  * Turns a create request into the job's resolved config: the stored strategy (strategy_id) as base,
- * request fields over it, defaults, then every check of the spec's 400 and 409 cases.
+ * request fields over it, defaults, then every check of the spec's 400 and 409 cases. `budget`: the
+ * submission's sandbox time for params checks when it makes several (a sweep's base).
  */
-export async function resolveJobConfig(db: Db, userId: number, input: JobCreate, catalog: TemplateCatalog, now: number): Promise<JobConfig> {
+export async function resolveJobConfig(db: Db, userId: number, input: JobCreate, catalog: TemplateCatalog, now: number, budget?: ValidateBudget): Promise<JobConfig> {
   const base: Partial<JobCreate> & { template_version?: number } = input.strategy_id !== undefined ? await strategyBase(db, userId, input.strategy_id) : {}
   const merged = { ...base, ...definedOnly(input) }
   const templateId = required(merged.template_id, 'template_id')
@@ -33,7 +35,7 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
   // The strategy's pinned version holds only while the request keeps its template.
   const version = input.template_version ?? (templateId === base.template_id ? base.template_version : undefined)
   if (version !== undefined && !isCustomTemplateId(templateId)) throw invalidParameter('template_version', `template_version is for custom templates; ${templateId} is built in`)
-  const template = await catalog.resolve(userId, templateId, params, { version })
+  const template = await catalog.resolve(userId, templateId, params, budget ? { version, budget } : { version })
   if (symbols.length > 1 && !template.multiSymbol) {
     throw invalidParameter('symbols', `template ${templateId} trades one symbol; give exactly one`)
   }

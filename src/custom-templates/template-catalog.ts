@@ -5,6 +5,7 @@ import { isCustomTemplateId } from './ids.js'
 import { type CustomTemplateVersion, findCustomVersion } from './queries.js'
 import type { StrategySandbox } from './sandbox/contract.js'
 import { customTemplateBounds } from './sandbox/custom-template.js'
+import type { ValidateBudget } from './sandbox/validate-budget.js'
 
 /** A template as strategies and backtest jobs need it: resolved params and the bounds they check. */
 export interface ResolvedTemplate {
@@ -19,14 +20,15 @@ export interface TemplateCatalog {
   /**
    * The template (a custom one at `version`, default its latest) with params resolved (defaults applied,
    * checked by the schema and the module's validate) and, when given, the symbol count checked. Throws 400
-   * INVALID_PARAMETER naming the field; another user's custom id is unknown, like a wrong one.
+   * INVALID_PARAMETER naming the field; another user's custom id is unknown, like a wrong one. `budget`:
+   * the submission's sandbox time for params checks, shared by all its calls (a sweep's).
    */
-  resolve(userId: number, templateId: string, params: unknown, options?: { version?: number; symbols?: readonly string[] }): Promise<ResolvedTemplate>
+  resolve(userId: number, templateId: string, params: unknown, options?: { version?: number; symbols?: readonly string[]; budget?: ValidateBudget }): Promise<ResolvedTemplate>
   /**
    * resolve()'s params for many params of one template at once (a sweep's configurations): each one's
    * params, or the 400 it would get. A user's module answers them in batches on one instance.
    */
-  resolveParamsMany(userId: number, templateId: string, paramsList: unknown[], options?: { version?: number }): Promise<(Record<string, unknown> | AppError)[]>
+  resolveParamsMany(userId: number, templateId: string, paramsList: unknown[], options?: { version?: number; budget?: ValidateBudget }): Promise<(Record<string, unknown> | AppError)[]>
 }
 
 /** The built-in templates, and each user's own modules (their params resolved in the sandbox). */
@@ -49,7 +51,7 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
         })
       }
       const found = await customVersion(userId, templateId, options.version)
-      const resolved = await sandbox.resolveParamsMany(userId, found.compiled, found.description, paramsList)
+      const resolved = await sandbox.resolveParamsMany(userId, found.compiled, found.description, paramsList, options.budget)
       return resolved.map((one) => (one instanceof AppError ? one : one.params))
     },
     async resolve(userId, templateId, params, options = {}) {
@@ -67,7 +69,7 @@ export function templateCatalog(db: Db, sandbox: StrategySandbox): TemplateCatal
           throw invalidParameter('symbols', found.description.multiSymbol ? `${templateId} needs at least ${bounds.minSymbols} symbols` : `${templateId} trades one symbol; symbols must have exactly 1 entry`)
         }
       }
-      const resolved = await sandbox.resolveParams(userId, found.compiled, found.description, params)
+      const resolved = await sandbox.resolveParams(userId, found.compiled, found.description, params, options.budget)
       return {
         params: resolved.params,
         multiSymbol: found.description.multiSymbol,

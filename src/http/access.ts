@@ -23,6 +23,10 @@ export interface Principal {
   /** The API key that signed the request; null for a Bearer app token. */
   keyId: string | null
   scopes: ReadonlySet<Scope>
+  /** The version of the key's secret that signed (KeyDirectory keyVersion), for a stream that outlives the request. */
+  keyVersion?: string
+  /** When the app token expires (Unix ms), for a stream that outlives the request. */
+  expiresAt?: number
 }
 
 /**

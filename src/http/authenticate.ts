@@ -50,7 +50,7 @@ export async function authenticate(request: FastifyRequest, deps: AuthenticateDe
   if (!signaturesMatch(expected, signature)) throw signatureMismatch(key.signingKey, { timestamp, method: request.method, url: request.url, body }, signature)
   // Claimed (by the caller) only after the signature verified, so nobody can burn another key's future
   // signatures. The key is the presented signature in lowercase: it matched, so it is the expected one's hex.
-  return { principal: { userId: key.userId, keyId: key.id, scopes: key.scopes }, replay: { key: `sig:${signature.toLowerCase()}`, ttlMs: 2 * SIGNATURE_TOLERANCE_MS } }
+  return { principal: { userId: key.userId, keyId: key.id, scopes: key.scopes, keyVersion: key.version }, replay: { key: `sig:${signature.toLowerCase()}`, ttlMs: 2 * SIGNATURE_TOLERANCE_MS } }
 }
 
 /**
@@ -131,9 +131,9 @@ export function replayedSignature(): AppError {
 async function bearer(authorization: string, deps: AuthenticateDeps): Promise<Principal> {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization)
   if (!match?.[1]) throw unauthenticated('Authorization must be "Bearer <app token>"')
-  const userId = await deps.tokens.verify(match[1], deps.now())
-  if (userId === undefined) throw unauthenticated('the app token is invalid or expired')
-  return { userId, keyId: null, scopes: ALL_SCOPES }
+  const token = await deps.tokens.claims(match[1], deps.now())
+  if (token === undefined) throw unauthenticated('the app token is invalid or expired')
+  return { userId: token.userId, keyId: null, scopes: ALL_SCOPES, expiresAt: token.expiresAt }
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

@@ -6,6 +6,7 @@ import type { JobConfig } from '../backtests/schemas.js'
 import { findCustomVersion } from '../custom-templates/queries.js'
 import { isCustomTemplateId } from '../custom-templates/ids.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
+import { ValidateBudget } from '../custom-templates/sandbox/validate-budget.js'
 import { type PropertySchema, templateById, valueProblem } from '../templates/validate.js'
 import { type Combination, combinationsOf, sweptField } from './configurations.js'
 import { MAX_CONFIGURATIONS, type SweepConfig, type SweepCreate } from './schemas.js'
@@ -30,9 +31,11 @@ export interface ResolvedSweep {
  * base.<field>), every swept param and value against the template's params_schema (errors name
  * grid.<param> or random.space.<param>), then each combination through the template's own rule across
  * params; a combination that rule refuses (sma_cross fast ≥ slow) is skipped and counted, not run.
+ * A user's module answers all of the submission's checks within one budget (SANDBOX_LIMITS.submissionValidateMs).
  */
 export async function resolveSweep(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<ResolvedSweep> {
-  const base = await resolveBaseWithin(db, userId, input, catalog, now)
+  const budget = new ValidateBudget()
+  const base = await resolveBaseWithin(db, userId, input, catalog, now, budget)
   const { properties, moduleValidates } = await paramsSchemaOf(db, userId, base)
   const swept = Object.keys(input.grid ?? input.random?.space ?? {})
   for (const name of swept) {
@@ -57,7 +60,7 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
     const problem = sweptExitsProblem(base.exits, swept, (key) => sweptField(input, key))
     if (problem) throw refusal(problem)
   }
-  const configurations = await validCombinations(userId, base, parts, catalog, moduleValidates)
+  const configurations = await validCombinations(userId, base, parts, catalog, moduleValidates, budget)
   if (configurations.valid.length === 0) {
     throw invalidParameter(input.grid ? 'grid' : 'random', `none of the ${combinations.length} configurations is valid for ${base.template_id}: ${configurations.firstProblem}`)
   }
@@ -77,10 +80,10 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
 }
 
 /** base resolved as POST /v1/backtest/jobs resolves a job; its errors name base.<field>. */
-async function resolveBase(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<JobConfig> {
+async function resolveBase(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number, budget: ValidateBudget): Promise<JobConfig> {
   const params = input.base.params ?? (input.base.strategy_id === undefined ? {} : undefined)
   try {
-    return await resolveJobConfig(db, userId, { ...input.base, params }, catalog, now)
+    return await resolveJobConfig(db, userId, { ...input.base, params }, catalog, now, budget)
   } catch (error) {
     if (error instanceof AppError && error.field !== undefined) throw new AppError(error.code, error.message, { field: `base.${error.field}`, headers: error.headers })
     throw error
@@ -98,12 +101,14 @@ const BASE_TRIES = 100
  * swept params anyway. Anything else wrong with base (a param unknown or out of its range and not swept,
  * the symbols, the range) is refused as before, with the first error.
  */
-async function resolveBaseWithin(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<JobConfig> {
+async function resolveBaseWithin(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number, budget: ValidateBudget): Promise<JobConfig> {
   try {
-    return await resolveBase(db, userId, input, catalog, now)
+    return await resolveBase(db, userId, input, catalog, now, budget)
   } catch (error) {
     const space = input.grid ?? input.random?.space
     const templateId = input.base.template_id
+    // The module's checks ran out of the submission's time: no more tries.
+    if (budget.leftMs() <= 0) throw error
     if (!(error instanceof AppError) || error.code !== 'INVALID_PARAMETER' || !error.field?.startsWith('base.params') || !space || templateId === undefined) throw error
     let combinations: Combination[]
     try {
@@ -115,9 +120,9 @@ async function resolveBaseWithin(db: Db, userId: number, input: SweepCreate, cat
     for (const combination of combinations.slice(0, BASE_TRIES)) {
       try {
         const { params } = splitConfiguration(combination)
-        return await resolveBase(db, userId, { ...input, base: { ...input.base, params: { ...input.base.params, ...params } } }, catalog, now)
+        return await resolveBase(db, userId, { ...input, base: { ...input.base, params: { ...input.base.params, ...params } } }, catalog, now, budget)
       } catch (retry) {
-        if (!(retry instanceof AppError) || retry.code !== 'INVALID_PARAMETER') throw retry
+        if (!(retry instanceof AppError) || retry.code !== 'INVALID_PARAMETER' || budget.leftMs() <= 0) throw retry
       }
     }
     throw error
@@ -137,10 +142,10 @@ async function paramsSchemaOf(db: Db, userId: number, base: Pick<JobConfig, 'tem
  * module's validate() in its sandbox (only when it exports one: its schema checks were done above). A
  * valid configuration is its resolved params and its swept exits keys.
  */
-async function validCombinations(userId: number, base: JobConfig, combinations: ConfigurationParts[], catalog: TemplateCatalog, moduleValidates: boolean) {
+async function validCombinations(userId: number, base: JobConfig, combinations: ConfigurationParts[], catalog: TemplateCatalog, moduleValidates: boolean, budget: ValidateBudget) {
   const paramsList = combinations.map(({ params }) => ({ ...base.params, ...params }))
   // A user's module without validate() has nothing to say beyond the schema checks done already.
-  const resolved = isCustomTemplateId(base.template_id) && !moduleValidates ? paramsList : await catalog.resolveParamsMany(userId, base.template_id, paramsList, { version: base.template_version })
+  const resolved = isCustomTemplateId(base.template_id) && !moduleValidates ? paramsList : await catalog.resolveParamsMany(userId, base.template_id, paramsList, { version: base.template_version, budget })
   const valid: Record<string, unknown>[] = []
   let firstProblem = ''
   resolved.forEach((one, i) => {

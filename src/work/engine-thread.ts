@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads'
 import { BacktestCancelledError, type BacktestInput, BacktestParamsError, MissingMarkBars, runBacktest } from '../engine/index.js'
 import { type CustomTemplateSource, customTemplate } from '../custom-templates/sandbox/custom-template.js'
-import { StrategyError } from '../custom-templates/sandbox/strategy-error.js'
+import { sandboxFailure, StrategyError } from '../custom-templates/sandbox/strategy-error.js'
 import { StrategyInstance } from '../custom-templates/sandbox/strategy-instance.js'
 import type { Template } from '../templates/types.js'
 
@@ -80,8 +80,9 @@ port.on('message', async ({ input, custom, budgetMs, cancel, summary }: EngineRe
       return
     }
     if (custom && !(error instanceof BacktestParamsError || error instanceof BacktestCancelledError)) {
-      // A WebAssembly trap inside the module (QuickJS aborts after an out-of-memory): the module's failure.
-      post({ type: 'failed', code: 'STRATEGY_OOM', message: `the strategy failed inside its sandbox: ${error instanceof Error ? error.message : String(error)}`, retire: true })
+      // A WebAssembly trap inside the module: its failure, STRATEGY_OOM only when memory ran out.
+      const { code, message } = sandboxFailure(error)
+      post({ type: 'failed', code, message, retire: true })
       return
     }
     if (error instanceof BacktestCancelledError) post({ type: 'cancelled' })

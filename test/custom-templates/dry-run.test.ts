@@ -97,4 +97,22 @@ describe('dry runs of custom templates', () => {
     assert.match((event.data as { message: string }).message, /the module gave up \(strategy\.js 3:\d+\)/)
     assert.equal((await t.signed(other, 'GET', `/v1/strategies/${healthy}`)).json().status, 'deployed')
   })
+
+  it("cuts a huge message the module throws to about 1 KiB in the run's last_error and its strategy.error event (issue 37)", async () => {
+    const key = await t.createKey(['strategies:read', 'strategies:write'])
+    const thrower = await upload(t, key, `export function create() {
+  return { onBar(bar) { if (bar.close > 90000) throw new Error('E'.repeat(4e6)); return NaN } }
+}`)
+    const failing = await createDryRun(t, key, thrower)
+    const strategy = await poll('the run to move to error', 60_000, async () => {
+      const s = (await t.signed(key, 'GET', `/v1/strategies/${failing}`)).json()
+      return s.status === 'error' ? s : undefined
+    })
+    const lastError = JSON.stringify(strategy.last_error)
+    assert.ok(lastError.length < 8 * 1024, `a ${lastError.length}-byte last_error`)
+    assert.match(lastError, /E{1000}…\(truncated\)/)
+    const events = await t.database.handle.db.selectFrom('events').selectAll().where('type', '=', 'strategy.error').execute()
+    const event = events.find((e) => (e.data as { strategy_id: string }).strategy_id === failing)!
+    assert.ok(JSON.stringify(event.data).length < 8 * 1024)
+  })
 })

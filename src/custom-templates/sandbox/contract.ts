@@ -1,5 +1,6 @@
 import type { AppError } from '../../http/errors.js'
 import type { ParamProblem } from '../../templates/types.js'
+import type { ValidateBudget } from './validate-budget.js'
 
 /**
  * What the service knows of a user's strategy module once the sandbox has inspected it: the shared
@@ -52,6 +53,12 @@ export interface ResolvedParams {
 /** One params' answer from a sandbox thread: resolved, or the refusal (a 400) it would be. */
 export type ResolvedOrRefused = ResolvedParams | { refused: ParamProblem }
 
+/** A sandbox thread's answer to a batch of params: each one's resolution, and the thread's time for it (ValidateBudget). */
+export interface ResolvedBatch {
+  answers: ResolvedOrRefused[]
+  spentMs: number
+}
+
 /**
  * The sandbox as the API sees it (sandbox/sandbox-service.ts implements it; every call runs the user's
  * code in a worker thread under the limits of sandbox/limits.ts, never in the calling thread). Each call
@@ -68,14 +75,15 @@ export interface StrategySandbox {
   inspect(userId: number, source: string, language: ModuleLanguage): Promise<{ compiled: CompiledModule; description: ModuleDescription }>
   /**
    * The params with defaults applied, checked against the schema and the module's validate(), and the
-   * warm-up for them. Throws AppError INVALID_PARAMETER naming the field (`params.fast`).
+   * warm-up for them. Throws AppError INVALID_PARAMETER naming the field (`params.fast`). With a budget
+   * (a submission's, shared by its calls) the call runs within what is left of it and is charged its time.
    */
-  resolveParams(userId: number, compiled: CompiledModule, description: ModuleDescription, params: unknown): Promise<ResolvedParams>
+  resolveParams(userId: number, compiled: CompiledModule, description: ModuleDescription, params: unknown, budget?: ValidateBudget): Promise<ResolvedParams>
   /**
    * resolveParams for many params (a sweep's configurations) on one instance of the module per batch:
    * each one's resolution or the AppError it would throw. Throws AppError INVALID_PARAMETER (field
-   * `params`) when the module itself fails.
+   * `params`) when the module itself fails, and 400 when the budget runs out (overValidateBudget).
    */
-  resolveParamsMany(userId: number, compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[]): Promise<(ResolvedParams | AppError)[]>
+  resolveParamsMany(userId: number, compiled: CompiledModule, description: ModuleDescription, paramsList: unknown[], budget?: ValidateBudget): Promise<(ResolvedParams | AppError)[]>
   close(): Promise<void>
 }

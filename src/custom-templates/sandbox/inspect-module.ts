@@ -3,6 +3,7 @@ import { accepted, AppError } from '../../http/errors.js'
 import { resolveParams } from '../../templates/validate.js'
 import type { ModuleDescription, ModuleParam, ModuleParamsSchema } from './contract.js'
 import { checkedWarmup, customTemplate } from './custom-template.js'
+import { guestText } from './guest-text.js'
 import type { SmokeData } from './smoke-bars.js'
 import { StrategyError } from './strategy-error.js'
 import { StrategyInstance } from './strategy-instance.js'
@@ -85,12 +86,12 @@ export function checkParams(params: unknown): ModuleParamsSchema {
 }
 
 function checkParam(name: string, declared: unknown): ModuleParam {
-  const at = `params.${name}`
+  const at = `params.${guestText(name)}`
   if (!NAME.test(name)) throw refuse(`${at}: a parameter name is a letter or _ then letters, digits or _ (at most 64)`)
   if (typeof declared !== 'object' || declared === null) throw refuse(`${at} must be an object {type, default, …}`)
   const { type, default: fallback, minimum, maximum, description, ...rest } = declared as Record<string, unknown>
   const unknown = Object.keys(rest)
-  if (unknown.length > 0) throw refuse(`${at}: unknown field ${unknown[0]}; a parameter has type, default, minimum, maximum and description`)
+  if (unknown.length > 0) throw refuse(`${at}: unknown field ${guestText(unknown[0]!)}; a parameter has type, default, minimum, maximum and description`)
   if (description !== undefined && (typeof description !== 'string' || description.length > MAX_DESCRIPTION)) {
     throw refuse(`${at}.description must be a string of at most ${MAX_DESCRIPTION} characters`)
   }

@@ -24,6 +24,13 @@ export const SANDBOX_LIMITS = {
    * loop in C never poll the interrupt handler (research fact 3), so this is what bounds them.
    */
   hardCallMs: 5_000,
+  /**
+   * All the sandbox time one submission's params checks may take together (a sweep's base tries and its
+   * configurations' validate(), in batches): before issue 37 each batch of 500 had its own 5 s, so a
+   * 10,000-configuration sweep could hold an API sandbox thread ~80 s with a validate() that burned time.
+   * The example sma_cross module checks 10,000 configurations in well under a second.
+   */
+  submissionValidateMs: 5_000,
   /** A backtest's whole budget of strategy time: a base plus a per-bar allowance (≈ 40× our measured cost). */
   jobBaseMs: 10_000,
   jobPerBarUs: 100,

@@ -5,13 +5,14 @@ import type { ClosedBar, FundingEvent } from '../../live/brokers/broker.js'
 import { resolveParams } from '../../templates/validate.js'
 import type { MultiSymbolSignal, SingleSymbolSignal } from '../../templates/types.js'
 import { compileModule } from './compile-module.js'
-import type { ModuleDescription, ModuleLanguage, ResolvedOrRefused } from './contract.js'
+import type { ModuleDescription, ModuleLanguage, ResolvedBatch, ResolvedOrRefused } from './contract.js'
 import { type CustomTemplateSource, customTemplate } from './custom-template.js'
 import { inspectModule } from './inspect-module.js'
 import { GrowingSeries } from '../../engine/growing-series.js'
 import { loadSmokeData, type SmokeData } from './smoke-bars.js'
-import { StrategyError } from './strategy-error.js'
+import { sandboxFailure, StrategyError } from './strategy-error.js'
 import { StrategyInstance } from './strategy-instance.js'
+import { overValidateBudget } from './validate-budget.js'
 
 /**
  * A sandbox thread: runs users' modules for the API (inspect an upload, resolve params) and, in a run's
@@ -20,7 +21,7 @@ import { StrategyInstance } from './strategy-instance.js'
  */
 export type SandboxRequest =
   | { type: 'inspect'; source: string; language: ModuleLanguage }
-  | { type: 'resolve'; code: string; description: ModuleDescription; paramsList: unknown[] }
+  | { type: 'resolve'; code: string; description: ModuleDescription; paramsList: unknown[]; budgetMs?: number }
   | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbols: string[]; intervalMs: number; rules: SymbolRules[] }
   | { type: 'feed'; bars: ClosedBar[]; funding: FundingEvent[] }
   | { type: 'steps'; steps: FedStep[]; funding: FundingEvent[][] }
@@ -73,7 +74,7 @@ async function handle(request: SandboxRequest): Promise<unknown> {
       return { compiled, description: await inspectModule(compiled.code, smoke) }
     }
     case 'resolve':
-      return resolve(request.code, request.description, request.paramsList)
+      return resolve(request.code, request.description, request.paramsList, request.budgetMs)
     case 'open':
       return open(request)
     case 'feed':
@@ -87,18 +88,29 @@ async function handle(request: SandboxRequest): Promise<unknown> {
  * Params with defaults applied, checked by the schema and the module's validate(), with their warm-up:
  * many on one instance of the module (loading it is most of the cost), each resolved or the 400 it
  * would get. The module failing (a throw, a call over its budget) fails them all, as it would fail one.
+ * With `budgetMs` (what is left of the submission's ValidateBudget) no call runs past it, loading the
+ * module included, and running out is the submission's 400; the time taken is answered, to be charged.
  */
-async function resolve(code: string, description: ModuleDescription, paramsList: unknown[]): Promise<ResolvedOrRefused[]> {
-  const instance = await StrategyInstance.load(code, 0)
+async function resolve(code: string, description: ModuleDescription, paramsList: unknown[], budgetMs: number | undefined): Promise<ResolvedBatch> {
+  const started = performance.now()
+  const deadline = budgetMs === undefined ? undefined : Date.now() + budgetMs
+  const overBudget = (error?: unknown) => deadline !== undefined && Date.now() >= deadline && (error === undefined || (error instanceof StrategyError && error.code === 'STRATEGY_TIMEOUT'))
+  let instance: StrategyInstance | undefined
   try {
+    instance = await StrategyInstance.load(code, 0, deadline === undefined ? {} : { deadline })
     const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
-    return paramsList.map((params) => {
+    const answers = paramsList.map((params): ResolvedOrRefused => {
+      if (overBudget()) throw overValidateBudget()
       const resolved = resolveParams(template, params)
       if (!resolved.ok) return { refused: resolved.problem }
       return { params: resolved.value, warmup: template.warmupBars(resolved.value as never, 0) }
     })
+    return { answers, spentMs: performance.now() - started }
+  } catch (error) {
+    // The interrupt at the deadline reads as the call's own timeout: it is the submission's budget.
+    throw overBudget(error) ? overValidateBudget() : error
   } finally {
-    instance.dispose()
+    instance?.dispose()
   }
 }
 
@@ -163,7 +175,7 @@ function fedAnswer(targets: Float64Array, levels: Float64Array): FedAnswer {
 function failure(error: unknown): SandboxFailure {
   if (error instanceof StrategyError) return { kind: 'strategy', code: error.code, message: error.message }
   if (error instanceof AppError) return { kind: 'invalid', field: error.field, message: error.message }
-  // A WebAssembly trap (an abort inside QuickJS after an out-of-memory) is the module's failure too.
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
-  return { kind: 'strategy', code: /memory|abort/i.test(message) ? 'STRATEGY_OOM' : 'STRATEGY_ERROR', message }
+  // A WebAssembly trap is the module's failure too: STRATEGY_OOM only when memory ran out.
+  const { code, message } = sandboxFailure(error)
+  return { kind: 'strategy', code, message }
 }

@@ -13,6 +13,7 @@ import {
   shouldInterruptAfterDeadline,
 } from 'quickjs-emscripten-core'
 import { GUEST_DRIVER } from './guest-driver.js'
+import { guestText } from './guest-text.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { type ModuleAnswer, moduleAnswer } from './module-answer.js'
 import { locationIn, StrategyError } from './strategy-error.js'
@@ -60,6 +61,8 @@ export interface InstanceOptions {
    * and the thread's watchdog holds the hard bound anyway.
    */
   callMs?: number
+  /** A Date.now() time no call may run past (a submission's params checks: ValidateBudget); loading the module included. */
+  deadline?: number
 }
 
 /**
@@ -72,6 +75,7 @@ export interface InstanceOptions {
 export class StrategyInstance {
   private dead = false
   private callMs: number = SANDBOX_LIMITS.callMs
+  private deadline = Infinity
   /** An out-of-memory or a WebAssembly trap: not even a read of the driver's state is safe afterwards. */
   private poisoned = false
   private readonly driver: Record<'info' | 'validate' | 'warmup' | 'create' | 'bars' | 'step' | 'at', QuickJSHandle>
@@ -99,7 +103,8 @@ export class StrategyInstance {
     // No loader: any import, static or dynamic, fails inside the guest with "could not load module".
     runtime.setModuleLoader((name) => ({ error: new Error(`imports are not available in a strategy module (${name})`) }))
     const context = runtime.newContext({ intrinsics: { ...DefaultIntrinsics, Date: false } })
-    const guard = (ms: number) => runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + ms))
+    const deadline = options.deadline ?? Infinity
+    const guard = (ms: number) => runtime.setInterruptHandler(shouldInterruptAfterDeadline(Math.min(Date.now() + ms, deadline)))
     guard(SANDBOX_LIMITS.callMs)
     const factory = StrategyInstance.unwrap(context, context.evalCode(GUEST_DRIVER, 'driver.js', { type: 'global', strict: true }))
     const seedHandle = context.newNumber(seed >>> 0)
@@ -113,6 +118,7 @@ export class StrategyInstance {
     namespace.dispose()
     const instance = new StrategyInstance(module, runtime, context, driver)
     instance.callMs = options.callMs ?? SANDBOX_LIMITS.callMs
+    instance.deadline = deadline
     return instance
   }
 
@@ -123,7 +129,9 @@ export class StrategyInstance {
   /** The module's validate(params): a problem, or undefined when the params are fine. */
   validate(params: Record<string, unknown>): { field: string; message: string } | undefined {
     const answer = this.callString('validate', JSON.stringify(params))
-    return answer === '' ? undefined : (JSON.parse(answer) as { field: string; message: string })
+    if (answer === '') return undefined
+    const problem = JSON.parse(answer) as { field: string; message: string }
+    return { field: guestText(problem.field), message: guestText(problem.message) }
   }
 
   /** The module's warmup(params), as it answered (the caller checks it is a whole number under the cap). */
@@ -231,7 +239,7 @@ export class StrategyInstance {
 
   private call(name: keyof StrategyInstance['driver'], allowanceMs: number, args: QuickJSHandle[]): QuickJSHandle {
     if (this.dead) throw new StrategyError('STRATEGY_ERROR', 'the strategy failed earlier and cannot be called again')
-    this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Date.now() + this.callMs + allowanceMs))
+    this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Math.min(Date.now() + this.callMs + allowanceMs, this.deadline)))
     try {
       return StrategyInstance.unwrap(this.context, this.context.callFunction(this.driver[name], this.context.undefined, ...args))
     } catch (error) {
@@ -273,10 +281,10 @@ function safeDump(context: QuickJSContext, handle: QuickJSHandle): Dumped {
   }
 }
 
-/** A guest exception as a StrategyError with the module's line:column where the stack has one. */
+/** A guest exception as a StrategyError with the module's line:column where the stack has one; its name and message cut to GUEST_TEXT_MAX. */
 export function guestError(error: Dumped): StrategyError {
-  const message = typeof error.message === 'string' ? error.message : 'the strategy failed'
-  const name = typeof error.name === 'string' ? error.name : 'Error'
+  const message = typeof error.message === 'string' ? guestText(error.message) : 'the strategy failed'
+  const name = typeof error.name === 'string' ? guestText(error.name) : 'Error'
   if (name === 'InternalError' && /interrupted/.test(message)) return new StrategyError('STRATEGY_TIMEOUT', 'the strategy ran longer than its time for one call')
   if (/out of memory/i.test(message)) return new StrategyError('STRATEGY_OOM', `the strategy used more than its ${SANDBOX_LIMITS.memoryBytes / 2 ** 20} MiB of memory`)
   const at = locationIn(error.stack)

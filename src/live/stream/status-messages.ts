@@ -16,11 +16,14 @@ export interface StreamMessage {
   data: Record<string, unknown>
 }
 
-/** What travels on the channel: the message, and a token a waiting publisher recognises (pause). */
-export interface Notification {
-  message: StreamMessage
-  token?: string
-}
+/**
+ * What travels on the channel: a message, with a token a waiting publisher recognises (pause); or an API
+ * key's revocation or rotation, announced by the api_keys trigger (migration 0021) at its commit.
+ */
+export type Notification = { message: StreamMessage; token?: string } | { revoked: KeyRevocation }
+
+/** An API key revoked (or deleted), or rotated to the secret of `version` (KeyDirectory keyVersion). */
+export type KeyRevocation = { key_id: string; reason: 'revoked' } | { key_id: string; reason: 'rotated'; version: string }
 
 /**
  * Publishes a stream message inside the caller's transaction: PostgreSQL delivers NOTIFY only when

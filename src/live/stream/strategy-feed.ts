@@ -1,5 +1,6 @@
 import type { DatabaseHandle } from '../../db/connect.js'
 import { type ChannelListener, listenOnChannel } from '../../db/listen.js'
+import { OpenStreams } from './open-streams.js'
 import { type Notification, STRATEGY_CHANNEL, type StreamMessage } from './status-messages.js'
 
 export type FeedListener = (message: StreamMessage) => Promise<void> | void
@@ -8,18 +9,24 @@ export type FeedListener = (message: StreamMessage) => Promise<void> | void
  * This process's end of the strategy channel: one LISTEN, fanned out to the stream clients connected
  * here. Messages are handed out one at a time in arrival order (which is commit order), and a
  * publisher waiting for its token (pause) is released only once every local client has been handed
- * everything before and including it.
+ * everything before and including it. An API key's revocation or rotation travels on the same channel
+ * (migration 0021), so it closes the key's sockets here as it arrives, before any message committed after it is handed out.
  */
 export class StrategyFeed {
   private readonly listeners = new Map<string, Set<FeedListener>>()
   private readonly waiters = new Map<string, () => void>()
   private listening: Promise<ChannelListener> | undefined
   private chain: Promise<void> = Promise.resolve()
+  /** The streams open here, by the credential that opened them. */
+  readonly streams: OpenStreams
 
   constructor(
     private readonly database: DatabaseHandle,
     private readonly onError: (error: unknown) => void,
-  ) {}
+    now: () => number,
+  ) {
+    this.streams = new OpenStreams(now)
+  }
 
   /** Adds a listener for one strategy's messages; resolves once the channel is listened to. */
   async subscribe(strategyId: string, listener: FeedListener): Promise<() => void> {
@@ -67,10 +74,14 @@ export class StrategyFeed {
       this.onError(error)
       return
     }
+    // At once, not behind the chain: messages committed after the revocation are behind it in the chain,
+    // and those before it that a slow client has not yet been handed need not reach a revoked key.
+    if ('revoked' in notification) return this.streams.revoke(notification.revoked)
+    const { message, token } = notification
     this.chain = this.chain.then(async () => {
-      const set = this.listeners.get(notification.message.strategy_id)
-      if (set) await Promise.all([...set].map(async (listener) => listener(notification.message))).catch(this.onError)
-      if (notification.token !== undefined) this.waiters.get(notification.token)?.()
+      const set = this.listeners.get(message.strategy_id)
+      if (set) await Promise.all([...set].map(async (listener) => listener(message))).catch(this.onError)
+      if (token !== undefined) this.waiters.get(token)?.()
     })
   }
 }

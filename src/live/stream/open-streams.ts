@@ -1,0 +1,71 @@
+import type { WebSocket } from 'ws'
+import type { KeyRevocation } from './status-messages.js'
+
+/**
+ * Why the server ended a status stream, as WebSocket close codes in the application range (4000–4999,
+ * RFC 6455 §7.4.2) with a reason a person reads. Each means: authenticate afresh and reopen. Listed in
+ * README and docs/decisions/live.md.
+ */
+export const STREAM_CLOSES = {
+  revoked: { code: 4001, reason: 'api key revoked' },
+  rotated: { code: 4002, reason: 'api key rotated' },
+  expired: { code: 4003, reason: 'app token expired' },
+} as const
+
+export type StreamCloseCause = keyof typeof STREAM_CLOSES
+
+/** What opened a stream: an API key at one version of its secret, or an app token until it expires (Unix ms). */
+export type StreamCredential = { keyId: string; keyVersion: string } | { expiresAt: number }
+
+/** setTimeout's longest delay; a longer one fires at once (Node clamps it to 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * This process's open status streams by the credential that opened them (issue 37: a stream outlived
+ * the key that opened it). A key's sockets close when the feed hears the key revoked or rotated, in
+ * channel order with the stream's messages; a token's socket closes at the token's expiry, by a timer.
+ * App tokens are stateless JWTs with no sign-out, so expiry is the only end a token has.
+ */
+export class OpenStreams {
+  private readonly byKey = new Map<string, Map<WebSocket, string>>()
+
+  constructor(private readonly now: () => number) {}
+
+  /** Keeps `socket` under its credential until it closes; a token's socket is closed at the token's expiry. */
+  add(socket: WebSocket, credential: StreamCredential): void {
+    if ('keyId' in credential) {
+      let sockets = this.byKey.get(credential.keyId)
+      if (!sockets) this.byKey.set(credential.keyId, (sockets = new Map()))
+      sockets.set(socket, credential.keyVersion)
+      socket.once('close', () => {
+        sockets.delete(socket)
+        if (sockets.size === 0 && this.byKey.get(credential.keyId) === sockets) this.byKey.delete(credential.keyId)
+      })
+      return
+    }
+    let timer: NodeJS.Timeout | undefined
+    const arm = () => {
+      const left = credential.expiresAt - this.now()
+      if (left <= 0) return endStream(socket, 'expired')
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS))
+    }
+    socket.once('close', () => clearTimeout(timer))
+    arm()
+  }
+
+  /** Closes this process's sockets of a revoked key, or of a rotated key's older secrets. */
+  revoke(revocation: KeyRevocation): void {
+    const sockets = this.byKey.get(revocation.key_id)
+    if (!sockets) return
+    for (const [socket, version] of sockets) {
+      if (revocation.reason === 'revoked') endStream(socket, 'revoked')
+      else if (version !== revocation.version) endStream(socket, 'rotated')
+    }
+  }
+}
+
+/** Ends a stream saying why; nothing is sent on it afterwards (a send checks the socket is OPEN). */
+export function endStream(socket: WebSocket, cause: StreamCloseCause): void {
+  const { code, reason } = STREAM_CLOSES[cause]
+  socket.close(code, reason)
+}
