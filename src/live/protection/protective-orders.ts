@@ -25,7 +25,7 @@ import type { AlgoUpdate } from '../exchange/user-data-streams.js'
 import { lockOwnedRuns } from '../queries.js'
 import { clientAlgoId, clientAlgoIdPrefix, type ProtectiveKind } from './client-algo-ids.js'
 import { type DesiredOrder, sameOrder } from './desired-orders.js'
-import { activeProtective, insertProtective, markProtective, nextProtectiveSeq, type ProtectiveRow } from './queries.js'
+import { activeProtective, insertProtective, markProtective, nextProtectiveSeq, type ProtectiveRow, protectiveRow } from './queries.js'
 
 export interface ProtectiveOrdersDeps {
   db: Db
@@ -59,7 +59,8 @@ const KINDS: readonly ProtectiveKind[] = ['stop_loss', 'take_profit', 'trailing_
 /** The exchange's algo statuses as a row keeps them. */
 const STATUS_OF: Record<string, ProtectiveStatus> = {
   NEW: 'open',
-  TRIGGERING: 'triggered',
+  // Forwarded to the matching engine, not there yet: it may still end REJECTED (a failed margin check).
+  TRIGGERING: 'open',
   TRIGGERED: 'triggered',
   FINISHED: 'finished',
   CANCELED: 'canceled',
@@ -166,8 +167,8 @@ export class ProtectiveOrders {
   /** An ALGO_UPDATE of one of this symbol's rows: its status as the exchange reports it. Returns the row as it was, or undefined when it is none of ours. */
   async onUpdate(update: AlgoUpdate): Promise<ProtectiveRow | undefined> {
     const rows = await this.load()
-    const row = rows.find((r) => r.client_algo_id === update.clientAlgoId)
-    if (!row) return undefined
+    const row = rows.find((r) => r.client_algo_id === update.clientAlgoId) ?? (await protectiveRow(this.deps.db, update.clientAlgoId))
+    if (!row || row.strategy_id !== this.deps.strategyId || row.symbol !== this.deps.symbol) return undefined
     const before = { ...row }
     const status = STATUS_OF[update.status]
     if (status !== undefined && status !== row.status) await this.mark(row, status, { algoId: update.algoId, lastError: update.rejectReason || undefined })
