@@ -169,5 +169,34 @@ for (const backend of backends()) {
       const row = await db().selectFrom('protective_orders').selectAll().where('client_algo_id', '=', resting.clientAlgoId).executeTakeFirstOrThrow()
       assert.equal(row.status, 'canceled')
     })
+
+    it('a pause keeps the protective orders of a position it leaves open; a pause with close_positions cancels them, then closes', async () => {
+      const protectedPosition = (name: Name) =>
+        poll(`a protected position of the ${name} run`, 120_000, paced(async () => {
+          const open = await exchange(ACCOUNTS[name]).algo.open('BTCUSDT')
+          const held = await harness.exchangeQty(ACCOUNTS[name])
+          return open.kind === 'ok' && open.value.length > 0 && held !== 0 ? open.value : undefined
+        }))
+      await protectedPosition('take')
+      const kept = await harness.call('POST', `/v1/strategies/${strategies.take}/pause`, {})
+      assert.equal(kept.statusCode, 200, kept.body)
+      const held = await harness.exchangeQty(ACCOUNTS.take)
+      const open = await exchange(ACCOUNTS.take).algo.open('BTCUSDT')
+      assert.equal(open.kind, 'ok')
+      const rows = await db().selectFrom('protective_orders').selectAll().where('strategy_id', '=', strategies.take!).where('status', '=', 'open').execute()
+      if (held !== 0) {
+        assert.ok(open.kind === 'ok' && open.value.length > 0, 'the position left open is still protected on the exchange')
+        assert.deepEqual(open.kind === 'ok' ? open.value.map((o) => o.clientAlgoId).sort() : [], rows.map((r) => r.client_algo_id).sort())
+      }
+
+      await protectedPosition('trail')
+      const closed = await harness.call('POST', `/v1/strategies/${strategies.trail}/pause`, { close_positions: true })
+      assert.equal(closed.statusCode, 200, closed.body)
+      assert.equal(await harness.exchangeQty(ACCOUNTS.trail), 0)
+      const left = await exchange(ACCOUNTS.trail).algo.open('BTCUSDT')
+      assert.deepEqual(left.kind === 'ok' ? left.value : undefined, [], 'nothing of the run rests on the exchange')
+      const active = await db().selectFrom('protective_orders').select('status').where('strategy_id', '=', strategies.trail!).where('status', 'in', ['intent', 'open', 'unknown']).execute()
+      assert.deepEqual(active, [])
+    })
   })
 }
