@@ -112,16 +112,18 @@ export class ProtectiveOrders {
     for (const row of rows.filter((r) => r.status !== 'open')) await this.lookUp(row)
     for (const kind of KINDS) {
       const want = desired.find((d) => d.kind === kind)
-      let blocked = false
-      let kept = false
-      for (const row of this.rows!.filter((r) => r.kind === kind && r.type !== 'MARKET')) {
-        if (row.status !== 'open') blocked = true
-        else if (want && !kept && sameOrder(row, want)) kept = true
-        else if (!(await this.cancel(row))) blocked = true
+      const held = this.rows!.filter((r) => r.kind === kind && r.type !== 'MARKET')
+      const kept = want && held.find((r) => r.status === 'open' && sameOrder(r, want))
+      const stale = held.filter((r) => r !== kept)
+      if (stale.some((r) => r.status !== 'open')) {
+        result.settled = false
+        continue
       }
-      if (blocked) result.settled = false
-      if (!want || kept || blocked) continue
-      const placed = await this.place(want)
+      if (!want || kept) {
+        for (const row of stale) if (!(await this.cancel(row))) result.settled = false
+        continue
+      }
+      const placed = await this.place(want, stale)
       if (placed === 'fenced') return { ...result, settled: false, fenced: true }
       if (placed === 'unknown') result.settled = false
       else if (placed !== 'open') result.problems.push(placed)
@@ -251,11 +253,22 @@ export class ProtectiveOrders {
     return row.client_algo_id
   }
 
-  /** Places one desired order under a fresh intent; answers 'open', 'unknown', 'fenced', or the problem a refusal is. */
-  private async place(want: DesiredOrder): Promise<'open' | 'unknown' | 'fenced' | ProtectionProblem> {
+  /**
+   * Places one desired order under a fresh intent, after cancelling the orders it `replaces` (cancel, then place: a
+   * second close-all order of a type and side is refused, -4130). The intent is committed before the cancels, so the
+   * unprotected gap is two exchange calls, not a commit besides. A cancel whose answer is unknown leaves the intent
+   * unsent (canceled). Answers 'open', 'unknown', 'fenced', or the problem a refusal is.
+   */
+  private async place(want: DesiredOrder, replaces: readonly ProtectiveRow[] = []): Promise<'open' | 'unknown' | 'fenced' | ProtectionProblem> {
     const id = await this.commitIntent(want)
     if (id === undefined) return 'fenced'
     const row = this.rows!.find((r) => r.client_algo_id === id)!
+    for (const old of replaces) {
+      if (!(await this.cancel(old))) {
+        await this.mark(row, 'canceled', { lastError: `not sent: the cancel of ${old.client_algo_id}, which it replaces, is unknown` })
+        return 'unknown'
+      }
+    }
     const answer = await this.client.algo.place({
       symbol: this.deps.symbol,
       side: want.side,
