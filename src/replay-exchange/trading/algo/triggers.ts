@@ -25,7 +25,8 @@ export function firstTrigger(symbol: MarketSymbol, order: AlgoOrder, from: numbe
     const time = order.workingType === 'MARK_PRICE' ? firstMarkTouch(symbol, cursor, to, order.triggerPrice, direction) : firstTouch(symbol, cursor, to, order.triggerPrice, direction)
     if (time === undefined) return undefined
     if (!order.priceProtect || withinProtection(symbol, time)) return time
-    cursor = time
+    // The mark's deviation changes once a second: look again from the next second.
+    cursor = Math.max(time, Math.ceil((time + 1) / 1000) * 1000 - 1)
   }
   return undefined
 }
