@@ -355,7 +355,7 @@ export interface StrategyOrdersTable {
   exit_reason: ColumnType<string | null, string | null | undefined, string | null>
 }
 
-/** 0021_protective_orders: a live run's protective (algo) orders, each committed before it is sent. */
+/** 0022_protective_orders: a live run's protective (algo) orders, each committed before it is sent. */
 export type ProtectiveStatus = 'intent' | 'open' | 'unknown' | 'canceled' | 'triggered' | 'finished' | 'expired' | 'rejected'
 
 export interface ProtectiveOrdersTable {

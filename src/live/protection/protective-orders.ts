@@ -1,6 +1,6 @@
 /**
  * How to use (for the positions answer, the CLI, the dashboard and the proofs):
- * - Table `protective_orders` (migration 0021): one row per protective order a live run meant to place,
+ * - Table `protective_orders` (migration 0022): one row per protective order a live run meant to place,
  *   committed before it is sent; `client_algo_id` pa-<strategy hex>-<s|t|r><seq> (client-algo-ids.ts), `kind`
  *   stop_loss | take_profit | trailing_stop, `type` STOP_MARKET | TAKE_PROFIT_MARKET | TRAILING_STOP_MARKET (or
  *   MARKET: the alarm's close of the position), the fields sent, `status` intent | open | unknown | canceled |
