@@ -83,6 +83,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
   app.decorateRequest('rawBody', undefined)
+  app.decorateRequest('addWeight', null)
   installJsonBody(app)
   installErrorHandling(app, metrics.recordUnmatched)
 
@@ -111,7 +112,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     if (principal && onAuthenticated) onAuthenticated(request, principal)
     const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
     const replay = authenticated?.replay
-    await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
+    const weights = budget(services, services.config.weightPerMinute)
+    await chargeWeight(reply, weights, bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
+    request.addWeight = (weight) => chargeWeight(reply, weights, bucket, weight, true)
   }
 
   // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions/auth.md, "Sign-in and plans").

@@ -41,5 +41,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null
     rawBody: Buffer | undefined
+    /**
+     * On a `v1` route: charges `weight` more to the budget the route's weight was charged to (429 once it
+     * is spent), for a route whose cost is known only once it has read what it will send (sweep returns).
+     */
+    addWeight: ((weight: number) => Promise<void>) | null
   }
 }
