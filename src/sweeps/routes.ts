@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
@@ -13,6 +12,7 @@ import { askedColumns, equityDays, parseRunIds, returnsMatrix, returnsText, retu
 import { MAX_RETURN_COLUMNS, RETURN_PAGE_COLUMNS, ReturnsQuerySchema, ReturnsSchema, type SweepConfig, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
 import { cancelSweep, createSweep, getSweep, ownSweep, pageSweepRuns, pageSweeps, type SweepContext } from './service.js'
 import { absentBodyAsEmpty } from '../http/json-body.js'
+import { pacedStream } from '../http/paced-stream.js'
 
 export interface SweepRoutesOptions {
   db: Db
@@ -139,10 +139,9 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       if (next !== null) reply.header('link', `<${pageUrl(request.url, next)}>; rel="next"`)
       if (csv) reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${sweep.id}-returns.csv"`)
       else reply.type('application/json; charset=utf-8')
-      // Written as the client reads it: a piece at a time, each after the socket drained the last (Fastify
-      // pipes a stream to the socket, serializing nothing; the schema above documents the bytes).
-      const text = Readable.from(returnsText(matrix, csv ? 'csv' : 'json'), { objectMode: false, highWaterMark: 64 * 1024 })
-      return reply.send(text as unknown as string)
+      // Written as the client reads it, a piece at a time (Fastify pipes a stream to the socket and
+      // serializes nothing; the schema above documents the bytes).
+      return reply.send(pacedStream(returnsText(matrix, csv ? 'csv' : 'json')) as unknown as string)
     },
   )
 }
