@@ -1,10 +1,13 @@
 import type { Db } from '../../src/db/connect.js'
 import { finishSweep, insertSweep, type StoredRun, storeRuns } from '../../src/sweeps/queries.js'
-import { encodeFloats } from '../../src/sweeps/returns.js'
+import { encodeFloats, returnsMatrix } from '../../src/sweeps/returns.js'
+import { sweepResult } from '../../src/sweeps/result.js'
 import type { SweepConfig } from '../../src/sweeps/schemas.js'
 
 const DAY_MS = 86_400_000
 const FIRST_DAY = Date.parse('2020-06-01T00:00:00Z')
+/** A run's metrics as a runs task stores them (formatMetrics' fields); each run's sharpe is its own. */
+const METRICS = { sharpe: '0', sortino: null, calmar: null, max_drawdown: '0', win_rate: null, profit_factor: null, cagr: '0', expected_value: null, total_trades: 0, avg_trade_duration_seconds: null }
 /** Runs stored per transaction, about what a task's 250 ms batches hold. */
 const BATCH = 100
 
@@ -45,7 +48,8 @@ export async function seedDoneSweep(db: Db, userId: number, id: string, runs: nu
     } as SweepConfig['base'],
     grid: { fast: configurations.map((c) => c.fast) },
     objective: 'sharpe',
-    cscv_blocks: 16,
+    // Two blocks: the statistics below are the task's own, over 2 CSCV splits instead of 12,870.
+    cscv_blocks: 2,
     configurations: runs,
     skipped: 0,
   }
@@ -56,12 +60,15 @@ export async function seedDoneSweep(db: Db, userId: number, id: string, runs: nu
   for (let first = 1; first <= runs; first += BATCH) {
     const batch: StoredRun[] = []
     for (let runNo = first; runNo < Math.min(first + BATCH, runs + 1); runNo++) {
-      batch.push({ run_no: runNo, params: configurations[runNo - 1]!, metrics: { sharpe: '0' }, objective: 0, equity: encodeFloats(seededEquity(runNo, points)) })
+      const sharpe = ((runNo * 37) % 101) / 100
+      batch.push({ run_no: runNo, params: configurations[runNo - 1]!, metrics: { ...METRICS, sharpe: String(sharpe) }, objective: sharpe, equity: encodeFloats(seededEquity(runNo, points)) })
     }
     await db.transaction().execute((trx) => storeRuns(trx, id, batch, days))
   }
+  // As the statistics task ends a sweep: its result from the returns matrix.
+  const result = sweepResult(config, await returnsMatrix(db, id))
   await db.transaction().execute((trx) =>
-    finishSweep(trx, { id, userId, templateId: 'sma_cross' }, undefined, { status: 'done', result: {}, best: {} }, submittedAt),
+    finishSweep(trx, { id, userId, templateId: 'sma_cross' }, undefined, { status: 'done', result, best: result.best as Record<string, unknown> }, submittedAt),
   )
 }
 
