@@ -152,8 +152,12 @@ function sortColumns(matrix: ReturnsMatrix, compare: (a: number, b: number) => n
   }
 }
 
-/** Characters of text per piece of an answer: about a millisecond of writing numbers, then the loop is free (pacedStream). */
-const PIECE = 32 * 1024
+/**
+ * Characters of text per piece of an answer (whole rows; a row of 1,000 columns is ~21 KB): each piece
+ * is one turn of the loop, and ten answers in flight take a turn each between two rounds of I/O. At
+ * 32 KB a round took 60–90 ms on this loaded host, so pieces are a row of a wide page.
+ */
+const PIECE = 16 * 1024
 
 /**
  * The matrix as the answer's text, a piece at a time, so an answer is written as the client reads it
@@ -166,10 +170,11 @@ export function* returnsText(matrix: ReturnsMatrix, format: 'csv' | 'json'): Gen
   let piece = csv
     ? `${['date', ...matrix.runNos.map(runId)].join(',')}\n`
     : `{"run_ids":${JSON.stringify(matrix.runNos.map(runId))},"dates":${JSON.stringify(matrix.days.map(isoTime))},"returns":[`
-  const number = csv ? String : JSON.stringify
+  // JSON.stringify's text of a number, without its cost: String's, and null where JSON has no number.
+  const number = csv ? String : (x: number) => (Number.isFinite(x) ? String(x) : 'null')
   for (let t = 0; t < matrix.days.length; t++) {
     const row: string[] = csv ? [isoTime(matrix.days[t]!)] : []
-    for (const column of matrix.columns) row.push(number(column[t]))
+    for (const column of matrix.columns) row.push(number(column[t]!))
     piece += csv ? `${row.join(',')}\n` : `${t === 0 ? '' : ','}[${row.join(',')}]`
     if (piece.length >= PIECE) {
       yield piece
