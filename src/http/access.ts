@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { Scope } from '../auth/scopes.js'
+import { AppError } from './errors.js'
 
 /** How a route is reached; set as `config.access` on every route. */
 export type Access =
@@ -23,6 +24,15 @@ export interface Principal {
   /** The API key that signed the request; null for a Bearer app token. */
   keyId: string | null
   scopes: ReadonlySet<Scope>
+}
+
+/**
+ * 403 INSUFFICIENT_PERMISSION unless the principal holds `scope`: a route's own scope (app.ts), or one a
+ * request needs for what it names (`reason`, e.g. a job's strategy_id, which reads a stored strategy).
+ */
+export function requireScope(principal: Principal, scope: Scope, reason?: string): void {
+  if (principal.scopes.has(scope)) return
+  throw new AppError('INSUFFICIENT_PERMISSION', reason ? `${reason}: this API key lacks the scope ${scope}` : `this API key lacks the scope ${scope}`)
 }
 
 /**

@@ -2,12 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
-import type { Access } from '../http/access.js'
+import { type Access, requireScope } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import { AppError } from '../http/errors.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
-import { CancelSchema, NoQuerySchema } from '../backtests/schemas.js'
+import { CancelSchema, NoQuerySchema, STRATEGY_ID_SCOPE } from '../backtests/schemas.js'
 import { askedColumns, equityDays, parseRunIds, returnsMatrix, returnsText, returnsWeight } from './returns.js'
 import { MAX_RETURN_COLUMNS, RETURN_PAGE_COLUMNS, ReturnsQuerySchema, ReturnsSchema, type SweepConfig, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
 import { cancelSweep, createSweep, getSweep, ownSweep, pageSweepRuns, pageSweeps, type SweepContext } from './service.js'
@@ -55,7 +55,10 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         response: { 202: SweepSchema, 409: ErrorEnvelopeSchema, ...errors },
       },
     },
-    async (request, reply) => reply.code(202).send(await createSweep(context(request), request.body)),
+    async (request, reply) => {
+      if (request.body.base.strategy_id !== undefined) requireScope(request.principal!, 'strategies:read', `base.${STRATEGY_ID_SCOPE}`)
+      return reply.code(202).send(await createSweep(context(request), request.body))
+    },
   )
 
   app.get(
