@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { SCOPES } from '../../src/auth/scopes.js'
+import { PerpetuaClient } from '../../src/client/index.js'
 import { insertWebhook } from '../../src/webhooks/queries.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { seedDoneSweep } from '../support/big-sweep.js'
@@ -109,6 +110,12 @@ for (const backend of backends()) {
       const page = await t.signed(key, 'GET', `/v1/backtest/sweeps/${SWEEP}/returns?limit=2`)
       const link = /^<([^>]+)>; rel="next"$/.exec(page.headers.link as string)![1]!
       assert.deepEqual((await t.signed(key, 'GET', link)).json().run_ids, ['r3'])
+      // The client follows the same Link header through every column.
+      const address = await t.app.listen({ host: '127.0.0.1', port: 0 })
+      const client = new PerpetuaClient({ baseUrl: address, apiKey: key.api_key, apiSecret: key.api_secret, now: t.clock.now })
+      const pages: string[][] = []
+      for await (const matrix of client.sweeps.returnsPages(SWEEP, { limit: 2 })) pages.push(matrix.run_ids)
+      assert.deepEqual(pages, [['r1', 'r2'], ['r3']])
     })
   })
 }
