@@ -13,7 +13,7 @@ import { insertInTransaction, sendInTransaction } from './db/queue.js'
 import { sweepRoutes } from './sweeps/routes.js'
 import { SWEEP_QUEUE } from './sweeps/task-message.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
-import type { Access, OnAuthenticated } from './http/access.js'
+import { type Access, type OnAuthenticated, requireScope } from './http/access.js'
 import { authenticate, replayedSignature } from './http/authenticate.js'
 import { clientErrorHandler } from './http/client-error.js'
 import { installErrorHandling, renderError } from './http/error-handler.js'
@@ -83,6 +83,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
   app.decorateRequest('rawBody', undefined)
+  app.decorateRequest('addWeight', null)
   installJsonBody(app)
   installErrorHandling(app, metrics.recordUnmatched)
 
@@ -104,14 +105,14 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     const authenticated = await authenticate(request, services)
     const principal = authenticated?.principal ?? null
     if (!principal && access.signed) throw new AppError('UNAUTHENTICATED', access.bearerOnly ? BEARER_NEEDED : SIGNATURE_NEEDED)
-    if (principal && access.scope && !principal.scopes.has(access.scope)) {
-      throw new AppError('INSUFFICIENT_PERMISSION', `this API key lacks the scope ${access.scope}`)
-    }
+    if (principal && access.scope) requireScope(principal, access.scope)
     request.principal = principal
     if (principal && onAuthenticated) onAuthenticated(request, principal)
     const bucket = principal ? (principal.keyId ?? `user:${principal.userId}`) : `ip:${request.ip}`
     const replay = authenticated?.replay
-    await chargeWeight(reply, budget(services, services.config.weightPerMinute), bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
+    const weights = budget(services, services.config.weightPerMinute)
+    await chargeWeight(reply, weights, bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
+    request.addWeight = (weight) => chargeWeight(reply, weights, bucket, weight, true)
   }
 
   // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions/auth.md, "Sign-in and plans").

@@ -3,11 +3,11 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { Db } from '../db/connect.js'
 import type { MarketData } from '../market/market-data.js'
 import { coverageOf } from './coverage.js'
-import type { Access } from '../http/access.js'
+import { type Access, requireScope } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
-import { CancelSchema, CoverageQuerySchema, CoverageSchema, NoQuerySchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema } from './schemas.js'
+import { CancelSchema, CoverageQuerySchema, CoverageSchema, NoQuerySchema, JobCreateSchema, JobIdSchema, JobListQuerySchema, JobPageSchema, JobSchema, STRATEGY_ID_SCOPE } from './schemas.js'
 import { type BacktestContext, cancelJob, createJob, getJob, pageJobs } from './service.js'
 import { absentBodyAsEmpty } from '../http/json-body.js'
 
@@ -53,7 +53,10 @@ export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (
         response: { 200: job, 409: ErrorEnvelopeSchema, ...errors },
       },
     },
-    async (request) => createJob(context(request), request.body),
+    async (request) => {
+      if (request.body.strategy_id !== undefined) requireScope(request.principal!, 'strategies:read', STRATEGY_ID_SCOPE)
+      return createJob(context(request), request.body)
+    },
   )
 
   app.get(

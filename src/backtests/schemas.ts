@@ -9,6 +9,9 @@ export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled']
 
 const UtcTime = (description: string) => Type.String({ maxLength: 40, description, examples: ['2024-01-01T00:00:00Z'] })
 
+/** Why naming strategy_id needs strategies:read beside backtests:write: the job's config shows the stored strategy's params (issue 37). */
+export const STRATEGY_ID_SCOPE = 'strategy_id reads a stored strategy, whose params the config shows'
+
 /** Every field optional at the schema level: with strategy_id the stored strategy supplies the rest. */
 export const JobCreateSchema = Type.Object(
   {
@@ -24,7 +27,9 @@ export const JobCreateSchema = Type.Object(
     leverage: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, description: 'Default 1' })),
     fee_model: Type.Optional(Type.Enum(FEE_MODELS, { description: 'Default fixed_bps' })),
     fee_bps: Type.Optional(Type.String({ maxLength: 40, description: 'Per-fill fee in basis points for fixed_bps; default 5' })),
-    strategy_id: Type.Optional(Type.String({ maxLength: 64, description: 'A stored strategy whose fields are the base; request fields override them' })),
+    strategy_id: Type.Optional(
+      Type.String({ maxLength: 64, description: 'A stored strategy whose fields are the base; request fields override them. Reads the strategy: needs the scope strategies:read too (else 403)' }),
+    ),
     template_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "A custom template's version; default its latest (or the strategy's pinned one)" })),
     exits: Type.Optional(ExitsSchema),
     slippage_bps: Type.Optional(SlippageSchema),

@@ -49,6 +49,21 @@ export class SweepsApi {
     return this.client.get('/v1/backtest/sweeps/{id}/returns', { path: { id }, query, ...(options.signal ? { signal: options.signal } : {}) }) as Promise<SweepReturns>
   }
 
+  /**
+   * The matrix a page of columns at a time (at most 1,000 a request), in run order, following each answer's
+   * `Link: <…>; rel="next"`: how a sweep of more than 1,000 runs is read whole (returns() refuses it).
+   */
+  async *returnsPages(id: string, options: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<SweepReturns> {
+    let cursor: string | undefined
+    do {
+      const query = { format: 'json' as const, limit: options.limit ?? 1000, ...(cursor ? { cursor } : {}) }
+      const response = await this.client.send('get', '/v1/backtest/sweeps/{id}/returns', { path: { id }, query, ...(options.signal ? { signal: options.signal } : {}) })
+      yield (await response.json()) as SweepReturns
+      const next = /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
+      cursor = next === undefined ? undefined : (new URL(next, 'http://x').searchParams.get('cursor') ?? undefined)
+    } while (cursor !== undefined)
+  }
+
   /** The same matrix as CSV: `date`, then one column per run id. */
   async returnsCsv(id: string, signal?: AbortSignal): Promise<string> {
     const response = await this.client.send('get', '/v1/backtest/sweeps/{id}/returns', { path: { id }, query: { format: 'csv' }, ...(signal ? { signal } : {}) })

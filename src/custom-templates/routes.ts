@@ -48,11 +48,12 @@ export const templateRoutes: FastifyPluginAsync<TemplateRoutesOptions> = async (
         tags,
         security,
         summary: 'Strategy templates with their params JSON schemas, defaults and minimum capital: the built-ins, then your own',
-        description: 'Signed, no scope. Your own templates (custom: true) appear at their latest version, without their source.',
+        description:
+          'Signed, no scope: the built-ins. Your own templates (custom: true) follow at their latest version, without their source, only for a caller holding strategies:read (they are your strategies, as GET /v1/templates/{id} is).',
         response: { 200: TemplateListSchema, 401: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema },
       },
     },
-    async (request) => listAllTemplates(context(request)),
+    async (request) => listAllTemplates(context(request), { custom: request.principal!.scopes.has('strategies:read') }),
   )
 
   app.post(

@@ -33,9 +33,9 @@ const BUILT_INS: readonly BuiltInTemplate[] = listBuiltIns().map((template) => (
 const BUILT_IN_BY_ID = new Map(BUILT_INS.map((template) => [template.id, template]))
 
 
-/** The built-in templates, then the caller's own (latest versions, oldest first); never another user's. */
-export async function listAllTemplates({ db, userId }: CustomTemplateContext): Promise<{ data: (BuiltInTemplate | CustomTemplate)[] }> {
-  const own = await listLatest(db, userId)
+/** The built-in templates, then the caller's own when `custom` (latest versions, oldest first); never another user's. */
+export async function listAllTemplates({ db, userId }: CustomTemplateContext, options: { custom: boolean }): Promise<{ data: (BuiltInTemplate | CustomTemplate)[] }> {
+  const own = options.custom ? await listLatest(db, userId) : []
   return { data: [...BUILT_INS, ...own.map(toCustomTemplate)] }
 }
 

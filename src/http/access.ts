@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { Scope } from '../auth/scopes.js'
+import { AppError } from './errors.js'
 
 /** How a route is reached; set as `config.access` on every route. */
 export type Access =
@@ -30,6 +31,15 @@ export interface Principal {
 }
 
 /**
+ * 403 INSUFFICIENT_PERMISSION unless the principal holds `scope`: a route's own scope (app.ts), or one a
+ * request needs for what it names (`reason`, e.g. a job's strategy_id, which reads a stored strategy).
+ */
+export function requireScope(principal: Principal, scope: Scope, reason?: string): void {
+  if (principal.scopes.has(scope)) return
+  throw new AppError('INSUFFICIENT_PERMISSION', reason ? `${reason}: this API key lacks the scope ${scope}` : `this API key lacks the scope ${scope}`)
+}
+
+/**
  * Called on a `v1` route once the caller is authenticated and holds the route's scope, before the
  * admission (replay claim + weight charge) is awaited: it may start the route's read so the two round
  * trips overlap. Whatever it starts is for the handler, which runs only after the admission succeeded,
@@ -45,5 +55,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null
     rawBody: Buffer | undefined
+    /**
+     * On a `v1` route: charges `weight` more to the budget the route's weight was charged to (429 once it
+     * is spent), for a route whose cost is known only once it has read what it will send (sweep returns).
+     */
+    addWeight: ((weight: number) => Promise<void>) | null
   }
 }

@@ -295,13 +295,19 @@ export async function pageRuns(
   return query.orderBy(sql`objective desc nulls last`).orderBy('run_no').limit(options.limit).execute()
 }
 
-/** Every run's equity in run order, with the sweep's days: what the statistics and GET …/returns read. */
-export async function runEquities(db: Db, sweepId: string, runNos?: readonly number[]) {
-  let runsQuery = db.selectFrom('backtest_sweep_runs').select(['run_no', 'params', 'metrics', 'objective', 'equity']).where('sweep_id', '=', sweepId)
-  if (runNos) runsQuery = runsQuery.where('run_no', 'in', runNos.length > 0 ? [...runNos] : [0])
-  const [sweep, runs] = await Promise.all([
-    db.selectFrom('backtest_sweeps').select('days').where('id', '=', sweepId).executeTakeFirstOrThrow(),
-    runsQuery.orderBy('run_no').execute(),
-  ])
-  return { days: sweep.days, runs }
+/** The sweep's days (epoch ms, float64 LE), written by its first run stored; null before. */
+export async function sweepDays(db: Db, sweepId: string): Promise<Buffer | null> {
+  const sweep = await db.selectFrom('backtest_sweeps').select('days').where('id', '=', sweepId).executeTakeFirstOrThrow()
+  return sweep.days
+}
+
+/**
+ * Runs with their equity: those of `runNos`, or a keyset page in run order (after run `after`, up to run
+ * `last`, at most `limit`): what the statistics and GET …/returns read, a page at a time.
+ */
+export async function runEquities(db: Db, sweepId: string, runs: { runNos: readonly number[] } | { after: number; last: number; limit: number }) {
+  let query = db.selectFrom('backtest_sweep_runs').select(['run_no', 'params', 'metrics', 'objective', 'equity']).where('sweep_id', '=', sweepId)
+  if ('runNos' in runs) query = query.where('run_no', 'in', runs.runNos.length > 0 ? [...runs.runNos] : [0])
+  else query = query.where('run_no', '>', runs.after).where('run_no', '<=', runs.last).limit(runs.limit)
+  return query.orderBy('run_no').execute()
 }

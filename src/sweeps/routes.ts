@@ -2,16 +2,17 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Db } from '../db/connect.js'
-import type { Access } from '../http/access.js'
+import { type Access, requireScope } from '../http/access.js'
 import { ErrorEnvelopeSchema, SIGNED_SECURITY as security } from '../http/common-schemas.js'
 import { AppError } from '../http/errors.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
-import { CancelSchema, NoQuerySchema } from '../backtests/schemas.js'
-import { parseRunIds, returnsCsv, returnsJson, returnsMatrix, runsOfSweep } from './returns.js'
-import { MAX_RETURN_COLUMNS, ReturnsQuerySchema, ReturnsSchema, type SweepConfig, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
+import { CancelSchema, NoQuerySchema, STRATEGY_ID_SCOPE } from '../backtests/schemas.js'
+import { askedColumns, equityDays, parseRunIds, returnsMatrix, returnsText, returnsWeight } from './returns.js'
+import { MAX_RETURN_COLUMNS, RETURN_PAGE_COLUMNS, ReturnsQuerySchema, ReturnsSchema, type SweepConfig, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
 import { cancelSweep, createSweep, getSweep, ownSweep, pageSweepRuns, pageSweeps, type SweepContext } from './service.js'
 import { absentBodyAsEmpty } from '../http/json-body.js'
+import { pacedStream } from '../http/paced-stream.js'
 
 export interface SweepRoutesOptions {
   db: Db
@@ -54,7 +55,10 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         response: { 202: SweepSchema, 409: ErrorEnvelopeSchema, ...errors },
       },
     },
-    async (request, reply) => reply.code(202).send(await createSweep(context(request), request.body)),
+    async (request, reply) => {
+      if (request.body.base.strategy_id !== undefined) requireScope(request.principal!, 'strategies:read', `base.${STRATEGY_ID_SCOPE}`)
+      return reply.code(202).send(await createSweep(context(request), request.body))
+    },
   )
 
   app.get(
@@ -111,13 +115,13 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
   app.get(
     '/v1/backtest/sweeps/:id/returns',
     {
-      config: read(20),
+      // The lookup's weight; the answer's own is charged in proportion to its size (returnsWeight).
+      config: read(2),
       schema: {
         tags,
         security,
         summary: 'The T × N matrix of daily returns the statistics were computed from (a done sweep)',
-        description:
-          'JSON {run_ids, dates, returns}, or CSV (`date` then one column per run id) with Accept: text/csv or ?format=csv. r_t = E_t / E_{t−1} − 1 of each run’s daily equity; numbers in their shortest exact form, so every statistic can be recomputed.',
+        description: `JSON {run_ids, dates, returns}, or CSV (\`date\` then one column per run id) with Accept: text/csv or ?format=csv. r_t = E_t / E_{t−1} − 1 of each run’s daily equity; numbers in their shortest exact form, so every statistic can be recomputed. At most ${RETURN_PAGE_COLUMNS} columns a request: a larger sweep is read in pages (limit, then each answer's Link rel="next"). Weight 2 plus 1 per ${'20,000'} numbers sent.`,
         params: SweepIdSchema,
         querystring: ReturnsQuerySchema,
         produces: ['application/json', 'text/csv'],
@@ -126,17 +130,31 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     },
     async (request, reply) => {
       const { db, userId } = context(request)
-      const asked = request.query.run_ids === undefined ? undefined : parseRunIds(request.query.run_ids, MAX_RETURN_COLUMNS)
+      // A bad query is the request's fault whatever the sweep: 400 before the lookup.
+      if (request.query.run_ids !== undefined) parseRunIds(request.query.run_ids, MAX_RETURN_COLUMNS)
       const sweep = await ownSweep(db, userId, request.params.id)
       if (sweep.status !== 'done') throw new AppError('INVALID_STATE', `sweep ${sweep.id} is ${sweep.status}; its returns matrix is complete once it is done`)
-      const runNos = asked && runsOfSweep(asked, (sweep.config as SweepConfig).configurations)
-      const matrix = await returnsMatrix(db, sweep.id, runNos)
+      const { columns, next } = askedColumns(request.query, (sweep.config as SweepConfig).configurations)
+      const days = await equityDays(db, sweep.id)
+      await request.addWeight!(returnsWeight(Math.max(0, days.length - 1), columns))
+      const matrix = await returnsMatrix(db, sweep.id, columns, days)
       const csv = request.query.format === 'csv' || (request.query.format === undefined && wantsCsv(request.headers.accept))
-      return csv
-        ? reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${sweep.id}-returns.csv"`).send(returnsCsv(matrix))
-        : reply.type('application/json; charset=utf-8').send(returnsJson(matrix))
+      if (next !== null) reply.header('link', `<${pageUrl(request.url, next)}>; rel="next"`)
+      if (csv) reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="${sweep.id}-returns.csv"`)
+      else reply.type('application/json; charset=utf-8')
+      // Written as the client reads it, a piece at a time (Fastify pipes a stream to the socket and
+      // serializes nothing; the schema above documents the bytes).
+      return reply.send(pacedStream(returnsText(matrix, csv ? 'csv' : 'json')) as unknown as string)
     },
   )
+}
+
+/** The request's own URL with the next page's cursor: the client signs and sends it as it is. */
+function pageUrl(url: string, cursor: string): string {
+  const [path, search] = url.split('?', 2) as [string, string | undefined]
+  const query = new URLSearchParams(search)
+  query.set('cursor', cursor)
+  return `${path}?${query.toString()}`
 }
 
 /** text/csv preferred over JSON by the Accept header (a plain `*\/*` or none means JSON). */

@@ -1,8 +1,8 @@
 import type { Db } from '../db/connect.js'
 import type { JobStatus } from '../db/schema.js'
 import { isUniqueViolation } from '../db/errors.js'
-import { decodeCursor, encodeCursor } from '../http/cursor.js'
-import { AppError, invalidParameter, notFound } from '../http/errors.js'
+import { cursorJson, decodeCursor, encodeCursor, encodeCursorJson, isStorableInteger, notACursor } from '../http/cursor.js'
+import { AppError, notFound } from '../http/errors.js'
 import { newId } from '../http/ids.js'
 import { claimPoll } from '../http/rate-limit.js'
 import type { SharedState } from '../http/shared-state.js'
@@ -116,20 +116,15 @@ const isSweepId = (id: string): boolean => /^sw_[0-9a-f]{8}$/.test(id)
 
 /** Opaque: base64url of JSON [sort, objective or null, run number]. */
 function encodeRunCursor(sort: string, position: { objective: number | null; run: number }): string {
-  return Buffer.from(JSON.stringify([sort, position.objective, position.run])).toString('base64url')
+  return encodeCursorJson([sort, position.objective, position.run])
 }
 
 function decodeRunCursor(cursor: string, sort: string): { objective: number | null; run: number } {
-  try {
-    if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) throw new Error('not base64url')
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    if (Array.isArray(value) && value.length === 3 && value[0] === sort && (value[1] === null || Number.isFinite(value[1])) && Number.isInteger(value[2])) {
-      return { objective: value[1] as number | null, run: value[2] as number }
-    }
-  } catch {
-    // reported below
+  const value = cursorJson(cursor)
+  if (Array.isArray(value) && value.length === 3 && value[0] === sort && (value[1] === null || Number.isFinite(value[1])) && isStorableInteger(value[2])) {
+    return { objective: value[1] as number | null, run: value[2] }
   }
-  throw invalidParameter('cursor', 'cursor is not a value returned as next_cursor for this sort')
+  throw notACursor(' for this sort')
 }
 
 export function toSweep(row: SweepRow): Sweep {

@@ -1,6 +1,5 @@
 import type { Db } from '../../db/connect.js'
-import { decodeCursor, encodeCursor } from '../../http/cursor.js'
-import { invalidParameter } from '../../http/errors.js'
+import { decodeCursor, encodeCursor, notACursor } from '../../http/cursor.js'
 import { ownStrategy } from '../deploy.js'
 import type { HistoryQuery, StrategyOrder, StrategyTrade } from '../schemas.js'
 import { listOrders, listTrades, type OrderRow, type TradeRow } from './queries.js'
@@ -31,7 +30,7 @@ export async function pageTrades(db: Db, userId: number, id: string, query: Hist
   let beforeId: number | undefined
   if (query.cursor !== undefined) {
     const position = decodeCursor(query.cursor)
-    if (!/^\d{1,9}$/.test(position.id)) throw invalidParameter('cursor', 'cursor is not a value returned as next_cursor')
+    if (!/^\d{1,9}$/.test(position.id)) throw notACursor()
     beforeId = Number(position.id)
   }
   const rows = await listTrades(db, strategyId, beforeId, limit + 1)
