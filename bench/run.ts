@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   sweep: () => import('./sweep.js'),
   exits: () => import('./exits.js'),
   'exits-api': () => import('./exits-api.js'),
+  fairness: () => import('./fairness.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

@@ -11,7 +11,7 @@ import { BACKTEST_QUEUE } from './backtests/job-message.js'
 import { templateCatalog } from './custom-templates/template-catalog.js'
 import { insertInTransaction, sendInTransaction } from './db/queue.js'
 import { sweepRoutes } from './sweeps/routes.js'
-import { SWEEP_QUEUE } from './sweeps/task-message.js'
+import { SWEEP_QUEUE, taskPriority } from './sweeps/task-message.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import type { Access, OnAuthenticated } from './http/access.js'
 import { authenticate, replayedSignature } from './http/authenticate.js'
@@ -172,9 +172,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     shared: services.shared,
     templates,
     semantics: ENGINE_SEMANTICS,
-    enqueue: async (trx, jobId) => {
+    enqueue: async (trx, run, priority) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
-      await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, { jobId })
+      await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, run, priority)
     },
   })
   await app.register(sweepRoutes, {
@@ -184,7 +184,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     templates,
     enqueue: async (trx, tasks) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
-      await insertInTransaction(services.boss, trx, SWEEP_QUEUE, tasks)
+      await insertInTransaction(services.boss, trx, SWEEP_QUEUE, tasks, taskPriority)
     },
   })
   await app.register(marketRoutes, { market: services.market, now: services.now })
