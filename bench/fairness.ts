@@ -1,5 +1,7 @@
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
+import { HOSTILE_MODULES as HOSTILE } from '../test/support/hostile-modules.js'
 import { createApiKeys } from './support/keys.js'
 import { log } from './support/log.js'
 import { startBenchReplay } from './support/replay.js'
@@ -21,17 +23,6 @@ const SHARED_DATA = [path.resolve(REPO_ROOT, '..', 'shared', 'data'), path.resol
 const YEAR = { symbols: ['BTCUSDT'], timeframe: '1h', start: '2024-01-01T00:00:00Z', end: '2024-12-31T23:00:00Z', capital: '10000' }
 const B_JOB = { ...YEAR, template_id: 'sma_cross', params: { fast: 10, slow: 30 } }
 const SWEEP = { base: { ...YEAR, template_id: 'sma_cross' }, grid: { fast: Array.from({ length: 10 }, (_, i) => 5 + 5 * i), slow: Array.from({ length: 100 }, (_, i) => 55 + 5 * i) } }
-
-/** Hostile modules: each passes the upload's smoke run (2,000 bars) and misbehaves from the job's 3,000th bar. */
-export const HOSTILE: Record<string, { source: string; code: string }> = {
-  loop: { source: 'export function create() { let n = 0; return { onBar() { if (++n === 3000) for (;;) {} return NaN } } }', code: 'STRATEGY_TIMEOUT' },
-  native: {
-    source: 'export function create() { let n = 0; return { onBar() { if (++n === 3000) Array.prototype.indexOf.call({ length: 2 ** 31 }, 1); return NaN } } }',
-    code: 'STRATEGY_TIMEOUT',
-  },
-  memory: { source: 'export function create() { let n = 0; const kept = []; return { onBar() { if (++n >= 3000) for (;;) kept.push(new Array(1e6).fill(n)); return NaN } } }', code: 'STRATEGY_OOM' },
-  recursion: { source: 'export function create() { let n = 0; const deep = (k) => deep(k + 1) + 1; return { onBar() { if (++n === 3000) deep(0); return NaN } } }', code: 'STRATEGY_ERROR' },
-}
 
 interface JobView {
   id: string
@@ -116,6 +107,7 @@ async function measure(server: BenchServer): Promise<SuiteResult> {
     ),
   ]
   await sleep(3000) // every slot filled and the hostile modules past their 3,000th bar
+  const soloWaits = waits.splice(0)
   const contended: number[] = []
   for (let i = 0; i < TRIES; i++) {
     contended.push(await timeJob(call, b))
@@ -126,8 +118,9 @@ async function measure(server: BenchServer): Promise<SuiteResult> {
   await Promise.all(slots)
 
   for (const [kind, outcomes] of Object.entries(endings)) {
-    const wrong = outcomes.filter((outcome) => outcome !== HOSTILE[kind]!.code)
-    if (wrong.length > 0) failures.push(`hostile ${kind} ended ${wrong.join(', ')}, not ${HOSTILE[kind]!.code}`)
+    const { code } = HOSTILE[kind as keyof typeof HOSTILE]
+    const wrong = outcomes.filter((outcome) => outcome !== code)
+    if (wrong.length > 0) failures.push(`hostile ${kind} ended ${wrong.join(', ')}, not ${code}`)
   }
   if (sweepsDone.some((outcome) => outcome !== 'done')) failures.push(`A's sweeps ended ${sweepsDone.join(', ')}`)
   const over = contended.filter((ms) => ms > boundMs)
@@ -142,12 +135,20 @@ async function measure(server: BenchServer): Promise<SuiteResult> {
       b_contended_ms_max: Math.max(...contended),
       b_contended_ms_median: median(contended),
       bound_ms: boundMs,
+      /** submitted_at to started_at of each of B's jobs (the rest is loading history and the engine run). */
+      b_solo_wait_ms_each: soloWaits.slice(1),
+      b_contended_wait_ms_each: waits,
+      /** The host's load over the last minute when B's tries ended (other processes share its 2 cores). */
+      load_average: Math.round(os.loadavg()[0]! * 10) / 10,
       a_hostile_endings: endings,
       a_sweeps: sweepsDone,
     },
     failures,
   }
 }
+
+/** B's jobs' waits: submitted_at to started_at (queue, claim), as the server recorded them. */
+const waits: number[] = []
 
 /** B's job from submission to its end as the server recorded them (finished_at − submitted_at), read from the list every 20 ms. */
 async function timeJob(call: <T>(signer: RequestSigner, method: string, url: string, body?: unknown) => Promise<T>, signer: RequestSigner): Promise<number> {
@@ -157,6 +158,7 @@ async function timeJob(call: <T>(signer: RequestSigner, method: string, url: str
     const job = page.data.find((one) => one.id === id)
     if (job && (job.status === 'done' || job.status === 'failed')) {
       if (job.status !== 'done') throw new Error(`B's job ${id} ended ${job.status}: ${JSON.stringify(job.error)}`)
+      waits.push(Date.parse(job.started_at!) - Date.parse(job.submitted_at))
       return Date.parse(job.finished_at!) - Date.parse(job.submitted_at)
     }
     await sleep(20)

@@ -24,14 +24,16 @@ export async function startWork(deps: WorkDeps, handlers: readonly AnyWorkHandle
       for (const id of ids) deps.boss.notifyWorker(id)
     }
     // Twice the handler's concurrency in pollers, each user's work at most `share` of them on this node
-    // (pg-boss's local group concurrency, a queued message's group being its user: db/queue.ts): a user
-    // alone runs `share` at once as before; another user's work is taken at once beside them, and the
-    // engine pool gives it a thread of its own (engine-pool.ts). One work() per poller, so a wake-up
-    // reaches every poller (notifyWorker wakes only the first of one work()'s).
-    for (let i = 0; i < 2 * share; i++) {
+    // (pg-boss's local group concurrency, counted per queue; a queued message's group is its user:
+    // db/queue.ts): a user alone runs `share` at once as before; another user's work is taken at once
+    // beside them, and the engine pool gives it a thread of its own (engine-pool.ts). Two work() of
+    // `share` pollers each (pg-boss wants a group limit no larger than one work()'s pollers), so a
+    // wake-up reaches two pollers (notifyWorker wakes only the first of a work()'s): with one engine
+    // thread, every poller.
+    for (let i = 0; i < 2; i++) {
       const id = await deps.boss.work<object>(
         handler.queue,
-        { batchSize: 1, localConcurrency: 1, localGroupConcurrency: share, pollingIntervalSeconds: deps.pollSeconds ?? 0.5 },
+        { batchSize: 1, localConcurrency: share, localGroupConcurrency: share, pollingIntervalSeconds: deps.pollSeconds ?? 0.5 },
         async (jobs) => {
           for (const job of jobs) await runFenced(work, handler, job.data)
           // pg-boss would look for the next message at its next poll (0.5 s): with many queued at once, it is there now.
