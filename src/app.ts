@@ -26,6 +26,7 @@ import { echoingRequestId, requestIdFrom, requestIdGenerator } from './http/requ
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics, type Metrics } from './ops/metrics.js'
+import { registerWorkMetrics } from './ops/work-metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import { swaggerOptions } from './openapi/swagger-options.js'
 import type { Services } from './services.js'
@@ -80,6 +81,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     },
   })
   metrics = installMetrics(app)
+  registerWorkMetrics(metrics.registry, services.database.db, services.sandboxRejections)
   app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
   app.decorateRequest('rawBody', undefined)

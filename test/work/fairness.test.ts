@@ -17,8 +17,8 @@ import type { KeyPair } from '../support/signing.js'
  * processes. How long B takes is the bench's (`npm run bench -- fairness`), not this test's.
  */
 const TRIES = 10
-const YEAR = { symbols: ['BTCUSDT'], timeframe: '1h', start: '2024-01-01T00:00:00Z', end: '2024-12-31T23:00:00Z', capital: '10000' }
-const SWEEP = { base: { ...YEAR, template_id: 'sma_cross' }, grid: { fast: Array.from({ length: 10 }, (_, i) => 5 + 5 * i), slow: Array.from({ length: 100 }, (_, i) => 55 + 5 * i) } }
+const YEAR = { params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2024-01-01T00:00:00Z', end: '2024-12-31T23:00:00Z', capital: '10000' }
+const SWEEP = { base: { ...YEAR, params: undefined, template_id: 'sma_cross' }, grid: { fast: Array.from({ length: 10 }, (_, i) => 5 + 5 * i), slow: Array.from({ length: 100 }, (_, i) => 55 + 5 * i) } }
 const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write'] as const
 /** B is submitted beside a hanging module that started at most this long ago: most of its ~11 s budget is still ahead. */
 const FRESH_MS = 3000
@@ -63,7 +63,7 @@ async function contend(t: TestApp): Promise<void> {
   for (const [kind, { source }] of Object.entries(HOSTILE_MODULES)) templates.set(await post(a, '/v1/templates', { name: `hostile ${kind}`, source }), kind)
 
   // B alone first: the history is stored and every process warm.
-  assert.equal((await ended(db, 'backtest_jobs', await post(b, '/v1/backtest/jobs', { ...YEAR, template_id: 'sma_cross' }))).status, 'done')
+  assert.equal((await ended(db, 'backtest_jobs', await post(b, '/v1/backtest/jobs', { ...YEAR, template_id: 'sma_cross', params: { fast: 10, slow: 30 } }))).status, 'done')
 
   // A's five slots, each refilled with its kind as it frees.
   let stop = false
@@ -94,7 +94,7 @@ async function contend(t: TestApp): Promise<void> {
           .executeTakeFirst()
         return row
       })
-      const bJob = await ended(db, 'backtest_jobs', await post(b, '/v1/backtest/jobs', { ...YEAR, template_id: 'sma_cross' }))
+      const bJob = await ended(db, 'backtest_jobs', await post(b, '/v1/backtest/jobs', { ...YEAR, template_id: 'sma_cross', params: { fast: 10, slow: 30 } }))
       assert.equal(bJob.status, 'done', JSON.stringify(bJob.error))
       const held = await db.selectFrom('backtest_jobs').select(['status', 'finished_at']).where('id', '=', hanging.id).executeTakeFirstOrThrow()
       assert.ok(
