@@ -17,6 +17,7 @@ const SUITES: Record<string, () => Promise<SuiteModule>> = {
   exits: () => import('./exits.js'),
   'exits-api': () => import('./exits-api.js'),
   'sweep-returns': () => import('./sweep-returns.js'),
+  fairness: () => import('./fairness.js'),
 }
 
 const USAGE = `usage: npm run bench -- <suite> [options]

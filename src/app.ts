@@ -11,7 +11,7 @@ import { BACKTEST_QUEUE } from './backtests/job-message.js'
 import { templateCatalog } from './custom-templates/template-catalog.js'
 import { insertInTransaction, sendInTransaction } from './db/queue.js'
 import { sweepRoutes } from './sweeps/routes.js'
-import { SWEEP_QUEUE } from './sweeps/task-message.js'
+import { SWEEP_QUEUE, taskPriority } from './sweeps/task-message.js'
 import { ENGINE_SEMANTICS } from './engine/index.js'
 import { type Access, type OnAuthenticated, requireScope } from './http/access.js'
 import { authenticate, replayedSignature } from './http/authenticate.js'
@@ -26,6 +26,7 @@ import { echoingRequestId, requestIdFrom, requestIdGenerator } from './http/requ
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics, type Metrics } from './ops/metrics.js'
+import { registerWorkMetrics } from './ops/work-metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import { swaggerOptions } from './openapi/swagger-options.js'
 import type { Services } from './services.js'
@@ -80,6 +81,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     },
   })
   metrics = installMetrics(app)
+  registerWorkMetrics(metrics.registry, services.database.db, services.sandboxRejections)
   app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
   app.decorateRequest('rawBody', undefined)
@@ -174,9 +176,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     shared: services.shared,
     templates,
     semantics: ENGINE_SEMANTICS,
-    enqueue: async (trx, jobId) => {
+    enqueue: async (trx, run, priority) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
-      await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, { jobId })
+      await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, run, priority)
     },
   })
   await app.register(sweepRoutes, {
@@ -186,7 +188,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     templates,
     enqueue: async (trx, tasks) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
-      await insertInTransaction(services.boss, trx, SWEEP_QUEUE, tasks)
+      await insertInTransaction(services.boss, trx, SWEEP_QUEUE, tasks, taskPriority)
     },
   })
   await app.register(marketRoutes, { market: services.market, now: services.now })

@@ -7,6 +7,7 @@ import { SecretBox } from './auth/secret-box.js'
 import type { Config } from './config.js'
 import type { StrategySandbox } from './custom-templates/sandbox/contract.js'
 import { createStrategySandbox } from './custom-templates/sandbox/sandbox-service.js'
+import { countRejections, type SandboxRejections } from './ops/work-metrics.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { ReadCache } from './db/read-cache.js'
 import { createMarketData, type MarketData } from './market/market-data.js'
@@ -40,6 +41,8 @@ export interface Services {
   webhooks: WebhookPipeline
   /** Runs users' strategy modules (custom templates) under the sandbox's limits; close() it on shutdown. */
   sandbox: StrategySandbox
+  /** The sandbox's calls refused for their user's limit, for the operator's metrics (ops/work-metrics.ts). */
+  sandboxRejections: SandboxRejections
   now: () => number
 }
 
@@ -47,6 +50,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
   const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))
   const tokens = new AppTokens(loadOrCreateKey(config.appJwtSecret, config.dataDir, 'app-jwt.key'), config.appJwtTtlSeconds)
   const embedded = database.kind === 'embedded'
+  const sandboxRejections: SandboxRejections = { total: 0 }
   return {
     config,
     database,
@@ -61,7 +65,8 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     runSignals: new EventEmitter(),
     strategyFeed: new StrategyFeed(database, () => undefined, now),
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
-    sandbox: createStrategySandbox(config.sandboxThreads),
+    sandbox: countRejections(createStrategySandbox(config.sandboxThreads), sandboxRejections),
+    sandboxRejections,
     now,
   }
 }

@@ -36,7 +36,7 @@ export function jobHandler(): WorkHandler<BacktestRun, ClaimedJob> {
     fail: failJob,
     async recover(trx, lost) {
       const found = await recoverLostJobs(trx, lost.lostAfterMs, lost.at, lost.maxAttempts)
-      return { rerun: found.rerun.map((run) => ({ jobId: run.id, attempt: run.attempt }) satisfies BacktestRun), failed: found.failed }
+      return { rerun: found.rerun.map((run) => ({ jobId: run.id, attempt: run.attempt, user: run.userId }) satisfies BacktestRun), failed: found.failed }
     },
   }
 }
@@ -51,7 +51,7 @@ async function runJob(work: WorkContext, run: ClaimedJob, lost: AbortSignal): Pr
   const warnings = await checkedHistory(work, config, input)
   const custom = await customJob(db, job.user_id, config, input.bars.reduce((sum, series) => sum + series.openTime.length, 0))
   const simulate = async (): Promise<BacktestResult> => {
-    const engine = work.pool.run(input, (fraction) => (run.progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction), custom)
+    const engine = work.pool.run(input, (fraction) => (run.progress = LOADING_SHARE + (1 - LOADING_SHARE) * fraction), custom, { user: job.user_id, lane: 'job' })
     if (lost.aborted) engine.cancel()
     else lost.addEventListener('abort', engine.cancel, { once: true })
     return engine.result

@@ -168,7 +168,7 @@ export async function finishJob(
  * claim it). SKIP LOCKED: sweeps on several nodes never take the same job. Call inside the
  * transaction that enqueues the re-runs, so a re-run exists exactly when its job says so.
  */
-export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, maxAttempts: number): Promise<{ rerun: { id: string; attempt: number }[]; failed: string[] }> {
+export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, maxAttempts: number): Promise<{ rerun: { id: string; attempt: number; userId: number }[]; failed: string[] }> {
   const lost = await trx
     .selectFrom('backtest_jobs')
     .select(['id', 'attempt', 'user_id', 'template_id'])
@@ -179,7 +179,7 @@ export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, ma
     .execute()
   const lostTwice = lost.filter((job) => job.attempt >= maxAttempts)
   const failed = lostTwice.map((job) => job.id)
-  const rerun = lost.filter((job) => job.attempt < maxAttempts).map((job) => ({ id: job.id, attempt: job.attempt + 1 }))
+  const rerun = lost.filter((job) => job.attempt < maxAttempts).map((job) => ({ id: job.id, attempt: job.attempt + 1, userId: job.user_id }))
   if (failed.length > 0) {
     const error = { code: 'WORKER_LOST', message: `the worker running this job stopped during each of its ${maxAttempts} runs; submit it again` }
     await trx.updateTable('backtest_jobs').set({ status: 'failed', finished_at: at, error: JSON.stringify(error) }).where('id', 'in', failed).execute()

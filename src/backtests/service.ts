@@ -11,6 +11,7 @@ import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { resolveJobConfig } from './config-resolution.js'
 import { decodeResult } from './result-codec.js'
 import { findJob, insertJob, type JobRow, listJobs, lockUserAndCountLiveJobs, markCancelled } from './queries.js'
+import type { BacktestRun } from './job-message.js'
 import type { CancelBody, Job, JobConfig, JobCreate, JobListQuery } from './schemas.js'
 
 /** Queued or running jobs one user may have (spec "Limits"). */
@@ -24,30 +25,37 @@ export interface BacktestContext {
   now: Date
   templates: TemplateCatalog
   shared: SharedState
-  /** Enqueues the run inside the creating transaction (its commit wakes every node's workers: db/queue.ts). */
-  enqueue: (trx: Db, jobId: string) => Promise<void>
+  /**
+   * Enqueues the run inside the creating transaction (its commit wakes every node's workers: db/queue.ts),
+   * at `priority`: minus the jobs and sweeps the user already had live, so users' jobs are taken in turn.
+   */
+  enqueue: (trx: Db, run: BacktestRun, priority: number) => Promise<void>
 }
 
 export async function createJob(context: BacktestContext, input: JobCreate): Promise<Job> {
   const { db, userId, now } = context
   const config = await resolveJobConfig(db, userId, input, context.templates, now.getTime())
   const row = await db.transaction().execute(async (trx) => {
-    await reserveJobSlot(trx, userId)
+    const live = await reserveJobSlot(trx, userId)
     const job = await insertWithFreshId(trx, userId, config, now)
-    await context.enqueue(trx, job.id)
+    await context.enqueue(trx, { jobId: job.id, user: userId }, -live)
     return job
   })
   return toJob(row)
 }
 
-/** 429 unless the user has fewer than 5 backtests and sweeps queued or running; holds the user's row until the transaction ends. */
-export async function reserveJobSlot(trx: Db, userId: number): Promise<void> {
+/**
+ * 429 unless the user has fewer than 5 backtests and sweeps queued or running; holds the user's row until
+ * the transaction ends. Answers how many the user had.
+ */
+export async function reserveJobSlot(trx: Db, userId: number): Promise<number> {
   const live = await lockUserAndCountLiveJobs(trx, userId)
   if (live >= MAX_LIVE_JOBS) {
     throw new AppError('RATE_LIMITED', `you already have ${live} backtests or sweeps queued or running; the limit is ${MAX_LIVE_JOBS}`, {
       headers: { 'retry-after': '5' },
     })
   }
+  return live
 }
 
 async function insertWithFreshId(trx: Db, userId: number, config: JobConfig, now: Date): Promise<JobRow> {

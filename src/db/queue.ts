@@ -22,15 +22,32 @@ export async function startQueue(database: DatabaseHandle, onError: (error: unkn
   return boss
 }
 
+/**
+ * A message naming the user whose work it is (`user`) is queued in that user's pg-boss group, so a
+ * node's pollers take each user's work at most its share at a time (work/start-work.ts); `priority`
+ * (higher first, default 0) orders what is taken among the rest.
+ */
+export interface Queued {
+  user?: number
+}
+
+function options(data: object, priority: number | undefined) {
+  const { user } = data as Queued
+  return { ...(typeof user === 'number' && { group: { id: String(user) } }), ...(priority !== undefined && priority !== 0 && { priority }) }
+}
+
 /** Enqueues a job inside the caller's transaction, so it exists exactly when the business write commits. */
-export async function sendInTransaction(boss: PgBoss, trx: Db, queue: string, data: object): Promise<void> {
-  await boss.send(queue, data, { db: inTransaction(trx) })
+export async function sendInTransaction(boss: PgBoss, trx: Db, queue: string, data: object, priority?: number): Promise<void> {
+  await boss.send(queue, data, { db: inTransaction(trx), ...options(data, priority) })
   await notifyQueued(trx, queue)
 }
 
-/** Enqueues many jobs in one statement inside the caller's transaction (a sweep's tasks). */
-export async function insertInTransaction(boss: PgBoss, trx: Db, queue: string, data: readonly object[]): Promise<void> {
-  for (let i = 0; i < data.length; i += 1000) await boss.insert(queue, data.slice(i, i + 1000).map((item) => ({ data: item })), { db: inTransaction(trx) })
+/** Enqueues many jobs in one statement inside the caller's transaction (a sweep's tasks), each with the priority `priority` gives it. */
+export async function insertInTransaction<T extends object>(boss: PgBoss, trx: Db, queue: string, data: readonly T[], priority?: (item: T) => number): Promise<void> {
+  for (let i = 0; i < data.length; i += 1000) {
+    const items = data.slice(i, i + 1000).map((item) => ({ data: item, ...options(item, priority?.(item)) }))
+    await boss.insert(queue, items, { db: inTransaction(trx) })
+  }
   if (data.length > 0) await notifyQueued(trx, queue)
 }
 

@@ -246,7 +246,7 @@ export async function recoverLostTasks(trx: Db, lostAfterMs: number, at: Date, m
     .execute()
   const ofLiveSweeps = lost.filter((task) => task.sweep_status === 'running')
   const lostTwice = ofLiveSweeps.filter((task) => task.attempt >= maxAttempts)
-  const rerun = ofLiveSweeps.filter((task) => task.attempt < maxAttempts).map((task) => ({ sweepId: task.sweep_id, task: task.task_no, attempt: task.attempt + 1 }))
+  const rerun = ofLiveSweeps.filter((task) => task.attempt < maxAttempts).map((task) => ({ sweepId: task.sweep_id, task: task.task_no, attempt: task.attempt + 1, user: task.user_id }))
   // A task of an ended sweep stops beating by design: it is closed, not re-run.
   for (const task of lost.filter((t) => t.sweep_status !== 'running')) {
     await trx.updateTable('backtest_sweep_tasks').set({ status: 'done', heartbeat_at: null }).where('sweep_id', '=', task.sweep_id).where('task_no', '=', task.task_no).execute()

@@ -46,7 +46,7 @@ export async function createSweep(context: SweepContext, input: SweepCreate): Pr
       const id = newId('sw')
       try {
         const sweep = await insertSweep(trx, { id, userId, templateId: config.base.template_id, config, configurations, submittedAt: now }, tasks)
-        await context.enqueue(trx, tasks.map((_, i) => ({ sweepId: id, task: i + 1, attempt: 1 })))
+        await context.enqueue(trx, tasks.map((_, i) => ({ sweepId: id, task: i + 1, attempt: 1, user: userId })))
         return sweep
       } catch (error) {
         if (attempt < 3 && isUniqueViolation(error, 'backtest_sweeps_pkey')) continue

@@ -79,23 +79,25 @@ async function runTask(work: WorkContext, inputs: Map<string, Promise<SweepInput
   }
   const configurations = await configurationsOf(db, message.sweepId, task.first_run, task.run_count)
   const shared = await sweepInput(work, inputs, message.sweepId, sweep.user_id, config)
-  await runConfigurations(work, message.sweepId, shared, config, task.first_run, configurations, lost)
+  await runConfigurations(work, message.sweepId, sweep.user_id, shared, config, task.first_run, configurations, lost)
   if (lost.aborted) return
   await db.transaction().execute(async (trx) => {
     const finished = await finishRunsTask(trx, message.sweepId, task.task_no, task.attempt)
     if (finished.statisticsTask !== undefined) {
-      await sendInTransaction(work.boss, trx, SWEEP_QUEUE, { sweepId: message.sweepId, task: finished.statisticsTask, attempt: 1 } satisfies SweepTask)
+      await sendInTransaction(work.boss, trx, SWEEP_QUEUE, { sweepId: message.sweepId, task: finished.statisticsTask, attempt: 1, user: sweep.user_id } satisfies SweepTask)
     }
   })
 }
 
 /**
- * The task's configurations on this node's engine threads, IN_FLIGHT at a time, each run's metrics and
+ * The task's configurations on this node's engine threads, IN_FLIGHT at a time (each taking its turn as
+ * a sweep's run of the sweep's user: engine-pool.ts), each run's metrics and
  * daily equity (only those cross from the thread) stored as it comes, in batches behind the loop.
  */
 async function runConfigurations(
   work: WorkContext,
   sweepId: string,
+  userId: number,
   shared: SweepInput,
   { base, objective }: SweepConfig,
   firstRun: number,
@@ -125,7 +127,7 @@ async function runConfigurations(
     // Only the run's params and exits are its own: the history is the sweep's, shared.
     const { params, swept } = splitConfiguration(configurations[submitted++]!)
     const exits = configurationExits(base.exits, swept)
-    const run = work.pool.summarize({ ...shared.input, params, exits: exits && exitRulesOf(exits) }, shared.custom)
+    const run = work.pool.summarize({ ...shared.input, params, exits: exits && exitRulesOf(exits) }, shared.custom, { user: userId, lane: 'sweep' })
     running.add(run.cancel)
     const result = run.result.then((summary) => ({ summary, swept })).finally(() => running.delete(run.cancel))
     result.catch(() => undefined) // awaited in the loop, or settled below when the loop ends early

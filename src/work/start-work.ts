@@ -8,27 +8,41 @@ import type { AnyWorkHandler, WorkContext, WorkDeps } from './work-handler.js'
 
 /**
  * The worker side of this node: one loop for every kind of work (graphile/worker's one worker and its
- * task list). Each handler's queue is worked at its concurrency; one LISTEN wakes whichever queue got
+ * task list). Each handler's queue is worked at its concurrency per user (each user's work in turn:
+ * below, and engine-pool.ts); one LISTEN wakes whichever queue got
  * work; every SWEEP_MS each handler's lost work is handed on; every run is claimed, beaten and fenced
  * by run-fenced.ts. The engine threads and the decoded history are the node's, shared by every kind.
  */
 export async function startWork(deps: WorkDeps, handlers: readonly AnyWorkHandler[]): Promise<{ stop(): Promise<void> }> {
   const work: WorkContext = { ...deps, pool: new EnginePool(deps.workers), caches: historyCaches(deps.historyCacheMb) }
   await ensureQueues(deps.boss, handlers)
-  const workers: { queue: string; id: string; wake(): void }[] = []
+  const workers: { queue: string; ids: string[]; wake(): void }[] = []
   for (const handler of handlers) {
-    let wake = () => undefined as void
-    const id = await deps.boss.work<object>(
-      handler.queue,
-      { batchSize: 1, localConcurrency: handler.concurrency(deps.workers), pollingIntervalSeconds: deps.pollSeconds ?? 0.5 },
-      async (jobs) => {
-        for (const job of jobs) await runFenced(work, handler, job.data)
-        // pg-boss would look for the next message at its next poll (0.5 s): with many queued at once, it is there now.
-        if (handler.nextAtOnce) wake()
-      },
-    )
-    wake = () => deps.boss.notifyWorker(id)
-    workers.push({ queue: handler.queue, id, wake })
+    const share = handler.concurrency(deps.workers)
+    const ids: string[] = []
+    const wake = () => {
+      for (const id of ids) deps.boss.notifyWorker(id)
+    }
+    // Twice the handler's concurrency in pollers, each user's work at most `share` of them on this node
+    // (pg-boss's local group concurrency, counted per queue; a queued message's group is its user:
+    // db/queue.ts): a user alone runs `share` at once as before; another user's work is taken at once
+    // beside them, and the engine pool gives it a thread of its own (engine-pool.ts). Two work() of
+    // `share` pollers each (pg-boss wants a group limit no larger than one work()'s pollers), so a
+    // wake-up reaches two pollers (notifyWorker wakes only the first of a work()'s): with one engine
+    // thread, every poller.
+    for (let i = 0; i < 2; i++) {
+      const id = await deps.boss.work<object>(
+        handler.queue,
+        { batchSize: 1, localConcurrency: share, localGroupConcurrency: share, pollingIntervalSeconds: deps.pollSeconds ?? 0.5 },
+        async (jobs) => {
+          for (const job of jobs) await runFenced(work, handler, job.data)
+          // pg-boss would look for the next message at its next poll (0.5 s): with many queued at once, it is there now.
+          if (handler.nextAtOnce) wake()
+        },
+      )
+      ids.push(id)
+    }
+    workers.push({ queue: handler.queue, ids, wake })
   }
   const listener = await listenForQueued(
     deps.database,
@@ -47,7 +61,7 @@ export async function startWork(deps: WorkDeps, handlers: readonly AnyWorkHandle
     async stop() {
       clearInterval(timer)
       await listener.close()
-      for (const worker of workers) await deps.boss.offWork(worker.queue, { id: worker.id }).catch(() => undefined)
+      for (const worker of workers) for (const id of worker.ids) await deps.boss.offWork(worker.queue, { id }).catch(() => undefined)
       await work.pool.close()
     },
   }
