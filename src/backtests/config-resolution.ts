@@ -34,8 +34,19 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
   if (!DECIMAL.test(capital) || !isPositiveDecimal(capital)) throw invalidParameter('capital', 'capital must be a decimal string greater than 0, e.g. "1000"')
   // The strategy's pinned version holds only while the request keeps its template.
   const version = input.template_version ?? (templateId === base.template_id ? base.template_version : undefined)
-  if (version !== undefined && !isCustomTemplateId(templateId)) throw invalidParameter('template_version', `template_version is for custom templates; ${templateId} is built in`)
+  // A custom job's config records these three; a built-in's never has them, so they are refused there rather than ignored.
+  for (const field of ['template_version', 'template_sha256', 'seed'] as const) {
+    const given = field === 'template_version' ? version : input[field]
+    if (given !== undefined && !isCustomTemplateId(templateId)) throw invalidParameter(field, `${field} is for custom templates; ${templateId} is built in`)
+  }
   const template = await catalog.resolve(userId, templateId, params, budget ? { version, budget } : { version })
+  const pinned = template.custom
+  if (pinned && input.template_sha256 !== undefined && input.template_sha256 !== pinned.compiled.sha256) {
+    throw invalidParameter(
+      'template_sha256',
+      `version ${pinned.version} of template ${templateId} runs code of SHA-256 ${pinned.compiled.sha256}, not ${input.template_sha256}${input.template_version === undefined ? ' (give template_version to run an earlier version)' : ''}`,
+    )
+  }
   if (symbols.length > 1 && !template.multiSymbol) {
     throw invalidParameter('symbols', `template ${templateId} trades one symbol; give exactly one`)
   }
@@ -76,8 +87,9 @@ export async function resolveJobConfig(db: Db, userId: number, input: JobCreate,
     ...(exits ? { exits: resolvedExits(exits) } : {}),
     ...(merged.slippage_bps !== undefined ? { slippage_bps: merged.slippage_bps } : {}),
     ...(input.strategy_id !== undefined ? { strategy_id: input.strategy_id } : {}),
-    // A custom module's version and code are pinned, and its Math.random seeded, so a job run twice is byte-identical.
-    ...(template.custom ? { template_version: template.custom.version, template_sha256: template.custom.compiled.sha256, seed: crypto.randomInt(2 ** 31) } : {}),
+    // A custom module's version and code are pinned, and its Math.random seeded (the request's seed, else a random
+    // one), so this config posted again gives a byte-identical result.
+    ...(pinned ? { template_version: pinned.version, template_sha256: pinned.compiled.sha256, seed: input.seed ?? crypto.randomInt(2 ** 31) } : {}),
   }
 }
 
@@ -99,8 +111,11 @@ async function strategyBase(db: Db, userId: number, id: string): Promise<Partial
   }
 }
 
+/** Request fields read from the request alone, never merged over a strategy's. */
+const PINS = new Set(['strategy_id', 'template_version', 'template_sha256', 'seed'])
+
 function definedOnly(input: JobCreate): Partial<JobCreate> {
-  return Object.fromEntries(Object.entries(input).filter(([key, value]) => value !== undefined && key !== 'strategy_id' && key !== 'template_version'))
+  return Object.fromEntries(Object.entries(input).filter(([key, value]) => value !== undefined && !PINS.has(key)))
 }
 
 function required<T>(value: T | undefined, field: string): T {

@@ -73,7 +73,7 @@ export async function checkedHistory(deps: { market: MarketData; now: () => numb
 
 export type EngineInput = Awaited<ReturnType<typeof engineInput>>
 
-/** A job of a user's module: the version it pinned, its seed, and its strategy-time budget for `bars` bars. */
+/** A job of a user's module: the version it pinned, its seed, and its strategy-time budget for `bars` bars (from the version's measured cost). */
 export async function customJob(db: Db, userId: number, config: JobConfig, bars: number): Promise<{ job: CustomJob; budgetMs: number } | undefined> {
   if (config.template_version === undefined) return undefined
   // Pinned: a job queued before its template was deleted still runs the code it recorded.
@@ -82,7 +82,7 @@ export async function customJob(db: Db, userId: number, config: JobConfig, bars:
     throw new AppError('NOT_FOUND', `template ${config.template_id} version ${config.template_version} no longer exists`, { field: 'template_id' })
   }
   const source = { id: found.id, version: found.version, description: found.description, timeframe: config.timeframe }
-  return { job: { source, code: found.compiled.code, seed: config.seed ?? 0 }, budgetMs: jobBudgetMs(bars) }
+  return { job: { source, code: found.compiled.code, seed: config.seed ?? 0 }, budgetMs: jobBudgetMs(bars, found.description.smokeUsPerBar) }
 }
 
 /** What a job or a sweep records when loading its input or its engine run failed: an expected failure's code and words, else INTERNAL. */

@@ -31,6 +31,16 @@ export const JobCreateSchema = Type.Object(
       Type.String({ maxLength: 64, description: 'A stored strategy whose fields are the base; request fields override them. Reads the strategy: needs the scope strategies:read too (else 403)' }),
     ),
     template_version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "A custom template's version; default its latest (or the strategy's pinned one)" })),
+    template_sha256: Type.Optional(
+      Type.String({ pattern: '^[0-9a-f]{64}$', description: "A custom template: the SHA-256 of the code a job's config recorded; refused unless it is the version's" }),
+    ),
+    seed: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 2_147_483_647,
+        description: "A custom template: the seed of the module's Math.random; default a random one. A job's config, posted again as it is, gives the same result",
+      }),
+    ),
     exits: Type.Optional(ExitsSchema),
     slippage_bps: Type.Optional(SlippageSchema),
   },

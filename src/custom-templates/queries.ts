@@ -47,7 +47,7 @@ function liveVersion(db: Db, userId: number, id: string, version: number | undef
  */
 export async function findCustomVersion(db: Db, userId: number, id: string, version?: number, pinned = false): Promise<CustomTemplateVersion | undefined> {
   const row = await liveVersion(db, userId, id, version, pinned)
-    ?.select(['t.id', 't.name', 'v.version', 'v.code', 'v.sha256', 'v.params_schema', 'v.defaults', 'v.multi_symbol', 'v.warmup', 'v.has_validate'])
+    ?.select(['t.id', 't.name', 'v.version', 'v.code', 'v.sha256', 'v.params_schema', 'v.defaults', 'v.multi_symbol', 'v.warmup', 'v.has_validate', 'v.smoke_us_per_bar'])
     .executeTakeFirst()
   if (!row) return undefined
   return {
@@ -61,6 +61,7 @@ export async function findCustomVersion(db: Db, userId: number, id: string, vers
       multiSymbol: row.multi_symbol,
       warmup: row.warmup,
       hasValidate: row.has_validate,
+      ...(row.smoke_us_per_bar !== null ? { smokeUsPerBar: row.smoke_us_per_bar } : {}),
     },
   }
 }

@@ -170,6 +170,7 @@ function versionRow(
     multi_symbol: description.multiSymbol,
     warmup: description.warmup,
     has_validate: description.hasValidate,
+    smoke_us_per_bar: description.smokeUsPerBar ?? null,
     created_at: now,
   }
 }

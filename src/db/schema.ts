@@ -429,5 +429,7 @@ export interface CustomTemplateVersionsTable {
   multi_symbol: boolean
   warmup: number
   has_validate: boolean
+  /** The upload's smoke run, µs per bar (0023_module_cost); null for versions stored before. */
+  smoke_us_per_bar: number | null
   created_at: Timestamp
 }

@@ -205,6 +205,7 @@ export const SweepRunSchema = Type.Object({
   run_id: Type.String({ description: 'r1 … rN in configuration order; the columns of GET …/returns' }),
   params: RunParams,
   metrics: MetricsSchema,
+  config: { ...JobConfigSchema, description: "The run as a backtest job's config (the base with this run's params and exits, its seed included): posted to POST /v1/backtest/jobs as it is, it gives these metrics" },
 })
 export type SweepRun = Static<typeof SweepRunSchema>
 

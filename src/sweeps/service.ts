@@ -12,6 +12,7 @@ import type { CancelBody } from '../backtests/schemas.js'
 import { findSweep, insertSweep, listSweeps, markSweepCancelled, pageRuns, type SweepRow } from './queries.js'
 import { resolveSweep } from './resolve.js'
 import { runId } from './returns.js'
+import { runJobConfig } from './swept-exits.js'
 import type { RunsQuery, Sweep, SweepConfig, SweepCreate, SweepListQuery, SweepRun } from './schemas.js'
 import type { SweepTask } from './task-message.js'
 
@@ -96,12 +97,12 @@ export async function pageSweepRuns({ db, userId }: SweepContext, id: string, qu
   const limit = query.limit ?? 100
   // A bad query is the request's fault whatever the sweep: 400 before the lookup, as every list answers.
   const after = query.cursor === undefined ? undefined : decodeRunCursor(query.cursor, sort)
-  await ownSweep(db, userId, id)
+  const { base } = (await ownSweep(db, userId, id)).config as SweepConfig
   const rows = await pageRuns(db, id, { sort, after, limit: limit + 1 })
   const page = rows.slice(0, limit)
   const last = page[page.length - 1]
   return {
-    data: page.map((row) => ({ run_id: runId(row.run_no), params: row.params, metrics: row.metrics as SweepRun['metrics'] })),
+    data: page.map((row) => ({ run_id: runId(row.run_no), params: row.params, metrics: row.metrics as SweepRun['metrics'], config: runJobConfig(base, row.params) })),
     next_cursor: rows.length > limit && last ? encodeRunCursor(sort, { objective: last.objective, run: last.run_no }) : null,
   }
 }

@@ -1,3 +1,4 @@
+import type { JobConfig } from '../backtests/schemas.js'
 import type { ParamProblem } from '../templates/types.js'
 import { type ExitField, type Exits, exitsProblem, resolvedExits } from '../strategies/exits.js'
 
@@ -58,4 +59,16 @@ export function sweptExitsProblem(base: Exits | undefined, swept: Record<string,
   if (!problem) return undefined
   const key = problem.field
   return Object.hasOwn(swept, key) ? { field: sweptField(key), message: problem.message.replaceAll(key, sweptField(key)) } : { field: `base.${key}`, message: problem.message }
+}
+
+/**
+ * A run as a backtest job's config: the sweep's base with the run's params and exits (a run's params are
+ * its stored configuration, swept exits keys included). Posted as a job, it gives the run's metrics.
+ */
+export function runJobConfig(base: JobConfig, runParams: Record<string, unknown>): JobConfig {
+  const { params, swept } = splitConfiguration(runParams)
+  const exits = configurationExits(base.exits, swept)
+  const config: JobConfig = { ...base, params, exits }
+  if (exits === undefined) delete config.exits
+  return config
 }

@@ -32,6 +32,8 @@ export interface CustomJob {
   seed: number
 }
 export type EngineMessage =
+  /** A user's module's job reached the thread: its budget runs from here, not from a fresh thread's start. */
+  | { type: 'started' }
   | { type: 'progress'; fraction: number }
   | { type: 'done'; result: ReturnType<typeof runBacktest> }
   | { type: 'summary'; summary: RunSummary }
@@ -47,6 +49,7 @@ port.on('message', async ({ input, custom, budgetMs, cancel, summary }: EngineRe
   let reported = 0
   const post = (message: EngineMessage) => port.postMessage(message)
   let instance: StrategyInstance | undefined
+  if (budgetMs !== undefined) post({ type: 'started' })
   try {
     let template: Template | undefined
     if (custom) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { findCustomVersion } from '../../src/custom-templates/queries.js'
+import { jobBudgetMs } from '../../src/custom-templates/sandbox/limits.js'
 import { startTestApp, type TestApp } from '../support/app.js'
 import type { KeyPair } from '../support/signing.js'
 
@@ -177,6 +178,35 @@ describe('backtests of custom templates', () => {
     const at = Date.parse(RANGE.start) + 2499 * 3_600_000
     assert.equal(failed.error.message, `onBar returned take_profit_price Infinity for the bar at ${at}; a price is a finite number > 0, null to remove the level, or absent to keep it (bar ${new Date(at).toISOString()})`)
     assert.equal((await finished(t, key, (await submit(t, key, { ...RANGE, template_id: 'sma_cross' })).id)).status, 'done')
+  })
+
+  it("gives a job the budget its module's measured cost earns: one cheap at upload and looping from bar 2,500 fails STRATEGY_TIMEOUT at it, under the flat budget; an honest heavy one finishes", async () => {
+    // The upload's smoke run covers 2,000 bars, so the loop is never met there: the module is measured cheap.
+    const looping = `export function create() {
+  let n = 0
+  return { onBar() { if (++n >= 2500) for (;;) {} return NaN } }
+}`
+    // Honest and heavy: the same work every bar, so the smoke run measures what the job costs.
+    const heavy = `export function create() {
+  let s = 0
+  return { onBar(bar) { for (let i = 0; i < 1000; i++) s += Math.sqrt(i + bar.close); return s < 0 ? 1 : NaN } }
+}`
+    const costOf = async (id: string) =>
+      (await t.database.handle.db.selectFrom('custom_template_versions').select('smoke_us_per_bar').where('template_id', '=', id).executeTakeFirstOrThrow()).smoke_us_per_bar!
+    const [loopId, heavyId] = [await upload(t, key, 'late loop', looping), await upload(t, key, 'heavy', heavy)]
+    const [loopCost, heavyCost] = [await costOf(loopId), await costOf(heavyId)]
+    assert.ok(loopCost > 0 && heavyCost > 5 * loopCost, `measured per bar: ${loopCost} µs cheap, ${heavyCost} µs heavy`)
+    const bars = (Date.parse(RANGE.end) - Date.parse(RANGE.start)) / 3_600_000 + 1
+    const budget = jobBudgetMs(bars, loopCost)
+    assert.ok(budget < jobBudgetMs(bars), `derived ${budget} ms, flat ${jobBudgetMs(bars)} ms`)
+
+    const [loopJob, heavyJob] = [await submit(t, key, { ...RANGE, template_id: loopId }), await submit(t, key, { ...RANGE, template_id: heavyId })]
+    const stopped = await finished(t, key, loopJob.id)
+    assert.equal(stopped.status, 'failed')
+    assert.equal(stopped.error.code, 'STRATEGY_TIMEOUT')
+    assert.equal(stopped.error.message, `the strategy ran longer than its budget of ${budget} ms`)
+    const honest = await finished(t, key, heavyJob.id)
+    assert.equal(honest.status, 'done', JSON.stringify(honest.error))
   })
 
   it('stops a module that loops in native code at its budget while another user’s job finishes in normal time', async () => {

@@ -496,8 +496,11 @@ for (const backend of backends()) {
             multiSymbol: false,
             warmup: 20,
             hasValidate: false,
+            // Its upload's smoke run, per bar: the job budget is derived from it (issue 34).
+            smokeUsPerBar: latest.description.smokeUsPerBar,
           },
         })
+        assert.ok(latest.description.smokeUsPerBar! > 0, String(latest.description.smokeUsPerBar))
         const first = await findCustomVersion(db(), userId, created.id, 1)
         assert.deepEqual([first?.version, first?.compiled.sha256, first?.description.hasValidate, first?.name], [1, created.sha256, true, 'loaded'])
         for (const [user, id, version] of [

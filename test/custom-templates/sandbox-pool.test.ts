@@ -70,3 +70,38 @@ describe('the API sandbox threads shared between users', () => {
     assert.equal((await sandbox.inspect(BUSY_USER, SMA, 'javascript')).description.warmup, 30)
   })
 })
+
+/**
+ * With one sandbox thread, users take turns: a user's waiting calls do not take back the thread their
+ * call just freed while another user waits (issue 34: oldest-first made another user's upload wait for all
+ * five of a flooding user's, 38 s; now for the one running).
+ */
+describe('one API sandbox thread shared between users', () => {
+  let sandbox: StrategySandbox
+  let slow: Module
+  let sma: Module
+  before(async () => {
+    sandbox = createStrategySandbox(1)
+    slow = await sandbox.inspect(SLOW_USER, SLOW, 'javascript')
+    sma = await sandbox.inspect(OTHER_USER, SMA, 'javascript')
+  })
+  after(() => sandbox.close())
+
+  it("serves another user's call next, after the running call, not after the first user's waiting ones", async () => {
+    const ended: string[] = []
+    const slowCalls = [1, 2, 3].map((n) =>
+      sandbox.resolveParams(SLOW_USER, slow.compiled, slow.description, { fast: 13, slow: 50 }).then(
+        () => assert.fail('the looping validate() answered'),
+        () => void ended.push(`slow ${n}`),
+      ),
+    )
+    // The first slow call has the thread; the other two wait, older than this one.
+    const other = sandbox.resolveParams(OTHER_USER, sma.compiled, sma.description, { fast: 5, slow: 50 }).then((answer) => {
+      ended.push('other')
+      return answer
+    })
+    assert.equal((await other).warmup, 50)
+    await Promise.all(slowCalls)
+    assert.deepEqual(ended, ['slow 1', 'other', 'slow 2', 'slow 3'])
+  })
+})

@@ -58,6 +58,8 @@ for (const backend of backends()) {
       const finished = await ended(t, key, `/v1/backtest/jobs/${job.json().id}`)
       assert.equal(finished.status, 'done', JSON.stringify(finished.error))
       assert.deepEqual(runs[1]!.metrics, finished.result.metrics)
+      // The run's config, as the runs list shows it, is that job's: the swept stop folded into the base's exits.
+      assert.deepEqual(runs[1]!.config, finished.config)
     })
   })
 

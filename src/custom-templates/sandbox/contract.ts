@@ -32,6 +32,11 @@ export interface ModuleDescription {
   warmup: number
   /** Whether the module exports validate (a rule across params). */
   hasValidate: boolean
+  /**
+   * The upload's smoke run, in µs of the sandbox thread's wall time per bar (engine and module together):
+   * a job's time budget is derived from it (limits.ts, jobBudgetMs). Absent for versions stored before it was measured.
+   */
+  smokeUsPerBar?: number
 }
 
 /** A module ready to load: JavaScript (types already stripped, line numbers kept) and its content hash. */

@@ -34,25 +34,46 @@ export async function inspectModule(code: string, smoke: SmokeData): Promise<Mod
       if (problem) throw refuse(`the params' defaults fail the module's own validate: ${problem.message}`)
     }
     const bars = exports.multi ? smoke.bars : smoke.bars.slice(0, 1)
-    const template = customTemplate({ id: 'upload', version: 0, description, timeframe: '1h' }, instance)
-    strategyStep(`the smoke run over recorded ${bars.map((b) => b.symbol).join(' and ')} 1h bars`, () =>
-      runBacktest({
-        templateId: template.id,
-        template,
-        params: accepted(resolveParams(template, defaults)),
-        bars,
-        rules: smoke.rules.slice(0, bars.length),
-        capital: 10_000,
-        leverage: 1,
-        fees: { makerRate: 0.0002, takerRate: 0.0005 },
-        start: bars[0]!.openTime[0]!,
-        end: bars[0]!.openTime[bars[0]!.openTime.length - 1]!,
-      }),
-    )
+    const what = `the smoke run over recorded ${bars.map((b) => b.symbol).join(' and ')} 1h bars`
+    let ms = strategyStep(what, () => timedSmokeRun(instance, description, defaults, bars, smoke))
+    // A job's budget is a multiple of this cost (limits.ts). A light module's single run is mostly the cold
+    // engine and host noise (the sma_cross port measured 4–175 µs per bar, 1.5–6 µs warm): such a run is
+    // repeated once on a fresh instance and the faster counts, at most WARM_RERUN_BELOW_MS more per upload.
+    if (ms < WARM_RERUN_BELOW_MS) {
+      const fresh = await load(code)
+      try {
+        ms = Math.min(ms, strategyStep(what, () => timedSmokeRun(fresh, description, defaults, bars, smoke)))
+      } finally {
+        fresh.dispose()
+      }
+    }
+    description.smokeUsPerBar = (ms * 1000) / bars.reduce((sum, series) => sum + series.openTime.length, 0)
     return description
   } finally {
     instance.dispose()
   }
+}
+
+/** A smoke run shorter than this is run once more (warm) before its cost is recorded. */
+const WARM_RERUN_BELOW_MS = 250
+
+/** The module's backtest of its defaults over the smoke bars, in ms of this thread's wall time. */
+function timedSmokeRun(instance: StrategyInstance, description: ModuleDescription, defaults: Record<string, number | boolean>, bars: SmokeData['bars'], smoke: SmokeData): number {
+  const template = customTemplate({ id: 'upload', version: 0, description, timeframe: '1h' }, instance)
+  const started = performance.now()
+  runBacktest({
+    templateId: template.id,
+    template,
+    params: accepted(resolveParams(template, defaults)),
+    bars,
+    rules: smoke.rules.slice(0, bars.length),
+    capital: 10_000,
+    leverage: 1,
+    fees: { makerRate: 0.0002, takerRate: 0.0005 },
+    start: bars[0]!.openTime[0]!,
+    end: bars[0]!.openTime[bars[0]!.openTime.length - 1]!,
+  })
+  return performance.now() - started
 }
 
 async function load(code: string): Promise<StrategyInstance> {

@@ -31,7 +31,13 @@ export const SANDBOX_LIMITS = {
    * The example sma_cross module checks 10,000 configurations in well under a second.
    */
   submissionValidateMs: 5_000,
-  /** A backtest's whole budget of strategy time: a base plus a per-bar allowance (≈ 40× our measured cost). */
+  /**
+   * A backtest's whole budget of strategy time (jobBudgetMs): jobMultiple × what the module's upload smoke
+   * run cost per bar, at least jobFloorMs, and never more than the flat jobBaseMs + jobPerBarUs per bar
+   * (the budget every job had before issue 34, and what a version without a measured cost still gets).
+   */
+  jobMultiple: 20,
+  jobFloorMs: 2_000,
   jobBaseMs: 10_000,
   jobPerBarUs: 100,
   /** Bars fed per crossing into the guest: a crossing costs µs, so batches make it vanish per bar. */
@@ -52,7 +58,14 @@ export const SANDBOX_LIMITS = {
   smokeBars: 2_000,
 } as const
 
-/** The strategy-time budget of a backtest over `bars` bars, in milliseconds (the engine thread's watchdog). */
-export function jobBudgetMs(bars: number): number {
-  return SANDBOX_LIMITS.jobBaseMs + Math.ceil((bars * SANDBOX_LIMITS.jobPerBarUs) / 1000)
+/**
+ * The strategy-time budget of a backtest over `bars` bars, in milliseconds (the engine thread's watchdog):
+ * derived from the module's measured cost (`smokeUsPerBar`, its upload's smoke run) when there is one,
+ * else the flat budget. Why these numbers: docs/decisions/custom-strategies.md ("Budgets that fit the work (issue 34)").
+ */
+export function jobBudgetMs(bars: number, smokeUsPerBar?: number): number {
+  const { jobBaseMs, jobPerBarUs, jobMultiple, jobFloorMs } = SANDBOX_LIMITS
+  const flat = jobBaseMs + Math.ceil((bars * jobPerBarUs) / 1000)
+  if (smokeUsPerBar === undefined) return flat
+  return Math.min(flat, Math.max(jobFloorMs, Math.ceil((bars * smokeUsPerBar * jobMultiple) / 1000)))
 }

@@ -33,6 +33,9 @@ export class SandboxPool {
   private readonly waiting: Call[] = []
   /** Calls running per user, for users with any running. */
   private readonly running = new Map<number, number>()
+  /** When each user's last call started (a count of starts): the user served longest ago goes next. */
+  private readonly lastStart = new Map<number, number>()
+  private starts = 0
   private closed = false
 
   constructor(threads: number) {
@@ -69,11 +72,21 @@ export class SandboxPool {
     return n
   }
 
-  /** Gives each free thread the oldest waiting call whose user is under the limit of running calls. */
+  /**
+   * Gives each free thread the oldest waiting call of the user, under the limit of running calls, whose last
+   * call started longest ago (never: first). Users take turns: oldest-first alone let a user with calls
+   * waiting take back the thread its call just freed, so with SANDBOX_THREADS=1 another user waited for
+   * all of them (38 s behind five uploads that each burned the 5 s bound, issue 34), now for one.
+   */
   private dispatch(): void {
     for (const slot of this.slots) {
       if (slot.busy) continue
-      const at = this.waiting.findIndex((call) => (this.running.get(call.userId) ?? 0) < SANDBOX_LIMITS.apiCallsPerUser)
+      let at = -1
+      for (let k = 0; k < this.waiting.length; k++) {
+        const user = this.waiting[k]!.userId
+        if ((this.running.get(user) ?? 0) >= SANDBOX_LIMITS.apiCallsPerUser) continue
+        if (at < 0 || (this.lastStart.get(user) ?? -1) < (this.lastStart.get(this.waiting[at]!.userId) ?? -1)) at = k
+      }
       if (at < 0) return
       const call = this.waiting.splice(at, 1)[0]!
       this.start(slot, call)
@@ -83,6 +96,7 @@ export class SandboxPool {
   private start(slot: Slot, call: Call): void {
     slot.busy = true
     this.running.set(call.userId, (this.running.get(call.userId) ?? 0) + 1)
+    this.lastStart.set(call.userId, this.starts++)
     if (!slot.worker?.alive) slot.worker = new SandboxWorker()
     slot.worker
       .request(call.request, call.limitMs)
@@ -92,6 +106,8 @@ export class SandboxPool {
         const left = this.running.get(call.userId)! - 1
         if (left === 0) this.running.delete(call.userId)
         else this.running.set(call.userId, left)
+        // With nothing waiting there is no turn to keep: a user's entry goes when its calls do, so the map stays small.
+        if (left === 0 && this.waiting.length === 0) this.lastStart.delete(call.userId)
         if (!this.closed) this.dispatch()
       })
   }

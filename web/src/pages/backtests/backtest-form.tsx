@@ -32,8 +32,9 @@ export function BacktestForm({ templateId, initial }: { templateId?: string; ini
     event.preventDefault()
     setBusy(true)
     setError(undefined)
-    // A repeated custom template runs the version it ran before, while the user keeps that template.
-    const version = initial?.template_version !== undefined && state.draft.templateId === initial.template_id ? { template_version: initial.template_version } : {}
+    // A repeated custom template runs the version (and the Math.random seed) it ran with before, while the user keeps that template.
+    const keeps = initial?.template_version !== undefined && state.draft.templateId === initial.template_id
+    const version = keeps ? { template_version: initial.template_version, ...(initial.seed !== undefined ? { seed: initial.seed } : {}) } : {}
     const body: JobCreate = { ...draftBody(state.draft), ...span.body(), ...version, ...(slippage.trim() ? { slippage_bps: slippage.trim() } : {}) }
     try {
       const job = await api.createBacktest(body)

@@ -13,6 +13,7 @@ import { heatCells } from './heatmap-cells.js'
 import { equityFromReturns } from './returns-equity.js'
 import { RunsTable } from './runs-table.js'
 import { statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
+import { runJobConfig } from '../../../../src/sweeps/swept-exits.js'
 import { WalkForward } from './walk-forward.js'
 
 /** Every run of the sweep, a page of 1,000 at a time (a sweep holds at most 10,000). */
@@ -27,22 +28,9 @@ async function allRuns(sweepId: string): Promise<SweepRun[]> {
   return runs
 }
 
-/** The backtest request that repeats one run: the sweep's base with the run's params over it. */
-export function runConfig(sweep: Sweep, run: SweepRun): JobCreate {
-  const b = sweep.config.base
-  return {
-    template_id: b.template_id,
-    params: { ...b.params, ...run.params },
-    symbols: b.symbols,
-    timeframe: b.timeframe,
-    start: b.start,
-    end: b.end,
-    capital: b.capital,
-    leverage: b.leverage,
-    fee_model: b.fee_model,
-    ...(b.fee_bps ? { fee_bps: b.fee_bps } : {}),
-    ...(b.template_version ? { template_version: b.template_version } : {}),
-  }
+/** The backtest request that repeats one run: the run as a job's config (its params, exits and the base's seed), as GET …/runs shows it. */
+export function runConfig(sweep: Sweep, run: Pick<SweepRun, 'params'>): JobCreate {
+  return runJobConfig(sweep.config.base, run.params)
 }
 
 /** A done sweep: the statistics in words, the best run, the heatmap, equity, logit histogram, walk-forward and every run. */
