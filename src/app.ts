@@ -162,6 +162,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     shared: services.shared,
     feed: services.strategyFeed,
     rules: (symbol) => symbolRules(services.market, symbol),
+    upstream: services.market.client,
   })
   app.addHook('onClose', () => services.strategyFeed.close())
   await app.register(templateRoutes, { db: services.database.db, now: services.now, sandbox: services.sandbox })
