@@ -39,6 +39,11 @@ export interface ReplayExchangeOptions {
   accounts?: ReplayAccount[]
   /** A JSON file that keeps the accounts' state (balances, positions, orders, trades) across restarts. */
   stateFile?: string
+  /**
+   * The order of a triggered algo order's events: `fill-first` (default; the child's ORDER_TRADE_UPDATE
+   * fill before ALGO_UPDATE TRIGGERED and FINISHED, as nautilus#3664 saw) or `triggered-first`.
+   */
+  algoEvents?: 'fill-first' | 'triggered-first'
 }
 
 export interface ReplayExchange {
@@ -88,7 +93,7 @@ export async function startReplayExchange(options: ReplayExchangeOptions = {}): 
   restRoutes(router, restDeps)
   derivedRoutes(router, restDeps)
   archiveRoutes(app, { market, clock, faults })
-  const trading = startTradingWing(app, { market, clock, faults, limiter, accounts: configured, stateFile: options.stateFile })
+  const trading = startTradingWing(app, { market, clock, faults, limiter, accounts: configured, stateFile: options.stateFile, algoEvents: options.algoEvents })
   // ccxt calls these while loading markets when keys are set; signed as on Binance (SAPI USER_DATA).
   spotWalletRoutes(app, exchangeInfo, (request) => void authenticate(request, trading.signed))
   hub.routes(app, (socket, names) => trading.streams.claim(socket, names))

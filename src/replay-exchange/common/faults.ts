@@ -35,6 +35,19 @@ export interface FaultSpec {
    * `truncated` cuts the zip short (half its bytes). A slow file is `latencyMs`, a missing one `status: 404`.
    */
   archive?: 'checksum' | 'truncated'
+  /**
+   * Algo orders: `unknown` — a matching POST /fapi/v1/algoOrder is placed and acknowledged, but GET
+   * algoOrder, openAlgoOrders and allAlgoOrders do not know it for `latencyMs` of wall time
+   * (freqtrade#12681); `times` counts placements. `reject` — the next trigger (of the account's
+   * algo orders) ends REJECTED with `rm` instead of placing its child; `times` counts triggers.
+   */
+  algo?: 'unknown' | 'reject'
+  /**
+   * Algo orders: the order of a trigger's events for the next `times` triggers (else the exchange's
+   * `algoEvents` option): `fill-first` sends the child's ORDER_TRADE_UPDATE fill before ALGO_UPDATE
+   * TRIGGERED and FINISHED (as nautilus#3664 saw), `triggered-first` sends TRIGGERED before the child's events.
+   */
+  algoEvents?: 'fill-first' | 'triggered-first'
   /** Trading: drop user-stream events, or delay them by `latencyMs`; `event` limits it to one event type. */
   userEvents?: 'drop' | 'delay'
   event?: string
@@ -45,7 +58,7 @@ export interface FaultSpec {
   account?: string
 }
 
-export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents' | 'marketEvents' | 'archiveChecksum' | 'archiveTruncated'
+export type FaultKind = 'request' | 'execution' | 'late' | 'forget' | 'userEvents' | 'marketEvents' | 'archiveChecksum' | 'archiveTruncated' | 'algoUnknown' | 'algoReject' | 'algoEvents'
 
 /** Which hook applies a fault: the request hook, the order route (after or before it executes), the order lookup or the user stream. */
 export function faultKind(fault: FaultSpec): FaultKind {
@@ -56,6 +69,9 @@ export function faultKind(fault: FaultSpec): FaultKind {
   if (fault.marketEvents !== undefined) return 'marketEvents'
   if (fault.archive === 'checksum') return 'archiveChecksum'
   if (fault.archive === 'truncated') return 'archiveTruncated'
+  if (fault.algo === 'unknown') return 'algoUnknown'
+  if (fault.algo === 'reject') return 'algoReject'
+  if (fault.algoEvents !== undefined) return 'algoEvents'
   return 'request'
 }
 
@@ -79,7 +95,7 @@ const STATUSES = new Set([404, 429, 418, 500, 502, 503])
 export function parseFault(body: unknown): FaultSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new Error('fault must be a JSON object')
   const raw = body as Record<string, unknown>
-  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account', 'marketEvents', 'archive']
+  const known = ['path', 'pathRegExp', 'latencyMs', 'status', 'retryAfterSeconds', 'drop', 'times', 'executeThen', 'executeLate', 'forget', 'userEvents', 'event', 'account', 'marketEvents', 'archive', 'algo', 'algoEvents']
   const unknown = Object.keys(raw).filter((key) => !known.includes(key))
   if (unknown.length > 0) throw new Error(`unknown fault fields: ${unknown.join(', ')}`)
   const fault: FaultSpec = {}
@@ -136,6 +152,14 @@ export function parseFault(body: unknown): FaultSpec {
     if (raw.archive !== 'checksum' && raw.archive !== 'truncated') throw new Error('archive must be "checksum" or "truncated"')
     fault.archive = raw.archive
   }
+  if (raw.algo !== undefined) {
+    if (raw.algo !== 'unknown' && raw.algo !== 'reject') throw new Error('algo must be "unknown" or "reject"')
+    fault.algo = raw.algo
+  }
+  if (raw.algoEvents !== undefined) {
+    if (raw.algoEvents !== 'fill-first' && raw.algoEvents !== 'triggered-first') throw new Error('algoEvents must be "fill-first" or "triggered-first"')
+    fault.algoEvents = raw.algoEvents
+  }
   if (raw.event !== undefined) {
     if (typeof raw.event !== 'string') throw new Error('event must be a string such as "ORDER_TRADE_UPDATE"')
     fault.event = raw.event
@@ -149,8 +173,18 @@ export function parseFault(body: unknown): FaultSpec {
 
 export function checkFault(fault: FaultSpec): FaultSpec {
   const kind = faultKind(fault)
-  const trading = [fault.executeThen !== undefined, fault.executeLate === true, fault.forget === true, fault.userEvents !== undefined, fault.marketEvents !== undefined, fault.archive !== undefined].filter(Boolean).length
-  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget, userEvents, marketEvents or archive')
+  const trading = [
+    fault.executeThen !== undefined,
+    fault.executeLate === true,
+    fault.forget === true,
+    fault.userEvents !== undefined,
+    fault.marketEvents !== undefined,
+    fault.archive !== undefined,
+    fault.algo !== undefined,
+    fault.algoEvents !== undefined,
+  ].filter(Boolean).length
+  if (trading > 1) throw new Error('a fault is one of executeThen, executeLate, forget, userEvents, marketEvents, archive, algo or algoEvents')
+  if (fault.algo === 'unknown' && fault.latencyMs === undefined) throw new Error('algo "unknown" needs latencyMs (how long the query endpoints do not know the order)')
   if (kind !== 'request' && (fault.status !== undefined || fault.drop)) throw new Error('status and drop are request faults, not trading ones')
   if (fault.userEvents === 'delay' && fault.latencyMs === undefined) throw new Error('userEvents "delay" needs latencyMs')
   if (fault.executeLate && fault.latencyMs === undefined) throw new Error('executeLate needs latencyMs')

@@ -23,6 +23,9 @@ export interface MarkPrice {
   nextFundingTime: number
 }
 
+/** The mark's seeded deviation from the path price: at most ±0.01 % (a trigger on the mark can look this far past the path). */
+export const MARK_NOISE = 0.0001
+
 /**
  * Derived mark and index prices at replay `now`. The mark is the path price with ±0.01% seeded
  * noise per second (Binance's mark moves once a second); the index sits below the mark by the
@@ -34,7 +37,7 @@ export function markPrice(symbol: MarketSymbol, now: number): MarkPrice | undefi
   if (price === undefined) return undefined
   const funding = nextFunding(symbol, now)
   const second = Math.floor(now / 1000)
-  const mark = price * (1 + 0.0002 * (unit(symbol.seed, second, 7) - 0.5))
+  const mark = price * (1 + 2 * MARK_NOISE * (unit(symbol.seed, second, 7) - 0.5))
   const premium = premiumOf(funding.rate)
   const index = mark / (1 + premium)
   const estimatedSettle = index * (1 + 0.0004 * (unit(symbol.seed, Math.floor(now / 60_000), 8) - 0.5))

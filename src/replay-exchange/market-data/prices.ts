@@ -129,3 +129,25 @@ function walk(symbol: MarketSymbol, bars: Bars, from: number, to: number): Range
   }
   return stats
 }
+
+/**
+ * The price path over [from, to] as its vertices: the price at `from`, every knot strictly between
+ * (where the path turns), and the price at `to`; the path is straight between two vertices. Read
+ * from the finest series covering the whole window (else only the two ends), so a trailing stop can
+ * follow the running extreme without sampling every millisecond.
+ */
+export function pathVertices(symbol: MarketSymbol, from: number, to: number): [number, number][] {
+  const start = priceAt(symbol, from)
+  const end = priceAt(symbol, to)
+  if (start === undefined || end === undefined) return []
+  const out: [number, number][] = [[from, start]]
+  const bars = finestCovering(symbol, from, to)
+  if (bars) {
+    for (let i = Math.max(0, firstAtOrAfter(bars, from) - 1); i < bars.length && bars.time(i) < to; i++) {
+      const k = knots(bars, i, symbol.pathSeed)
+      for (const [t, p] of [[k.t1, k.p1], [k.t2, k.p2], [k.t3, k.p3]] as const) if (t > from && t < to) out.push([t, p])
+    }
+  }
+  out.push([to, end])
+  return out
+}

@@ -4,6 +4,8 @@ import type { Faults } from '../common/faults.js'
 import type { WeightLimiter } from '../common/rate-limit.js'
 import type { Market } from '../market-data/market.js'
 import { accountRoutes } from './accounts/account-routes.js'
+import { type AlgoEventOrder, AlgoBook } from './algo/algo-book.js'
+import { algoRoutes } from './algo/algo-routes.js'
 import { checkAccounts, type ReplayAccount } from './accounts/accounts-file.js'
 import { readState, writeState } from './accounts/state-file.js'
 import { OrderCounter } from './limits/order-count.js'
@@ -31,14 +33,16 @@ export interface TradingWing {
  */
 export function startTradingWing(
   app: FastifyInstance,
-  options: { market: Market; clock: ReplayClock; faults: Faults; limiter: WeightLimiter; accounts: ReplayAccount[]; stateFile: string | undefined },
+  options: { market: Market; clock: ReplayClock; faults: Faults; limiter: WeightLimiter; accounts: ReplayAccount[]; stateFile: string | undefined; algoEvents?: AlgoEventOrder },
 ): TradingWing {
   const { market, clock, faults, limiter } = options
   const streams = new UserStreams(() => clock.now(), faults)
   const venue = new Venue(market, clock, streams)
+  const algo = new AlgoBook(venue, market, streams, faults, clock.wallNow, options.algoEvents ?? 'fill-first')
+  venue.algo = algo
   const saved = options.stateFile ? readState(options.stateFile) : undefined
   if (saved) {
-    venue.ids = saved.ids
+    venue.ids = { ...venue.ids, ...saved.ids }
     for (const account of saved.accounts) venue.accounts.set(account.apiKey, { ...account, settledUntil: Math.min(account.settledUntil, clock.now()) })
   }
   for (const account of checkAccounts(options.accounts)) if (!venue.accounts.has(account.apiKey)) venue.create(account.apiKey, account.secretKey, account.balances)
@@ -55,6 +59,7 @@ export function startTradingWing(
     signed: { account: (apiKey) => venue.accounts.get(apiKey), wallNow: clock.wallNow, replayNow: () => clock.now() },
   }
   orderRoutes(app, deps)
+  algoRoutes(app, deps, algo)
   accountRoutes(app, deps)
   listenKeyRoutes(app, deps)
   streams.routes(app)

@@ -28,6 +28,31 @@ export interface VenueIds {
   order: number
   trade: number
   tran: number
+  algo: number
+}
+
+/**
+ * The algo service as the venue sees it (trading/algo/ implements it): its triggers are events of
+ * the settle walk, and it hears of positions that closed and of child orders that ended.
+ */
+export interface VenueAlgo {
+  /** The account's earliest algo trigger in (cursor, now], to apply at its time. */
+  nextTrigger(account: Account, cursor: number, now: number): { time: number; apply: () => void } | undefined
+  /** The walk reached `now`: trailing extremes are brought up to it. */
+  settled(account: Account, now: number): void
+  /** A fill moved the position from `before` to `after`. */
+  positionChanged(account: Account, symbol: string, before: number, after: number, time: number): void
+  /** A triggered algo order's child order filled, was canceled or expired. */
+  childEnded(account: Account, order: Order, time: number): void
+}
+
+/** What a triggered algo order's child carries besides the request: the fill price at the trigger moment and the algo order's fields. */
+export interface ChildOrder {
+  price: number
+  time: number
+  fields: Pick<Order, 'origType' | 'stopPrice' | 'workingType' | 'closePosition' | 'priceProtect' | 'algoId'>
+  /** Called once the child is accepted, before its NEW and any fill go out. */
+  onAccepted: (order: Order) => void
 }
 
 /**
@@ -38,9 +63,11 @@ export interface VenueIds {
  */
 export class Venue {
   readonly accounts = new Map<string, Account>()
-  ids: VenueIds = { order: 8_000_000_001, trade: 500_000_001, tran: 9_000_000_001 }
+  ids: VenueIds = { order: 8_000_000_001, trade: 500_000_001, tran: 9_000_000_001, algo: 3_000_000_000_001 }
   /** Set on every change; the state file is written when it is. */
   changed = false
+  /** The algo service, once the trading wing has attached it. */
+  algo: VenueAlgo | undefined
 
   constructor(
     private readonly market: Market,
@@ -101,8 +128,16 @@ export class Venue {
    */
   place(account: Account, request: OrderRequest): { ack: Order; result: Order } {
     this.settle(account)
+    return this.execute(account, request, this.now())
+  }
+
+  /** Places a triggered algo order's child at the trigger moment; throws the BinanceError that refuses it (the algo order is then REJECTED). */
+  placeChild(account: Account, request: OrderRequest, child: ChildOrder): Order {
+    return this.execute(account, request, child.time, child).result
+  }
+
+  private execute(account: Account, request: OrderRequest, now: number, child?: ChildOrder): { ack: Order; result: Order } {
     const symbol = this.market.get(request.symbol.symbol)!
-    const now = this.now()
     if (request.clientOrderId !== undefined) {
       for (const open of account.open.values()) {
         if (open.clientOrderId === request.clientOrderId) throw new BinanceError(400, -4116, 'ClientOrderId is duplicated.')
@@ -111,7 +146,7 @@ export class Venue {
     const amount = positionOf(account, symbol.info.symbol).amount
     const direction = request.side === 'BUY' ? 1 : -1
     if (request.reduceOnly && !(amount !== 0 && Math.sign(amount) === -direction)) throw new BinanceError(400, -2022, 'ReduceOnly Order is rejected.')
-    const market = this.lastPrice(symbol, now)
+    const market = child?.price ?? this.lastPrice(symbol, now)
     const crosses = request.type === 'MARKET' || (request.side === 'BUY' ? request.price >= market : request.price <= market)
     if (request.type === 'LIMIT' && request.timeInForce === 'GTX' && crosses) {
       throw new BinanceError(400, -5022, 'Due to the order could not be executed as maker, the Post Only order will be rejected.')
@@ -135,6 +170,7 @@ export class Venue {
       time: now,
       updateTime: now,
       expireReason: 0,
+      ...child?.fields,
     }
     const fee = (crosses ? request.quantity * market : 0) * TAKER_RATE
     const required = orderInitialMargin(account, { ...order, price: crosses ? market : order.price }) + fee
@@ -146,6 +182,7 @@ export class Venue {
     account.open.set(order.orderId, order)
     this.changed = true
     const ack = { ...order }
+    child?.onAccepted(order)
     this.emitOrder(account, order, 'NEW', now)
     if (crosses) this.fill(account, order, request.quantity, market, false, now)
     else if (request.timeInForce === 'IOC') this.finish(account, order, 'EXPIRED', now, 2)
@@ -169,7 +206,7 @@ export class Venue {
   /** Settles every account with something to settle (the exchange's timer). */
   settleAll(): void {
     for (const account of this.accounts.values()) {
-      if (account.open.size > 0 || hasPosition(account)) this.settle(account)
+      if (account.open.size > 0 || account.openAlgo.size > 0 || hasPosition(account)) this.settle(account)
       else account.settledUntil = this.now()
     }
   }
@@ -203,6 +240,8 @@ export class Venue {
           consider(time, () => this.liquidate(account, symbol, liquidation, time!))
         }
       }
+      const trigger = account.openAlgo.size > 0 ? this.algo?.nextTrigger(account, cursor, now) : undefined
+      if (trigger) consider(trigger.time, trigger.apply)
       if (!next) break
       cursor = next.time
       account.settledUntil = cursor
@@ -212,6 +251,7 @@ export class Venue {
       this.eventTime = undefined
     }
     account.settledUntil = now
+    if (account.openAlgo.size > 0) this.algo?.settled(account, now)
   }
 
   /** The time of the event being applied while settling (fills and funding happen then, not at the check). */
@@ -230,6 +270,7 @@ export class Venue {
       if (reducible === 0) return this.finish(account, order, 'EXPIRED', time, 4)
       qty = Math.min(qty, reducible)
     }
+    const before = positionOf(account, order.symbol).amount
     const realized = applyFill(account, order.symbol, order.side, qty, price, time)
     const commission = round8(qty * price * (maker ? MAKER_RATE : TAKER_RATE))
     account.balances.set('USDT', round8((account.balances.get('USDT') ?? 0) - commission))
@@ -264,6 +305,8 @@ export class Venue {
     this.changed = true
     this.emitOrder(account, order, 'TRADE', time, trade)
     this.emitAccount(account, 'ORDER', 0, order.symbol, time)
+    this.algo?.positionChanged(account, order.symbol, before, positionOf(account, order.symbol).amount, time)
+    if (order.algoId !== undefined && !account.open.has(order.orderId)) this.algo?.childEnded(account, order, time)
   }
 
   private finish(account: Account, order: Order, status: 'CANCELED' | 'EXPIRED', time: number, expireReason = 0): void {
@@ -273,6 +316,7 @@ export class Venue {
     account.open.delete(order.orderId)
     this.changed = true
     this.emitOrder(account, order, status, time)
+    if (order.algoId !== undefined) this.algo?.childEnded(account, order, time)
   }
 
   /** Funding at a funding time: the position pays qty × mark × rate when its side is the paying one (a long pays a positive rate). */
@@ -352,6 +396,7 @@ export class Venue {
     const isolated = configOf(account, name).marginType === 'isolated'
     const whole = qty >= Math.abs(position.amount)
     const walletBefore = position.isolatedWallet
+    const before = position.amount
     const realized = applyFill(account, name, side, qty, fillPrice, time)
     const commission = charged && kind === 'liquidation' ? round8(qty * fillPrice * TAKER_RATE) : 0
     // A liquidated isolated position loses its whole margin: what the fill left of it goes to the insurance fund.
@@ -370,6 +415,7 @@ export class Venue {
     this.changed = true
     this.emitOrder(account, order, kind === 'liquidation' ? 'CALCULATED' : 'TRADE', time, trade)
     this.emitAccount(account, 'ORDER', 0, name, time)
+    this.algo?.positionChanged(account, name, before, positionOf(account, name).amount, time)
     return { ...order }
   }
 

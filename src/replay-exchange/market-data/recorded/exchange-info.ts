@@ -14,6 +14,8 @@ export interface SymbolInfo {
   tickSize: number
   stepSize: number
   onboardDate: number
+  /** The largest |mark − last| / mark at which a `priceProtect` conditional order still triggers (exchangeInfo `triggerProtect`, BTCUSDT 0.05). */
+  triggerProtect: number
   /** The order filters the trading wing checks (PRICE_FILTER, LOT_SIZE, MARKET_LOT_SIZE, MIN_NOTIONAL). */
   filters: OrderFilters
 }
@@ -59,6 +61,7 @@ interface RawSymbol {
   pricePrecision: number
   quantityPrecision: number
   onboardDate: number
+  triggerProtect?: string
   filters: RawFilter[]
 }
 interface RawExchangeInfo {
@@ -109,6 +112,8 @@ export function loadExchangeInfo(file: string): ExchangeInfoSnapshot {
       tickSize,
       stepSize,
       onboardDate: s.onboardDate,
+      // Binance's usual 5 % where a snapshot row lacks it (older docs: "5% normally").
+      triggerProtect: s.triggerProtect !== undefined && Number(s.triggerProtect) > 0 ? Number(s.triggerProtect) : 0.05,
       filters: orderFilters(filter),
     })
   }

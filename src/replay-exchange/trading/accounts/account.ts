@@ -1,3 +1,4 @@
+import type { AlgoOrder } from '../algo/algo-order.js'
 import { aliasOf } from './accounts-file.js'
 
 /**
@@ -46,6 +47,13 @@ export interface Order {
   updateTime: number
   /** Binance's expire reason (`er`) when EXPIRED: 2 IOC remainder, 4 reduce-only knocked out. */
   expireReason: number
+  /** A triggered algo order's child: the algo order's type (`origType`, `ot`), trigger and settings, and its algoId. */
+  origType?: string
+  stopPrice?: number
+  workingType?: 'MARK_PRICE' | 'CONTRACT_PRICE'
+  closePosition?: boolean
+  priceProtect?: boolean
+  algoId?: number
 }
 
 export interface Trade {
@@ -86,6 +94,9 @@ export interface Account {
   /** Every order by id (open and closed); `open` indexes the open ones. */
   orders: Map<number, Order>
   open: Map<number, Order>
+  /** Every algo (conditional) order by algoId; `openAlgo` indexes those not ended (NEW, TRIGGERING, TRIGGERED). */
+  algoOrders: Map<number, AlgoOrder>
+  openAlgo: Map<number, AlgoOrder>
   trades: Trade[]
   income: Income[]
   /** Replay time up to which resting orders, funding and liquidation have been settled. */
@@ -106,6 +117,8 @@ export function newAccount(apiKey: string, secretKey: string, balances: Map<stri
     config: new Map(),
     orders: new Map(),
     open: new Map(),
+    algoOrders: new Map(),
+    openAlgo: new Map(),
     trades: [],
     income: [],
     settledUntil: now,

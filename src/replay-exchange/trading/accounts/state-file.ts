@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import { type AlgoOrder, isOpenAlgo } from '../algo/algo-order.js'
 import type { Account } from './account.js'
 import type { VenueIds } from '../venue.js'
 
@@ -7,11 +8,13 @@ import type { VenueIds } from '../venue.js'
 interface StateFile {
   version: 1
   ids: VenueIds
-  accounts: (Omit<Account, 'balances' | 'positions' | 'config' | 'orders' | 'open'> & {
+  accounts: (Omit<Account, 'balances' | 'positions' | 'config' | 'orders' | 'open' | 'algoOrders' | 'openAlgo'> & {
     balances: [string, number][]
     positions: [string, Account['positions'] extends Map<string, infer P> ? P : never][]
     config: [string, Account['config'] extends Map<string, infer C> ? C : never][]
     orders: (Account['orders'] extends Map<number, infer O> ? O : never)[]
+    /** Absent in files written before algo orders existed. */
+    algoOrders?: AlgoOrder[]
   })[]
 }
 
@@ -36,7 +39,9 @@ export function readState(file: string): { ids: VenueIds; accounts: Account[] } 
     accounts: state.accounts.map((a) => {
       const orders = new Map(a.orders.map((o) => [o.orderId, o]))
       const open = new Map([...orders].filter(([, o]) => o.status === 'NEW' || o.status === 'PARTIALLY_FILLED'))
-      return { ...a, balances: new Map(a.balances), positions: new Map(a.positions), config: new Map(a.config), orders, open }
+      const algoOrders = new Map((a.algoOrders ?? []).map((o) => [o.algoId, o]))
+      const openAlgo = new Map([...algoOrders].filter(([, o]) => isOpenAlgo(o)))
+      return { ...a, balances: new Map(a.balances), positions: new Map(a.positions), config: new Map(a.config), orders, open, algoOrders, openAlgo }
     }),
   }
 }
@@ -52,7 +57,9 @@ export function writeState(file: string, ids: VenueIds, accounts: Iterable<Accou
       positions: [...a.positions],
       config: [...a.config],
       orders: [...a.orders.values()],
+      algoOrders: [...a.algoOrders.values()],
       open: undefined as never,
+      openAlgo: undefined as never,
     })),
   }
   const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`)

@@ -19,9 +19,9 @@ export interface OrderRequest {
 
 /** Types that left this endpoint for /fapi/v1/algoOrder on 2025-12-09 (research 0.1). */
 const CONDITIONAL = new Set(['STOP', 'STOP_MARKET', 'TAKE_PROFIT', 'TAKE_PROFIT_MARKET', 'TRAILING_STOP_MARKET'])
-const TIME_IN_FORCE = new Set(['GTC', 'IOC', 'FOK', 'GTX'])
-/** Binance's newClientOrderId rule ("A unique id among open orders"). */
-const CLIENT_ORDER_ID = /^[.A-Z:/a-z0-9_-]{1,36}$/
+export const TIME_IN_FORCE = new Set(['GTC', 'IOC', 'FOK', 'GTX'])
+/** Binance's newClientOrderId rule ("A unique id among open orders"); clientAlgoId follows the same. */
+export const CLIENT_ORDER_ID = /^[.A-Z:/a-z0-9_-]{1,36}$/
 const DECIMAL = /^\d{1,20}(\.\d{1,20})?$/
 
 export const orderTypeNotSupported = () =>
@@ -52,25 +52,44 @@ export function parseOrderRequest(query: Query, lookup: (symbol: string) => Symb
   if (respText !== 'ACK' && respText !== 'RESULT') throw new BinanceError(400, -1136, 'Invalid newOrderRespType.')
   const reduceText = text(query, 'reduceOnly') ?? 'false'
   if (reduceText !== 'true' && reduceText !== 'false') throw mandatory('reduceOnly')
-  const clientOrderId = text(query, 'newClientOrderId')
-  if (clientOrderId !== undefined && clientOrderId.length > 36) throw new BinanceError(400, -4015, 'Client order id length should not be more than 36 chars')
-  if (clientOrderId !== undefined && !CLIENT_ORDER_ID.test(clientOrderId)) {
-    throw new BinanceError(400, -1100, "Illegal characters found in parameter 'newClientOrderId'; legal range is '^[\\.A-Z\\:/a-z0-9_-]{1,36}$'.")
-  }
-  const quantity = decimalParam(query, 'quantity', symbol.quantityPrecision, symbol.stepSize, -4023, 'Qty not increased by step size.')
-  const price = type === 'LIMIT' ? decimalParam(query, 'price', symbol.pricePrecision, symbol.tickSize, -4014, 'Price not increased by tick size.') : 0
-  if (quantity <= 0) throw new BinanceError(400, -4003, 'Quantity less than or equal to zero.')
-  if (type === 'LIMIT' && price <= 0) throw new BinanceError(400, -4001, 'Price less than 0.')
+  const clientOrderId = clientIdParam(query, 'newClientOrderId')
+  const quantity = quantityParam(query, symbol, type === 'MARKET')
+  const price = type === 'LIMIT' ? priceParam(query, 'price', symbol) : 0
   const f = symbol.filters
-  if (type === 'LIMIT' && (price < f.minPrice || price > f.maxPrice)) throw new BinanceError(400, -1013, 'Filter failure: PRICE_FILTER')
-  const [minQty, maxQty] = type === 'MARKET' ? [f.marketMinQty, f.marketMaxQty] : [f.minQty, f.maxQty]
-  if (quantity < minQty || quantity > maxQty) throw new BinanceError(400, -1013, `Filter failure: ${type === 'MARKET' ? 'MARKET_LOT_SIZE' : 'LOT_SIZE'}`)
   const reduceOnly = reduceText === 'true'
   const notional = quantity * (type === 'LIMIT' ? price : marketPrice(symbol))
   if (!reduceOnly && notional < f.minNotional * (1 - 1e-12)) {
     throw new BinanceError(400, -4164, `Order's notional must be no smaller than ${f.minNotionalText} (unless you choose reduce only).`)
   }
   return { symbol, side: sideText, type, timeInForce: tifText as TimeInForce, quantity, price, reduceOnly, clientOrderId, respType: respText }
+}
+
+/** A client id parameter (newClientOrderId, clientAlgoId): -4015 over 36 characters, -1100 outside Binance's characters. */
+export function clientIdParam(query: Query, name: string): string | undefined {
+  const id = text(query, name)
+  if (id !== undefined && id.length > 36) throw new BinanceError(400, -4015, 'Client order id length should not be more than 36 chars')
+  if (id !== undefined && !CLIENT_ORDER_ID.test(id)) {
+    throw new BinanceError(400, -1100, `Illegal characters found in parameter '${name}'; legal range is '^[\\.A-Z\\:/a-z0-9_-]{1,36}$'.`)
+  }
+  return id
+}
+
+/** A quantity: on the step grid (-4023), above zero (-4003), within LOT_SIZE or, for market orders, MARKET_LOT_SIZE (-1013). */
+export function quantityParam(query: Query, symbol: SymbolInfo, market: boolean): number {
+  const quantity = decimalParam(query, 'quantity', symbol.quantityPrecision, symbol.stepSize, -4023, 'Qty not increased by step size.')
+  if (quantity <= 0) throw new BinanceError(400, -4003, 'Quantity less than or equal to zero.')
+  const f = symbol.filters
+  const [minQty, maxQty] = market ? [f.marketMinQty, f.marketMaxQty] : [f.minQty, f.maxQty]
+  if (quantity < minQty || quantity > maxQty) throw new BinanceError(400, -1013, `Filter failure: ${market ? 'MARKET_LOT_SIZE' : 'LOT_SIZE'}`)
+  return quantity
+}
+
+/** A price (a limit price, a trigger, an activation price): on the tick grid (-4014), above zero (-4001), within PRICE_FILTER (-1013). */
+export function priceParam(query: Query, name: string, symbol: SymbolInfo): number {
+  const price = decimalParam(query, name, symbol.pricePrecision, symbol.tickSize, -4014, 'Price not increased by tick size.')
+  if (price <= 0) throw new BinanceError(400, -4001, 'Price less than 0.')
+  if (price < symbol.filters.minPrice || price > symbol.filters.maxPrice) throw new BinanceError(400, -1013, 'Filter failure: PRICE_FILTER')
+  return price
 }
 
 /** A decimal parameter: -1102 missing, -1100 not a decimal, -1111 more places than the symbol's precision, the grid's own code off-grid. */
