@@ -26,6 +26,7 @@ export interface Database {
   balance_alerts: BalanceAlertsTable
   strategy_orders: StrategyOrdersTable
   strategy_trades: StrategyTradesTable
+  protective_orders: ProtectiveOrdersTable
   custom_templates: CustomTemplatesTable
   custom_template_versions: CustomTemplateVersionsTable
 }
@@ -352,6 +353,33 @@ export interface StrategyOrdersTable {
   filled_at: Date | null
   /** A protective exit's order (0020_run_exits): stop_loss, take_profit or trailing_stop; null for the strategy's own. */
   exit_reason: ColumnType<string | null, string | null | undefined, string | null>
+}
+
+/** 0021_protective_orders: a live run's protective (algo) orders, each committed before it is sent. */
+export type ProtectiveStatus = 'intent' | 'open' | 'unknown' | 'canceled' | 'triggered' | 'finished' | 'expired' | 'rejected'
+
+export interface ProtectiveOrdersTable {
+  client_algo_id: string
+  strategy_id: string
+  run: number
+  seq: number
+  symbol: string
+  kind: 'stop_loss' | 'take_profit' | 'trailing_stop'
+  type: 'STOP_MARKET' | 'TAKE_PROFIT_MARKET' | 'TRAILING_STOP_MARKET' | 'MARKET'
+  side: 'BUY' | 'SELL'
+  trigger_price: string | null
+  quantity: string | null
+  close_position: boolean
+  working_type: 'MARK_PRICE' | 'CONTRACT_PRICE'
+  activate_price: string | null
+  callback_rate: string | null
+  status: ProtectiveStatus
+  /** bigint: Binance's algo ids pass 2^53 only in theory (1000000033225453 seen); read as a string. */
+  algo_id: ColumnType<string | null, string | number | null | undefined, string | number | null>
+  last_error: string | null
+  sent_at: Date | null
+  created_at: Timestamp
+  updated_at: Timestamp
 }
 
 export interface StrategyTradesTable {

@@ -333,19 +333,29 @@ export class ExitGuard {
 
   /** Applies the levels stated at the last close to the position the fills left; one on the wrong side of that close exits at this open. */
   private applyStated(s: number, series: BarSeries, i: number, prevClose: number): void {
+    const reason = this.applyPending(s, prevClose)
+    if (reason !== undefined) this.exit(s, series.open[i]!, series.openTime[i]!, reason)
+  }
+
+  /**
+   * Applies the levels stated at the last close to symbol s's position held now, at the tick toward its side;
+   * answers the kind of the first one already on the wrong side of `price` (NaN: none is), without acting on it.
+   * The walk exits there; a live run, whose exchange holds the levels, applies them right after its fill.
+   */
+  applyPending(s: number, price: number): 'stop_loss' | 'take_profit' | undefined {
     const x = this.levels
     const stop = x.exitPendingStop[s]!
     const take = x.exitPendingTake[s]!
     x.exitPendingStop[s] = Number.NaN
     x.exitPendingTake[s] = Number.NaN
     const q = this.ledger.qty[s]!
-    if (q === 0) return
-    let reason: ExitReason | undefined
+    if (q === 0) return undefined
+    let reason: 'stop_loss' | 'take_profit' | undefined
     if (stop === stop) {
       if (stop > 0) {
         const level = q > 0 ? x.below(s, stop) : x.above(s, stop)
         x.exitModuleStop[s] = level
-        if (q > 0 ? level >= prevClose : level <= prevClose) reason = 'stop_loss'
+        if (q > 0 ? level >= price : level <= price) reason = 'stop_loss'
       } else {
         x.exitModuleStop[s] = Number.NaN
       }
@@ -354,18 +364,18 @@ export class ExitGuard {
       if (take > 0) {
         const level = q > 0 ? x.above(s, take) : x.below(s, take)
         x.exitModuleTake[s] = level
-        if (reason === undefined && (q > 0 ? level <= prevClose : level >= prevClose)) reason = 'take_profit'
+        if (reason === undefined && (q > 0 ? level <= price : level >= price)) reason = 'take_profit'
       } else {
         x.exitModuleTake[s] = Number.NaN
       }
     }
-    if (reason !== undefined) this.exit(s, series.open[i]!, series.openTime[i]!, reason)
+    return reason
   }
 
   /** A protective exit: the ledger closes the position (slippage applied), the latch engages. */
   private exit(s: number, price: number, time: number, reason: ExitReason): void {
     this.ledger.exit(s, price, time, reason)
-    this.levels.exitLatched[s] = 1
+    this.levels.latch(s)
   }
 
   /** The stop-loss level in force for a position of side `side`; ∓Infinity for none. */

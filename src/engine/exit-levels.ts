@@ -122,6 +122,11 @@ export class ExitLevels {
     this.entered(s, side, entry, true)
   }
 
+  /** After a protective exit of symbol s: flat until the strategy states a target other than the one in force (ExitGuard.admits). */
+  latch(s: number): void {
+    this.exitLatched[s] = 1
+  }
+
   /** Symbol s's position closed: its levels go with it (the latch and the target in force stay). */
   flat(s: number): void {
     this.exitStop[s] = Number.NaN

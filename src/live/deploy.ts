@@ -73,13 +73,6 @@ export interface DeployBody {
 
 const STRATEGY_ID = /^strat_[0-9a-f]{6,8}$/
 
-/**
- * Why a live deploy of a strategy with exits is refused (EXITS.md): a live run's protection must rest on the
- * exchange, as conditional orders that hold while Perpetua is down (DESIGN §10), which issue 31 builds; a live
- * run that silently ignored its exits would be worse than none.
- */
-export const LIVE_EXITS_REFUSAL = 'protective exits run in backtests and dry runs; live runs place them on the exchange with issue 31'
-
 /** The caller's strategy, or 404 (another user's strategy is not found, as everywhere). */
 export async function ownStrategy(db: Db, userId: number, id: string, forUpdate: boolean): Promise<StrategyRow> {
   const row = STRATEGY_ID.test(id) ? await findStrategy(db, userId, id, forUpdate) : undefined
@@ -98,7 +91,6 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   const peek = await ownStrategy(db, userId, id, false)
   assertDeployable(peek)
   const dryRun = body.dry_run ?? false
-  assertExitsRunnable(peek, dryRun)
   await context.tradable(peek.symbols, 'refuse')
   // Network reads happen before the transaction, so no row stays locked while the exchange answers.
   let exchangeKeyId: string | null = null
@@ -116,7 +108,6 @@ export async function deployStrategy(context: DeployContext, id: string, body: D
   await retryingTransaction(db, async (trx) => {
     const row = await ownStrategy(trx, userId, id, true)
     assertDeployable(row)
-    assertExitsRunnable(row, dryRun)
     if (custom) {
       // Locked so a delete of the template waits for this deploy (and then finds the strategy deployed).
       if (!(await findTemplate(trx, userId, row.template_id, true))) throw invalidParameter('template_id', `template ${row.template_id} was deleted`)
@@ -273,11 +264,6 @@ async function pauseInTransaction(
     await publishStatus(trx, row.id, now, token)
   })
   return liveClose
-}
-
-/** A live run cannot carry exits yet (LIVE_EXITS_REFUSAL): checked before anything is asked of the exchange, and again under the lock. */
-function assertExitsRunnable(row: StrategyRow, dryRun: boolean): void {
-  if (!dryRun && row.exits !== null) throw invalidParameter('exits', LIVE_EXITS_REFUSAL)
 }
 
 function assertDeployable(row: StrategyRow): void {

@@ -9,7 +9,8 @@ import type { Step } from '../runner/step-assembly.js'
 import type { BrokerOutcome, ClosedBar, ExitFill, Fill, FundingEvent } from './broker.js'
 import { ExitWindow, type MinuteKind, minuteKind } from './exit-window.js'
 import { fillKinds, hearFills, type HeardFill } from './fill-kinds.js'
-import { refuseUnplacedLevels } from './unplaced-levels.js'
+import { latchAfter } from './paper-broker.js'
+import { PlacedGuard } from '../protection/placed-guard.js'
 import type { SymbolLedger } from './symbol-exchange.js'
 
 export interface MultiPaperSetup {
@@ -22,8 +23,8 @@ export interface MultiPaperSetup {
   capital: number
   leverage: number
   fees: FeeRates
-  /** Protective exits simulated here (a dry run's), as PaperSetup.protect; undefined for a live run. */
-  protect?: { rules: ExitRules | undefined } | undefined
+  /** Protective exits, as PaperSetup.protect: simulated for a dry run, `placed` on the exchange for a live one. */
+  protect?: { rules: ExitRules | undefined; placed?: boolean } | undefined
 }
 
 /** One symbol's part of a step: its order's fill, its liquidations and round trips, its position, its new target. */
@@ -96,7 +97,9 @@ export class MultiPaperBroker {
     this.stepper = new MultiSymbolStepper(this.ledger, new DailyCurve(state?.startedAt ?? 0, setup.capital), bars, funding, this.signal)
     // Before restore(), as PaperBroker: the ledger restores saved levels, best prices and latches only into levels it has.
     const protect = setup.protect
-    if (protect && (protect.rules !== undefined || inner.levels !== undefined)) {
+    if (protect?.placed && (protect.rules !== undefined || inner.levels !== undefined)) {
+      this.stepper.guard = new PlacedGuard(this.ledger, protect.rules, setup.intervalMs)
+    } else if (protect && (protect.rules !== undefined || inner.levels !== undefined)) {
       const kind = minuteKind(protect.rules, setup.intervalMs)
       this.window = kind && new ExitWindow(setup.symbols, kind)
       this.stepper.guard = new ExitGuard(this.ledger, protect.rules, setup.intervalMs, this.window?.detail)
@@ -139,6 +142,11 @@ export class MultiPaperBroker {
     }
   }
 
+  /** The run's protective exits (undefined: none), for a live run's orders on the exchange. */
+  get guard(): ExitGuard | undefined {
+    return this.stepper.guard
+  }
+
   /** The minutes this run's protective exits are examined on (undefined: none, or the strategy's own bars). */
   get minuteKind(): MinuteKind | undefined {
     return this.window?.kind
@@ -161,7 +169,6 @@ export class MultiPaperBroker {
     const before = this.begin()
     const pendingBefore = Float64Array.from(this.stepper.pending)
     this.stepper.step(step.openTime, at)
-    if (!this.setup.protect) refuseUnplacedLevels(this.signal.levels)
     this.lastOpenTime = step.openTime
     const outcome = this.finish(before, step.openTime, (s) => pendingBefore[s] === pendingBefore[s] && at[s]! >= 0)
     outcome.symbols.forEach((o, s) => {
@@ -227,6 +234,7 @@ export class MultiPaperBroker {
   exchangeClose(s: number, size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): StepOutcome {
     const before = this.begin()
     this.ledger.exchangeClose(s, size, price, time, reason, fee)
+    latchAfter(this.ledger, s, reason)
     return this.finish(before, time, () => false)
   }
 

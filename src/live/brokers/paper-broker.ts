@@ -8,7 +8,7 @@ import type { SingleSymbolSignal, SingleSymbolTemplate } from '../../templates/t
 import type { Broker, BrokerOutcome, ClosedBar, ExitFill, Fill, FundingEvent } from './broker.js'
 import { ExitWindow, type MinuteKind, minuteKind } from './exit-window.js'
 import { fillKinds, hearFills, type HeardFill } from './fill-kinds.js'
-import { refuseUnplacedLevels } from './unplaced-levels.js'
+import { PlacedGuard } from '../protection/placed-guard.js'
 
 export interface PaperSetup {
   template: SingleSymbolTemplate
@@ -20,10 +20,10 @@ export interface PaperSetup {
   leverage: number
   fees: FeeRates
   /**
-   * Protective exits simulated here (a dry run's): `rules` from the run's exits (none: only levels its signal
-   * states). Undefined for a live run, whose protection is the exchange's (issue 31), never this ledger's.
+   * Protective exits: `rules` from the run's exits (none: only levels its signal states). Simulated here for a
+   * dry run; `placed` (a live run) keeps the levels and the latch only, the exchange triggers them (PlacedGuard).
    */
-  protect?: { rules: ExitRules | undefined } | undefined
+  protect?: { rules: ExitRules | undefined; placed?: boolean } | undefined
 }
 
 interface PaperState {
@@ -68,7 +68,9 @@ export class PaperBroker implements Broker {
     // As simulateSingle protects a backtest: a guard when the run has exits or its signal states levels. Built
     // before restore(): the ledger restores the saved levels, best prices and latch only into levels it has.
     const protect = setup.protect
-    if (protect && (protect.rules !== undefined || this.signal.levels !== undefined)) {
+    if (protect?.placed && (protect.rules !== undefined || this.signal.levels !== undefined)) {
+      this.stepper.guard = new PlacedGuard(this.ledger, protect.rules, setup.intervalMs)
+    } else if (protect && (protect.rules !== undefined || this.signal.levels !== undefined)) {
       const kind = minuteKind(protect.rules, setup.intervalMs)
       this.window = kind && new ExitWindow([setup.symbol], kind)
       this.stepper.guard = new ExitGuard(this.ledger, protect.rules, setup.intervalMs, this.window?.detail)
@@ -99,6 +101,11 @@ export class PaperBroker implements Broker {
     if (this.lastOpenTime !== this.lastOpenTime && bars.length > 0) this.lastClose = bars[bars.length - 1]!.close
   }
 
+  /** The run's protective exits (undefined: none), for a live run's orders on the exchange. */
+  get guard(): ExitGuard | undefined {
+    return this.stepper.guard
+  }
+
   /** The minutes this run's protective exits are examined on (undefined: none, or the strategy's own bars). */
   get minuteKind(): MinuteKind | undefined {
     return this.window?.kind
@@ -121,7 +128,6 @@ export class PaperBroker implements Broker {
     const before = this.begin()
     const hadIntent = this.stepper.pending === this.stepper.pending
     this.stepper.run(i, i + 1)
-    if (!this.setup.protect) refuseUnplacedLevels(this.signal.levels)
     this.lastOpenTime = bar.openTime
     this.lastClose = bar.close
     const fundingAfter = this.ledger.fundingPaid
@@ -155,6 +161,7 @@ export class PaperBroker implements Broker {
   exchangeClose(size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): BrokerOutcome {
     const before = this.begin()
     this.ledger.exchangeClose(0, size, price, time, reason, fee)
+    latchAfter(this.ledger, 0, reason)
     return this.finish(before, time, 0, false)
   }
 
@@ -223,6 +230,14 @@ export class PaperBroker implements Broker {
   private addFunding(events: readonly FundingEvent[]): void {
     this.growing.addFunding(events, this.fundingSettledThrough)
   }
+}
+
+/**
+ * A protective order the exchange triggered closed symbol s's position: the latch holds it flat until the
+ * strategy states another target, as after the engine's own exit.
+ */
+export function latchAfter(ledger: Ledger, s: number, reason: Trade['exitReason']): void {
+  if (ledger.qty[s] === 0 && ledger.exits && (reason === 'stop_loss' || reason === 'take_profit' || reason === 'trailing_stop')) ledger.exits.latch(s)
 }
 
 /** JSON turned NaN and ±Infinity into null. */

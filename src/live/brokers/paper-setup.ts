@@ -13,11 +13,12 @@ import type { PaperSetup } from './paper-broker.js'
 export const PAPER_FEES = feeRates('match_exchange')
 
 /**
- * Protective exits a run's paper ledger simulates: a dry run's (its exits, and any levels its signal states);
- * none for a live run, which the deploy refuses with exits until issue 31 places them on the exchange.
+ * Protective exits of a run's paper ledger: its exits, and any levels its signal states. A dry run's ledger
+ * simulates them; a live run's keeps them `placed` (the levels and the latch, never an exit of its own: they
+ * rest on the exchange, src/live/protection/).
  */
 export function paperProtection(run: Pick<RunRow, 'dry_run' | 'exits'>): PaperSetup['protect'] {
-  return run.dry_run ? { rules: run.exits ? exitRulesOf(run.exits) : undefined } : undefined
+  return { rules: run.exits ? exitRulesOf(run.exits) : undefined, placed: !run.dry_run }
 }
 
 /** The paper broker's setup for a one-symbol run: its params re-validated, its capital, leverage and exits as stored. */
