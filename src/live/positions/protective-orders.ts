@@ -2,23 +2,11 @@ import type { SymbolRules } from '../../engine/types.js'
 import { decimal, price, quantity } from '../../http/decimals.js'
 import type { BinanceAlgoOrder } from '../../trading/binance/algo-orders.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
+import { clientAlgoIdPrefix, protectiveKindOf } from '../protection/client-algo-ids.js'
 import type { ProtectiveOrder } from '../schemas.js'
 
 /** A position's protective orders as the exchange holds them, or why they could not be read. */
 export type ExchangeProtection = { orders: ProtectiveOrder[] } | { error: string }
-
-const KINDS = { s: 'stop_loss', t: 'take_profit', r: 'trailing_stop' } as const
-
-/**
- * What a conditional order protects against, from its clientAlgoId: a run places its stop, target and trailing
- * stop as `pa-<strategy hex>-<s|t|r><seq>` (ISSUE31 design); any other id on the symbol is not the run's.
- */
-export function protectiveKind(clientAlgoId: string, strategyId: string): ProtectiveOrder['kind'] {
-  const prefix = `pa-${strategyId.slice('strat_'.length)}-`
-  if (!clientAlgoId.startsWith(prefix)) return 'other'
-  const rest = clientAlgoId.slice(prefix.length)
-  return /^[str]\d+$/.test(rest) ? KINDS[rest[0] as keyof typeof KINDS] : 'other'
-}
 
 /**
  * The untriggered conditional orders resting on `symbol` for the account (GET /fapi/v1/openAlgoOrders, weight 1),
@@ -46,7 +34,7 @@ function present(order: BinanceAlgoOrder, strategyId: string, rules: SymbolRules
   if (typeof clientAlgoId !== 'string' || typeof orderType !== 'string' || typeof workingType !== 'string' || typeof algoStatus !== 'string') return undefined
   if ((side !== 'BUY' && side !== 'SELL') || typeof algoId !== 'number' || !Number.isSafeInteger(algoId)) return undefined
   return {
-    kind: protectiveKind(clientAlgoId, strategyId),
+    kind: protectiveKindOf(clientAlgoIdPrefix(strategyId), clientAlgoId) ?? 'other',
     type: orderType,
     side: side === 'BUY' ? 'buy' : 'sell',
     trigger_price: positive(order.triggerPrice, (v) => price(v, rules)),
