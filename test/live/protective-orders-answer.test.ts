@@ -6,6 +6,8 @@ import type { StrategyPosition } from '../../src/live/schemas.js'
 import type { NewAlgoOrder } from '../../src/trading/binance/algo-orders.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
 import { startTestApp, type TestApp } from '../support/app.js'
+import { runCli } from '../cli/cli-process.js'
+import { tempDir } from '../support/database.js'
 import { poll } from '../support/poll.js'
 import { account, hex, liveHarness, nothingPending } from './live-accounts.js'
 
@@ -38,7 +40,7 @@ describe('the positions answer of a live run (pglite, replay exchange)', () => {
   }
 
   before(async () => {
-    t = await startTestApp('pglite', {}, { replay: { ...REPLAY, accounts: [TRADER, OTHER].map((a) => ({ ...a, balances: { USDT: '10000' } })) } })
+    t = await startTestApp('pglite', {}, { wallClock: true, replay: { ...REPLAY, accounts: [TRADER, OTHER].map((a) => ({ ...a, balances: { USDT: '10000' } })) } })
     user = await signIn(t)
     pool = new RunnerPool({ db: live.db(), market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals, secrets: t.services.secrets })
     pool.start()
@@ -117,6 +119,22 @@ describe('the positions answer of a live run (pglite, replay exchange)', () => {
     if (listed.kind === 'ok') {
       assert.deepEqual(new Map(shown.map((o) => [o.client_algo_id, [o.algo_id, o.status]])), new Map(listed.value.map((o) => [o.clientAlgoId, [o.algoId, o.algoStatus]])))
     }
+  })
+
+  it('perpetua strategies positions prints them under the position, and says when none rests', async () => {
+    const url = await t.app.listen({ host: '127.0.0.1', port: 0 })
+    const env = { HOME: tempDir('cli-home'), PERPETUA_URL: url, PERPETUA_TOKEN: user.headers.authorization!.slice('Bearer '.length) }
+    const printed = await runCli(['strategies', 'positions', id], env)
+    assert.equal(printed.code, 0, printed.stderr)
+    const [p] = await positions()
+    const stop = p!.protective_orders!.find((o) => o.kind === 'stop_loss')!
+    const row = (kind: string) => new RegExp(`│ BTCUSDT │ ${kind} +│ ([^│]+?) +│ (buy|sell) +│ ([^│]+?) +│ ([^│]+?) +│ ([^│]+?) +│ ([^│]+?) +│ ([^│]+?) +│ (pa-|by-)`).exec(printed.stdout)
+    assert.match(printed.stdout, /protective orders on the exchange:/)
+    assert.deepEqual(row('stop loss')?.slice(1, 8), ['STOP_MARKET', stop.side, stop.trigger_price, '-', 'MARK_PRICE', 'close position', 'NEW'])
+    assert.deepEqual(row('trailing stop')?.slice(1, 8).filter((_, k) => k !== 2), ['TRAILING_STOP_MARKET', stop.side, '1.5%', 'CONTRACT_PRICE', '0.001', 'NEW'])
+    assert.ok(row('other'), printed.stdout)
+    assert.ok(row('take profit'), printed.stdout)
+    assert.equal(printed.stderr, '')
   })
 
   it('an exchange that cannot answer, or a deleted key, is said in protective_orders_error, with the position still shown', async () => {
