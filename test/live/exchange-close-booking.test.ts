@@ -25,7 +25,7 @@ const setup = {
 function broker(): ExchangeBroker {
   return new ExchangeBroker(new PaperBroker(setup), new BinanceTradingClient(null as unknown as UpstreamClient, { apiKey: 'k', apiSecret: 's' }, Date.now), setup)
 }
-const liquidation = (side: 'BUY' | 'SELL', qty: number, price: number, fee: number) => ({ orderId: 7, tradeId: 9, clientOrderId: `autoclose-${T}`, side, qty, price, fee, time: T + 1000 })
+const liquidation = (side: 'BUY' | 'SELL', qty: number, price: number, fee: number) => ({ orderId: 7, tradeId: 9, clientOrderId: `autoclose-${T}`, side, qty, price, fee, time: T + 1000, reason: 'liquidation' as const })
 
 describe('booking an exchange-side close into a live ledger', () => {
   it('closes the position as a liquidation trade, settling no intent of the run', () => {
@@ -54,7 +54,7 @@ describe('booking an exchange-side close into a live ledger', () => {
   it('a fill past what the ledger holds closes only what it holds', () => {
     const b = broker()
     b.paper.fillAt(-0.02, 100_000, T)
-    const outcome = b.bookExchangeClose({ ...liquidation('BUY', 0.05, 101_000, 0), clientOrderId: 'adl_autoclose' })
+    const outcome = b.bookExchangeClose({ ...liquidation('BUY', 0.05, 101_000, 0), clientOrderId: 'adl_autoclose', reason: 'adl' })
     assert.equal(outcome.trades[0]!.exitReason, 'adl')
     assert.equal(b.qty, 0)
   })

@@ -59,6 +59,8 @@ export class ExchangeBroker extends SymbolExchange<BrokerOutcome> {
 
   /** Sends the intent `clientOrderId` (already committed) moving the position to `target` of equity at about `price`. */
   send(clientOrderId: string, target: number, price: number, time: number): Promise<Execution<BrokerOutcome>> {
+    // The target in force for the latch (the engine marks it at the fill; a live order is that fill).
+    this.paper.guard?.filled(0, target)
     return this.sendQty(clientOrderId, this.desiredQty(target, price, time), price, time)
   }
 }

@@ -19,6 +19,8 @@ export interface ExchangeCloseFill {
   price: number
   fee: number
   time: number
+  /** Why the exchange closed: liquidation, adl, or the kind of a protective order of ours it triggered. */
+  reason: Trade['exitReason']
 }
 
 /**
@@ -188,7 +190,7 @@ export class SymbolExchange<O> {
     const held = this.qty
     const signed = fill.side === 'BUY' ? fill.qty : -fill.qty
     if (held !== 0 && Math.sign(signed) === -Math.sign(held)) {
-      return this.ledger.exchangeClose(Math.min(Math.abs(held), fill.qty), fill.price, fill.time, exchangeCloseReason(fill.clientOrderId)!, fill.fee)
+      return this.ledger.exchangeClose(Math.min(Math.abs(held), fill.qty), fill.price, fill.time, fill.reason, fill.fee)
     }
     return this.ledger.fillAt(roundTo(held + signed, this.decimals), fill.price, fill.time, false)
   }

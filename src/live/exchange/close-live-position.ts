@@ -20,6 +20,7 @@ import { recordOutcome, type RunState, writeOutcomes } from '../record-outcome.j
 import { stepRows } from '../record-step.js'
 import type { LiveState } from './live-orders.js'
 import { tradingClientOf } from './trading-client-of.js'
+import { ProtectiveOrders } from '../protection/protective-orders.js'
 
 export interface CloseContext {
   db: Db
@@ -33,6 +34,8 @@ export interface CloseContext {
 /** One symbol of a paused live run: its exchange side, the order whose outcome was unknown, and how a fill of it is booked. */
 interface ClosingSymbol<O> {
   exchange: SymbolExchange<O>
+  /** The symbol's protective orders on the exchange, cancelled before the close. */
+  protection: ProtectiveOrders
   pending: { id: string; sentAt: number } | undefined
   /** Commits a booking (the ledger already moved) as the fill of order `settles`. */
   book(outcome: O, settles: string): Promise<void>
@@ -85,6 +88,10 @@ class Serial {
 function closer<O>(symbol: ClosingSymbol<O>, serial: Serial, time: number, drop: (closeId: string) => Promise<void>): CloseSymbol {
   return async (closeId) => {
     const { exchange, pending } = symbol
+    // The protective orders first: none may fire beside the close, nor rest (a reduce-only trailing stop
+    // would) once the position is gone. An unknown cancel does not hold the close back: a stop firing first
+    // leaves the close nothing to reduce, and the next deploy's reconciliation cancels what still rests.
+    await symbol.protection.cancelAll()
     if (pending) {
       const found = await exchange.lookUp(pending.id, pending.sentAt)
       if (found.kind === 'done') await serial.run(() => symbol.book(found.outcome, pending.id))
@@ -106,6 +113,12 @@ function bookInTransaction(db: Db, run: RunRow, write: (trx: Db) => Promise<void
   })
 }
 
+/** A paused run's protective orders on one symbol, to cancel (nothing is placed: the run has ended, so no lease is held). */
+function closingProtection(context: CloseContext, run: RunRow, symbol: string, client: BinanceTradingClient, s = 0): ProtectiveOrders {
+  const now = () => context.now.getTime()
+  return new ProtectiveOrders(client, { db: context.db, owner: '', strategyId: run.strategy_id, run: run.run, symbol, rules: context.rules[s]!, now })
+}
+
 function oneClosing(context: CloseContext, run: RunRow, template: SingleSymbolTemplate, client: BinanceTradingClient): ClosingSymbol<BrokerOutcome> {
   const state = run.state as unknown as RunState & LiveState
   const setup = paperSetup(run, template, context.rules[0]!)
@@ -113,6 +126,7 @@ function oneClosing(context: CloseContext, run: RunRow, template: SingleSymbolTe
   const exchange = new ExchangeBroker(paper, client, setup)
   return {
     exchange,
+    protection: closingProtection(context, run, run.symbol, client),
     pending: state.pendingOrder ? { id: state.pendingOrder, sentAt: state.pendingSentAt ?? Number.NaN } : undefined,
     book: (outcome, settles) =>
       bookInTransaction(context.db, run, async (trx) => {
@@ -131,6 +145,7 @@ function multiClosing(context: CloseContext, run: RunRow, template: MultiSymbolT
     const pending = pendingOrders[symbol]
     return {
       exchange: new SymbolExchange(broker.symbolLedger(s), client, symbol, context.rules[s]!, run.leverage),
+      protection: closingProtection(context, run, symbol, client, s),
       pending: pending ? { id: pending, sentAt: state.live?.[symbol]?.pendingSentAt ?? Number.NaN } : undefined,
       book: (outcome, settles) =>
         bookInTransaction(context.db, run, async (trx) => {

@@ -1,7 +1,37 @@
 import type { BinanceTrade } from '../../trading/binance/trading-client.js'
 import { type ExchangeCloseFill, exchangeCloseReason, type Execution, type SymbolExchange } from '../brokers/symbol-exchange.js'
 import { RunFailure } from './run-failure.js'
-import type { OrderUpdate } from './user-data-streams.js'
+import type { AlgoUpdate, OrderUpdate } from './user-data-streams.js'
+
+/** What a protective order an ALGO_UPDATE named was: its kind and closing side. */
+export interface UpdatedOrder {
+  kind: 'stop_loss' | 'take_profit' | 'trailing_stop'
+  side: string
+  wasActive: boolean
+}
+
+/** How a protection sync ended: all rests as asked, something still unknown, the position closed at market (an alarm), or the run is not this process's. */
+export type ProtectionAfter = 'settled' | 'unsettled' | 'closed' | 'fenced'
+
+/**
+ * A symbol's protective orders on the exchange (src/live/protection/SymbolProtection), as the order path
+ * drives them: after every booked fill, every bar and every reconciliation.
+ */
+export interface LiveProtection {
+  /** The protective kind a client order id names (a triggered child's id is its clientAlgoId); undefined when none of ours. */
+  kindOf(clientOrderId: string): UpdatedOrder['kind'] | undefined
+  /** Whether an algo order's client id is this strategy's. */
+  owns(clientAlgoId: string): boolean
+  /** Makes the exchange hold the orders the ledger's levels ask for. */
+  protect(exchangeQty: () => Promise<number>): Promise<ProtectionAfter>
+  /** The reconciliation's part: the exchange's open algo orders against ours (a foreign one throws FOREIGN_ORDER). */
+  check(): Promise<boolean>
+  /** An ALGO_UPDATE of ours: its row's new status; the order as it was, or undefined when none of ours. */
+  onUpdate(update: AlgoUpdate): Promise<UpdatedOrder | undefined>
+  closeAtMarket(kind: UpdatedOrder['kind'], exchangeQty: number): Promise<void>
+  /** last_error, strategy.error and a stream message; the run goes on. */
+  alarm(message: string): Promise<void>
+}
 
 /** What a live run saves beside its ledger, so a runner resumed elsewhere looks up the same order. */
 export interface LiveState {
@@ -32,6 +62,8 @@ export interface LiveOrdersDeps<O> {
   bookedStatus(clientOrderId: string): Promise<string | undefined>
   /** Exchange time before any of this run's orders (its first active bar): where the first fills check starts. */
   since(): number
+  /** The symbol's protective orders on the exchange; undefined for a run that places none. */
+  protection?: LiveProtection | undefined
 }
 
 /** userTrades' largest page. */
@@ -102,6 +134,9 @@ export class LiveOrders<O> {
     this.agreed = false
     if (this.deps.pendingOrder() !== null && !(await this.resolve())) return false
     if (!(await this.settleOpenOrders())) return false
+    const protection = this.deps.protection
+    // The algo orders before the fills: a protective order found triggered is then booked from its child's trades.
+    const checked = protection ? await protection.check() : true
     for (let look = 1; ; look++) {
       await this.bookMissedFills()
       const theirs = await this.broker.exchangeQty()
@@ -117,7 +152,55 @@ export class LiveOrders<O> {
       )
     }
     this.agreed = true
+    // A protective order that is missing (cancelled behind the run's back, expired, given up) is placed again;
+    // one of ours the position does not need is cancelled. What is unknown there does not hold trading back.
+    if (checked) await this.protect()
     return true
+  }
+
+  /**
+   * Makes the exchange hold the protective orders the ledger's levels ask for (after every booked fill, every
+   * bar and every reconciliation that agreed); nothing while an order's outcome is unknown (the position is).
+   * A level refused as already crossed closes the position at market; its fill is booked at once from the trades.
+   */
+  async protect(): Promise<void> {
+    const protection = this.deps.protection
+    if (!protection || this.deps.pendingOrder() !== null) return
+    const after = await protection.protect(() => this.broker.exchangeQty())
+    if (after === 'closed') await this.bookMissedFills()
+  }
+
+  /**
+   * ALGO_UPDATE: a protective order of ours changed status (its row follows). Ended (finished, cancelled,
+   * expired, rejected): the run reconciles, booking a triggered order's fill from the trades if the stream
+   * did not bring it, and placing a missing order again. REJECTED at trigger (a failed margin check: the
+   * level was crossed and nothing closed) on an open position is an alarm and a close at market; EXPIRED of
+   * an order that still guards the open position is an alarm, and the order is placed again. An algo order
+   * that is not ours on the symbol: reconciled now (FOREIGN_ORDER).
+   */
+  async onAlgoUpdate(update: AlgoUpdate): Promise<void> {
+    const protection = this.deps.protection
+    if (!protection) return
+    if (!protection.owns(update.clientAlgoId)) {
+      if (update.status === 'NEW') await this.reconcile()
+      return
+    }
+    const order = await protection.onUpdate(update)
+    if (!order || !['FINISHED', 'CANCELED', 'EXPIRED', 'REJECTED'].includes(update.status)) return
+    if (update.status === 'REJECTED') {
+      await this.bookMissedFills()
+      const theirs = await this.broker.exchangeQty()
+      if (theirs !== 0) {
+        await protection.alarm(`the exchange rejected the protective ${update.orderType} ${update.side} on ${update.symbol} when it triggered (${update.rejectReason || 'no reason given'}): the position is closed at market`)
+        await protection.closeAtMarket(order.kind, theirs)
+        await this.bookMissedFills()
+      }
+    }
+    await this.reconcile()
+    const held = this.broker.qty
+    if (update.status === 'EXPIRED' && held !== 0 && order.side === (held > 0 ? 'SELL' : 'BUY')) {
+      await protection.alarm(`the exchange expired the protective ${update.orderType} ${update.side} on ${update.symbol} while the position was open: it was placed again`)
+    }
   }
 
   /**
@@ -127,10 +210,12 @@ export class LiveOrders<O> {
    */
   async onOrderUpdate(update: OrderUpdate): Promise<void> {
     // The exchange closing the position itself (liquidation, ADL): booked from its fill, not a mismatch.
-    if (exchangeCloseReason(update.clientOrderId)) {
+    // A protective order the exchange triggered (its child's id is the clientAlgoId): booked as it is, with its kind.
+    const reason = exchangeCloseReason(update.clientOrderId) ?? this.deps.protection?.kindOf(update.clientOrderId)
+    if (reason) {
       if ((update.execution === 'TRADE' || update.execution === 'CALCULATED') && update.lastQty > 0) {
         const { orderId, tradeId, clientOrderId, side, lastQty: qty, lastPrice: price, commission: fee, time } = update
-        await this.bookExchangeClose({ orderId, tradeId, clientOrderId, side, qty, price, fee, time })
+        await this.bookExchangeClose({ orderId, tradeId, clientOrderId, side, qty, price, fee, time, reason })
       }
       return
     }
@@ -199,7 +284,7 @@ export class LiveOrders<O> {
    */
   private async settleOpenOrders(): Promise<boolean> {
     for (const order of await this.broker.openOrders()) {
-      if (!order.clientOrderId.startsWith(this.deps.prefix)) {
+      if (!order.clientOrderId.startsWith(this.deps.prefix) && !this.deps.protection?.kindOf(order.clientOrderId)) {
         throw new RunFailure(
           'FOREIGN_ORDER',
           `an open ${order.type} ${order.side} order ${order.clientOrderId} on ${order.symbol} is not this strategy's; a run must be the only trader of its symbol on the account: cancel it, then deploy again`,
@@ -225,10 +310,11 @@ export class LiveOrders<O> {
       for (const trade of trades) byOrder.set(trade.orderId, [...(byOrder.get(trade.orderId) ?? []), trade])
       for (const [orderId, fills] of byOrder) {
         const order = await this.broker.orderById(orderId)
-        if (exchangeCloseReason(order.clientOrderId)) {
+        const reason = exchangeCloseReason(order.clientOrderId) ?? this.deps.protection?.kindOf(order.clientOrderId)
+        if (reason) {
           // An exchange-side close the stream did not bring (the runner was down, the socket dropped): booked from its trades.
           for (const t of fills) {
-            await this.bookExchangeClose({ orderId, tradeId: t.id, clientOrderId: order.clientOrderId, side: t.side, qty: Number(t.qty), price: Number(t.price), fee: Number(t.commission), time: t.time })
+            await this.bookExchangeClose({ orderId, tradeId: t.id, clientOrderId: order.clientOrderId, side: t.side, qty: Number(t.qty), price: Number(t.price), fee: Number(t.commission), time: t.time, reason })
           }
           continue
         }
@@ -243,7 +329,8 @@ export class LiveOrders<O> {
   }
 
   /**
-   * Books one fill of an exchange-side close as the run's closing trade (exit_reason liquidation or adl),
+   * Books one fill of an exchange-side close as the run's closing trade (exit_reason liquidation or adl, or a
+   * triggered protective order's stop_loss, take_profit or trailing_stop),
    * at the exchange's price and fee, once: the fill's key is saved with the outcome in one commit, so the
    * stream's event, a repeat of it and the REST fills check after a restart book it a single time. The run
    * carries on flat, as a backtest does after a liquidation: its next target may open a position again.
@@ -253,6 +340,7 @@ export class LiveOrders<O> {
     if (this.exchangeFills.includes(key)) return
     this.exchangeFills = [...this.exchangeFills, key].slice(-EXCHANGE_FILLS_KEPT)
     await this.deps.commit(this.broker.bookExchangeClose(fill), undefined)
+    await this.protect()
   }
 
   /** Looks the pending order up; `exchangeNow` (a bar's close) lets a long-missing one be settled as never executed. */
@@ -276,6 +364,7 @@ export class LiveOrders<O> {
     if (execution.kind === 'done') {
       this.refusals = 0
       await this.deps.commit(execution.outcome, id)
+      await this.protect()
       return
     }
     // A refusal: nothing happened on the exchange; the intent is booked as skipped, never sent again.

@@ -2,10 +2,10 @@ import type { SymbolRules } from '../../engine/types.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import type { FundingEvent } from '../brokers/broker.js'
 import type { MultiPaperBroker, StepOutcome } from '../brokers/multi-paper-broker.js'
-import { SymbolExchange } from '../brokers/symbol-exchange.js'
+import { SymbolExchange, type SymbolLedger } from '../brokers/symbol-exchange.js'
 import type { PendingOrders } from '../record-step.js'
 import type { Step } from '../runner/step-assembly.js'
-import { LiveOrders, type LiveOrdersDeps, type LiveState } from './live-orders.js'
+import { type LiveProtection, LiveOrders, type LiveOrdersDeps, type LiveState } from './live-orders.js'
 import type { UserStreamEvent } from './user-data-streams.js'
 
 export interface LiveSymbolsDeps extends Pick<LiveOrdersDeps<StepOutcome>, 'prefix' | 'bookedStatus' | 'since'> {
@@ -18,6 +18,8 @@ export interface LiveSymbolsDeps extends Pick<LiveOrdersDeps<StepOutcome>, 'pref
   pendingOrders(): PendingOrders
   /** Each symbol's saved order path, by symbol. */
   state: Record<string, LiveState> | undefined
+  /** Symbol s's protective orders on the exchange (its ledger's levels); undefined: none placed. */
+  protection?: ((s: number, ledger: SymbolLedger<StepOutcome>) => LiveProtection & { useClient(client: BinanceTradingClient): void }) | undefined
 }
 
 /**
@@ -28,6 +30,7 @@ export interface LiveSymbolsDeps extends Pick<LiveOrdersDeps<StepOutcome>, 'pref
 export class LiveSymbols {
   private readonly exchanges: SymbolExchange<StepOutcome>[]
   private readonly orders: LiveOrders<StepOutcome>[]
+  private readonly protections: ((LiveProtection & { useClient(client: BinanceTradingClient): void }) | undefined)[]
 
   constructor(
     private readonly broker: MultiPaperBroker,
@@ -38,9 +41,11 @@ export class LiveSymbols {
     private readonly deps: LiveSymbolsDeps,
   ) {
     this.exchanges = symbols.map((symbol, s) => new SymbolExchange(broker.symbolLedger(s), client, symbol, rules[s]!, leverage))
+    this.protections = symbols.map((_, s) => deps.protection?.(s, this.exchanges[s]!.ledger))
     this.orders = symbols.map(
       (symbol, s) =>
         new LiveOrders(this.exchanges[s]!, {
+          protection: this.protections[s],
           commit: (outcome, settles) => deps.commit(outcome, settles === undefined || settles === null ? undefined : { [symbol]: settles }),
           pendingOrder: () => deps.pendingOrders()[symbol] ?? null,
           state: deps.state?.[symbol],
@@ -59,6 +64,7 @@ export class LiveSymbols {
   /** Trades with freshly opened credentials from now on (after a reconnect: a deleted or replaced key shows up). */
   useClient(client: BinanceTradingClient): void {
     for (const exchange of this.exchanges) exchange.useClient(client)
+    for (const protection of this.protections) protection?.useClient(client)
   }
 
   /** Every symbol's leverage and isolated margin (one-way mode checked), before the first order. */
@@ -85,10 +91,12 @@ export class LiveSymbols {
    */
   stepFor(event: UserStreamEvent, stopped: () => boolean): (() => Promise<void>) | undefined {
     if (event.type === 'connected') return () => this.reconcileAll(stopped)
-    const s = this.symbols.indexOf(event.type === 'order' ? event.update.symbol : event.symbol)
+    const s = this.symbols.indexOf(event.type === 'position' ? event.symbol : event.update.symbol)
     if (s < 0) return undefined
     const orders = this.orders[s]!
-    return event.type === 'order' ? () => orders.onOrderUpdate(event.update) : () => orders.onPosition(event.amount)
+    if (event.type === 'order') return () => orders.onOrderUpdate(event.update)
+    if (event.type === 'algo') return () => orders.onAlgoUpdate(event.update)
+    return () => orders.onPosition(event.amount)
   }
 
   /**
@@ -109,8 +117,13 @@ export class LiveSymbols {
     if (!created) return
     const sends = this.symbols.map((symbol, s) => {
       const id = created[symbol]
-      return id === undefined ? undefined : this.exchanges[s]!.sendQty(id, desired[s]!, this.broker.lastClose[s]!, closeTime).then((execution) => ({ s, id, execution }))
+      if (id === undefined) return undefined
+      // The target in force for the latch (the engine marks it at the fill; a live order is that fill).
+      this.broker.guard?.filled(s, targets[s]!)
+      return this.exchanges[s]!.sendQty(id, desired[s]!, this.broker.lastClose[s]!, closeTime).then((execution) => ({ s, id, execution }))
     })
     for (const sent of await Promise.all(sends)) if (sent) await this.orders[sent.s]!.book(sent.id, sent.execution)
+    // Levels a module moved at this step are moved on the exchange (a booked fill has already synced its symbol).
+    for (let s = 0; s < this.symbols.length; s++) if (created[this.symbols[s]!] === undefined) await this.orders[s]!.protect()
   }
 }

@@ -26,8 +26,31 @@ export interface OrderUpdate {
   tradeId: number
 }
 
+/** An ALGO_UPDATE (a conditional order of the Algo service changed status) as a runner reads it, parsed here. */
+export interface AlgoUpdate {
+  symbol: string
+  /** caid, aid. */
+  clientAlgoId: string
+  algoId: number
+  /** X: NEW, TRIGGERING, TRIGGERED, FINISHED, CANCELED, EXPIRED, REJECTED. */
+  status: string
+  /** o: STOP_MARKET, TAKE_PROFIT_MARKET, TRAILING_STOP_MARKET, … */
+  orderType: string
+  side: string
+  /** ai: the triggered child's order id in the matching engine ("" before). */
+  actualOrderId: string
+  /** rm: why the exchange rejected it ("" otherwise). */
+  rejectReason: string
+  /** E: event time. */
+  time: number
+}
+
 /** What a runner hears from its account's user data stream. `connected`: after every (re)connect, so it reconciles over REST. */
-export type UserStreamEvent = { type: 'order'; update: OrderUpdate } | { type: 'position'; symbol: string; amount: number } | { type: 'connected' }
+export type UserStreamEvent =
+  | { type: 'order'; update: OrderUpdate }
+  | { type: 'algo'; update: AlgoUpdate }
+  | { type: 'position'; symbol: string; amount: number }
+  | { type: 'connected' }
 
 export type UserStreamListener = (event: UserStreamEvent) => void
 
@@ -213,6 +236,22 @@ function parseUserEvent(text: string): UserStreamEvent[] | 'expired' {
       tradeId: Number(o.t ?? 0),
     }
     return [{ type: 'order', update }]
+  }
+  if (event.e === 'ALGO_UPDATE') {
+    const o = event.o as Record<string, unknown> | undefined
+    if (!o) return []
+    const update: AlgoUpdate = {
+      symbol: String(o.s),
+      clientAlgoId: String(o.caid),
+      algoId: Number(o.aid),
+      status: String(o.X),
+      orderType: String(o.o),
+      side: String(o.S),
+      actualOrderId: String(o.ai ?? ''),
+      rejectReason: String(o.rm ?? ''),
+      time: Number(event.E),
+    }
+    return [{ type: 'algo', update }]
   }
   if (event.e === 'ACCOUNT_UPDATE') {
     const rows = ((event.a as { P?: unknown[] } | undefined)?.P ?? []) as { s?: unknown; pa?: unknown; ps?: unknown }[]

@@ -19,6 +19,7 @@ import { RunMinutes } from './run-minutes.js'
 import { type Step, StepAssembly } from './step-assembly.js'
 import type { RunnerDeps } from './runner-deps.js'
 import { warmupBars, warmupFunding } from './warm-up.js'
+import { symbolProtection } from '../protection/symbol-protection.js'
 import { feedModule, openRunTemplate, StepChain, stepFailed } from './run-steps.js'
 
 /**
@@ -143,6 +144,7 @@ export class MultiSymbolRunner {
     const { run, deps } = this
     if (!deps.tradingClient) throw new Error('this process cannot trade live runs: it holds no master key to open exchange keys')
     const client = await deps.tradingClient(run)
+    const broker = this.broker
     const live = new LiveSymbols(this.broker, client, run.symbols, rules, run.leverage, {
       commit: (outcome, settles) => this.commit(outcome, settles),
       pendingOrders: () => this.pendingOrders,
@@ -150,6 +152,17 @@ export class MultiSymbolRunner {
       prefix: clientOrderIdPrefix(run.strategy_id),
       bookedStatus: (id) => orderStatus(deps.db, run.strategy_id, id),
       since: () => (this.extra.firstActive ?? Number.NaN) - this.interval,
+      protection: (s, ledger) =>
+        symbolProtection({
+          db: deps.db,
+          owner: deps.owner,
+          run,
+          symbol: run.symbols[s]!,
+          rules: rules[s]!,
+          now: deps.now,
+          client,
+          ledger: { get qty() { return ledger.qty }, get guard() { return broker.guard }, index: s },
+        }),
     })
     this.live = live
     if (deps.userStreams && run.exchange_key_id !== null) {

@@ -16,6 +16,7 @@ import { warmupBars, warmupFunding } from './warm-up.js'
 import { feedModule, openRunTemplate, StepChain, stepFailed } from './run-steps.js'
 import type { RunnerDeps } from './runner-deps.js'
 import { intervalMs } from '../timeframes.js'
+import { type SymbolProtection, symbolProtection } from '../protection/symbol-protection.js'
 
 /** Warm-up and backfill state saved beside the broker's: the first bar the run may act on. */
 interface RunnerState extends RunState, LiveState {
@@ -50,6 +51,8 @@ export class StrategyRunner {
   private rules!: SymbolRules
   /** A dry run's protective exits: the minutes of each bar they are examined on. */
   private minutes: RunMinutes | undefined
+  /** A live run's protective orders on the exchange. */
+  private protection: SymbolProtection | undefined
 
   constructor(
     readonly run: RunRow,
@@ -87,7 +90,9 @@ export class StrategyRunner {
         this.enqueue(async () => {
           // After a reconnect the exchange's picture comes first: trading waits until it agrees with ours.
           if (this.live && this.broker instanceof ExchangeBroker) {
-            this.broker.useClient(await this.deps.tradingClient!(this.run))
+            const client = await this.deps.tradingClient!(this.run)
+            this.broker.useClient(client)
+            this.protection?.useClient(client)
             await this.live.reconcile()
           }
           await this.backfill(Number.POSITIVE_INFINITY)
@@ -118,7 +123,18 @@ export class StrategyRunner {
       const client = await deps.tradingClient(run)
       const broker = new ExchangeBroker(paper, client, setup)
       this.broker = broker
+      this.protection = symbolProtection({
+        db: deps.db,
+        owner: deps.owner,
+        run,
+        symbol: run.symbol,
+        rules: this.rules,
+        now: deps.now,
+        client,
+        ledger: { get qty() { return broker.qty }, get guard() { return paper.guard }, index: 0 },
+      })
       this.live = new LiveOrders(broker, {
+        protection: this.protection,
         commit: (outcome, settles) => this.commit(outcome, settles),
         pendingOrder: () => this.pendingOrder,
         state: state ?? undefined,
@@ -161,6 +177,7 @@ export class StrategyRunner {
     if (!live) return
     if (event.type === 'connected') void this.enqueue(async () => void (await live.reconcile()))
     else if (event.type === 'order' && event.update.symbol === this.run.symbol) void this.enqueue(() => live.onOrderUpdate(event.update))
+    else if (event.type === 'algo' && event.update.symbol === this.run.symbol) void this.enqueue(() => live.onAlgoUpdate(event.update))
     else if (event.type === 'position' && event.symbol === this.run.symbol) void this.enqueue(() => live.onPosition(event.amount))
   }
 
@@ -239,6 +256,8 @@ export class StrategyRunner {
     outcome.newTarget = live.aim(outcome.newTarget, ready, closeTime)
     const id = await this.commit(outcome, undefined)
     if (id) await live.book(id, await broker.send(id, outcome.newTarget, bar.close, closeTime))
+    // A level a module moved at this close is moved on the exchange (a booked fill has already synced).
+    else if (id === null) await live.protect()
   }
 
   /**
