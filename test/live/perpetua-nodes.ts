@@ -7,6 +7,7 @@ import { BinanceTradingClient } from '../../src/trading/binance/trading-client.j
 import { parseSingleJsonLine, runCli, type ServerProcess, startServe } from '../cli/cli-process.js'
 import { startReplay, type ReplayExchange } from '../support/app.js'
 import { type Backend, openTestDatabase, type TestDatabase, tempDir } from '../support/database.js'
+import { sign } from '../replay-exchange/trading/support.js'
 import type { Account } from './live-accounts.js'
 
 /**
@@ -32,6 +33,10 @@ export interface PerpetuaNodes {
   call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>
   /** The account's trading client on the replay exchange, as its holder sees it (signed with the wall clock). */
   exchange(a: Account): BinanceTradingClient
+  /** The account's position on the symbol (positionRisk, weight 5). */
+  exchangeQty(a: Account, symbol?: string): Promise<number>
+  /** A signed GET on the replay exchange as the account holder (for what the trading client does not read, e.g. allAlgoOrders). */
+  signedGet<T>(a: Account, path: string, params: Record<string, string | number>): Promise<T>
   /** The replay exchange's time (it runs at the given speed). */
   exchangeNow(): Promise<number>
   close(): Promise<void>
@@ -102,6 +107,18 @@ export async function startPerpetuaNodes(backend: Backend, options: NodesOptions
         return { status: response.status, text, json: text ? JSON.parse(text) : undefined }
       },
       exchange: (a) => new BinanceTradingClient(upstream, { apiKey: a.apiKey, apiSecret: a.secretKey }, Date.now),
+      async exchangeQty(a, symbol = 'BTCUSDT') {
+        const answer = await nodes.exchange(a).positions(symbol)
+        assert.equal(answer.kind, 'ok', JSON.stringify(answer))
+        return answer.kind === 'ok' ? Number(answer.value[0]?.positionAmt ?? 0) : Number.NaN
+      },
+      async signedGet<T>(a: Account, path: string, params: Record<string, string | number>) {
+        const query = new URLSearchParams(Object.entries({ ...params, timestamp: Date.now() }).map(([k, v]): [string, string] => [k, String(v)])).toString()
+        const response = await fetch(`${replay.url}${path}?${query}&signature=${sign(a.secretKey, query)}`, { headers: { 'x-mbx-apikey': a.apiKey } })
+        const text = await response.text()
+        assert.equal(response.status, 200, `GET ${path}: ${text}`)
+        return JSON.parse(text) as T
+      },
       async exchangeNow() {
         const response = await fetch(`${replay.url}/fapi/v1/time`)
         return ((await response.json()) as { serverTime: number }).serverTime
