@@ -180,7 +180,7 @@ function assertLedgerIsFills(what: string, id: string, book: ExchangeBook, runOr
     assert.equal(Number(o.qty), f.qty, `${what}: ${f.clientOrderId}'s size`)
     assert.ok(Math.abs(Number(o.price) - f.price) <= 0.1, `${what}: ${f.clientOrderId} at ${o.price}, the exchange's fills at ${f.price}`)
   }
-  assert.equal(protective.length, children.length, `${what}: one protective close per triggered order`)
+  assert.equal(protective.length, children.length, `${what}: one protective close per triggered order: children ${JSON.stringify(children)}; trades ${JSON.stringify(protective)}; algo ${JSON.stringify(book.algoOrders.map((o) => [o.clientAlgoId, o.algoStatus, o.triggerTime]))}`)
   assert.equal(closeRows.length, children.length, `${what}: one protective close order row per triggered order: ${JSON.stringify(closeRows)}`)
   for (const f of children) {
     const kind = protectiveKindOf(prefix, f.clientOrderId)!
