@@ -144,15 +144,21 @@ async function orders(nodes: PerpetuaNodes, id: string): Promise<StrategyOrder[]
 
 /** The exchange's book beside the run's orders, trades and position, read between two equal reads of the run's side: nothing moved meanwhile. */
 function quietPicture(nodes: PerpetuaNodes, r: { id: string; kind: string; trader: Parameters<typeof exchangeBook>[1] }) {
-  return poll(`${r.kind}: a quiet moment to compare the exchange with the run`, 30_000, async () => {
-    const before = JSON.stringify([await orders(nodes, r.id), await trades(nodes, r.id), await positionOf(nodes, r.id)])
+  // The position's marks move with every bar: what it holds, not how it is marked, must stand still.
+  const held = (p: StrategyPosition | undefined) => p && [p.side, p.qty, p.entry_price, p.stop_price, p.take_profit_price]
+  let last = ''
+  const picture = poll(`${r.kind}: a quiet moment to compare the exchange with the run`, 30_000, async () => {
+    const before = JSON.stringify([await orders(nodes, r.id), await trades(nodes, r.id), held(await positionOf(nodes, r.id))])
     const book = await exchangeBook(nodes, r.trader)
     const [o, t, p] = [await orders(nodes, r.id), await trades(nodes, r.id), await positionOf(nodes, r.id)]
-    if (JSON.stringify([o, t, p]) !== before || o.some((x) => x.status === 'new')) return undefined
-    const held = p === undefined ? 0 : Number(p.qty) * (p.side === 'buy' ? 1 : -1)
-    if (held !== book.position) return undefined
+    last = JSON.stringify({ exchange: book.position, position: held(p), pending: o.filter((x) => x.status === 'new').map((x) => x.client_order_id) })
+    if (JSON.stringify([o, t, held(p)]) !== before || o.some((x) => x.status === 'new')) return undefined
+    if ((p === undefined ? 0 : Number(p.qty) * (p.side === 'buy' ? 1 : -1)) !== book.position) return undefined
     return { book, orders: o, trades: t, position: p }
   }, 1000)
+  return picture.catch((error: Error) => {
+    throw new Error(`${error.message}; last seen ${last}`)
+  })
 }
 
 /**
