@@ -98,9 +98,9 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
     if (fill) message('order', { client_order_id: orderId, symbol, side: fill.side, qty: qty(fill.qty), price: px(fill.price), fee: money(fill.fee), status: 'filled', time: new Date(fill.time).toISOString() })
   }
   // A protective exit is no order the strategy stated: the engine's market close of the whole position,
-  // numbered as the run's next intent (its client order id is what a live run's protective order will carry).
+  // numbered as the run's next intent; a live run's carries the exchange's id (its protective order's clientAlgoId).
   for (const exit of outcome.protectiveExits) {
-    const id = clientOrderId(run.strategy_id, run.run, intent)
+    const id = exit.clientOrderId ?? clientOrderId(run.strategy_id, run.run, intent)
     const filled = { side: exit.side, qty: qty(exit.qty), price: px(exit.price), fee: money(exit.fee), filled_at: new Date(exit.time) }
     rows.exitOrders.push({ client_order_id: id, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: '0', reduce_only: true, status: 'filled', created_at: now, ...filled, exit_reason: exit.reason })
     message('order', { client_order_id: id, symbol, side: exit.side, qty: filled.qty, price: filled.price, fee: filled.fee, status: 'filled', time: filled.filled_at.toISOString(), exit_reason: exit.reason })

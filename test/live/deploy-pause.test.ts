@@ -75,16 +75,14 @@ for (const backend of backends()) {
       assert.equal((await t.signed(key, 'POST', '/v1/strategies/strat_00000000/deploy', { dry_run: true })).statusCode, 404)
     })
 
-    it('a strategy with exits: a live deploy is refused with 400 on exits (before any exchange check), changing nothing; a dry run carries the exits into its run', async () => {
+    it('a strategy with exits: a live deploy passes the exits (they rest on the exchange) and meets the account checks; a dry run carries the exits into its run', async () => {
       const user = await t.createKey(['strategies:read', 'strategies:write'])
       const exits = { stop_loss: '0.02', trailing_stop: '0.01' }
       const id = await create(user, { exits, symbols: ['ETHUSDT'], capital: '300' })
-      for (const body of [{}, { dry_run: false }, { dry_run: false, exchange_key_id: 'xk_00000000' }]) {
+      for (const body of [{}, { dry_run: false }]) {
         const live = await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, body)
-        assert.equal(live.statusCode, 400, live.body)
-        assert.equal(live.json().error.code, 'INVALID_PARAMETER')
-        assert.equal(live.json().error.field, 'exits')
-        assert.equal(live.json().error.message, 'protective exits run in backtests and dry runs; live runs place them on the exchange with issue 31')
+        assert.equal(live.statusCode, 409, live.body)
+        assert.match(live.json().error.message, /verified exchange key/)
       }
       assert.equal((await t.signed(user, 'GET', `/v1/strategies/${id}`)).json().status, 'draft')
       assert.equal((await t.database.handle.db.selectFrom('strategy_runs').select('run').where('strategy_id', '=', id).execute()).length, 0)
@@ -96,12 +94,9 @@ for (const backend of backends()) {
       assert.deepEqual(dry.json().exits, { ...exits, trigger: 'last' })
       const run = await t.database.handle.db.selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
       assert.deepEqual(run.exits, exits)
-      // Exits removed while paused: the next run has none, and a live deploy would pass this check.
+      // Exits removed while paused: the next run has none.
       assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/pause`, {})).statusCode, 200)
       assert.equal((await t.signed(user, 'PATCH', `/v1/strategies/${id}`, { exits: null })).statusCode, 200)
-      const liveNow = await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: false })
-      assert.equal(liveNow.statusCode, 409, liveNow.body)
-      assert.match(liveNow.json().error.message, /verified exchange key/)
       assert.equal((await t.signed(user, 'POST', `/v1/strategies/${id}/deploy`, { dry_run: true })).statusCode, 200)
       const runs = await t.database.handle.db.selectFrom('strategy_runs').select(['run', 'exits']).where('strategy_id', '=', id).orderBy('run').execute()
       assert.deepEqual(runs, [{ run: 1, exits }, { run: 2, exits: null }])

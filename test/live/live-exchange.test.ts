@@ -61,16 +61,6 @@ for (const backend of backends()) {
       await t.close()
     })
 
-    it('refuses a live deploy of a strategy with exits (400 on exits) even on a verified, funded key: never a silently unprotected run', async () => {
-      const id = await create('protected', 'ETHUSDT', { exits: { stop_loss: '0.02' } })
-      const res = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: keyIds.parity, capital: '200' })
-      assert.equal(res.statusCode, 400, res.body)
-      assert.equal(res.json().error.field, 'exits')
-      assert.match(res.json().error.message, /live runs place them on the exchange with issue 31/)
-      assert.equal((await call('GET', `/v1/strategies/${id}`)).json().status, 'draft')
-      assert.equal((await db().selectFrom('strategy_runs').select('run').where('strategy_id', '=', id).execute()).length, 0)
-    })
-
     it('402 when the account holds less than the capital; the strategy stays draft', async () => {
       const id = await create('too big', 'ETHUSDT')
       const res = await call('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: keyIds.parity, capital: '9500' })

@@ -182,11 +182,19 @@ describe("a dry run's paper broker with protective exits", () => {
     assert.equal(late.ledger.exits, undefined)
   })
 
-  it('a live run simulates no exits in its ledger (the exchange will hold them, issue 31); a dry run without exits reads no minutes', () => {
-    assert.equal(paperProtection({ dry_run: false, exits: { stop_loss: '0.02' } }), undefined)
-    assert.deepEqual(paperProtection({ dry_run: true, exits: { stop_loss: '0.02' } }), { rules: { stopLoss: 0.02, trigger: 'last' } })
-    assert.deepEqual(paperProtection({ dry_run: true, exits: null }), { rules: undefined })
+  it('a live run keeps its levels placed, never simulated (the exchange holds them); a dry run without exits reads no minutes', () => {
+    assert.deepEqual(paperProtection({ dry_run: false, exits: { stop_loss: '0.02' } }), { rules: { stopLoss: 0.02, trigger: 'last' }, placed: true })
+    assert.deepEqual(paperProtection({ dry_run: true, exits: { stop_loss: '0.02' } }), { rules: { stopLoss: 0.02, trigger: 'last' }, placed: false })
+    assert.deepEqual(paperProtection({ dry_run: true, exits: null }), { rules: undefined, placed: false })
+    // Placed: the levels are kept (the stop at the entry's fraction), but no bar ever exits the position.
     const { bars, m1 } = market('BTCUSDT', 21)
+    const placed = new PaperBroker(setup({ rules: EXITS, placed: true }))
+    assert.equal(placed.minuteKind, undefined)
+    const askedPlaced: number[] = []
+    step(placed, bars, m1, 0, 300, askedPlaced)
+    assert.deepEqual(askedPlaced, [])
+    assert.ok(placed.ledger.trades.length > 0 && placed.ledger.trades.every((t) => t.exitReason === 'signal' || t.exitReason === 'liquidation'))
+    assert.ok(placed.ledger.qty[0] === 0 || placed.ledger.exits!.exitStop[0]! > 0)
     for (const protect of [undefined, { rules: undefined }]) {
       const broker = new PaperBroker(setup(protect))
       assert.equal(broker.minuteKind, undefined)

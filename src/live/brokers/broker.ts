@@ -18,6 +18,8 @@ export interface Fill {
 /** A protective exit's fill: the whole position closed by its stop loss, take profit or trailing stop. */
 export interface ExitFill extends Fill {
   reason: Extract<ExitReason, 'stop_loss' | 'take_profit' | 'trailing_stop'>
+  /** A live run's: the exchange's client order id of the order that closed (a triggered protective order's child carries its clientAlgoId). */
+  clientOrderId?: string | undefined
 }
 
 /** What one bar (or a close-all) did: fills, round trips closed, and the position after it. */

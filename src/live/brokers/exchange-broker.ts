@@ -78,6 +78,6 @@ function paperLedger(paper: PaperBroker): SymbolLedger<BrokerOutcome> {
       return paper.lastOpenTime
     },
     fillAt: (qty, price, time, intent) => paper.fillAt(qty, price, time, intent),
-    exchangeClose: (size: number, price: number, time: number, reason: Trade['exitReason'], fee: number) => paper.exchangeClose(size, price, time, reason, fee),
+    exchangeClose: (size: number, price: number, time: number, reason: Trade['exitReason'], fee: number, clientOrderId: string) => paper.exchangeClose(size, price, time, reason, fee, clientOrderId),
   }
 }

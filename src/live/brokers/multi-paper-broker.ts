@@ -231,11 +231,13 @@ export class MultiPaperBroker {
   }
 
   /** The exchange closed `size` of symbol `s`'s position itself (liquidation, ADL) at `price` for `fee`. */
-  exchangeClose(s: number, size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): StepOutcome {
+  exchangeClose(s: number, size: number, price: number, time: number, reason: Trade['exitReason'], fee: number, clientOrderId?: string): StepOutcome {
     const before = this.begin()
     this.ledger.exchangeClose(s, size, price, time, reason, fee)
     latchAfter(this.ledger, s, reason)
-    return this.finish(before, time, () => false)
+    const outcome = this.finish(before, time, () => false)
+    for (const exit of outcome.symbols[s]!.protectiveExits) exit.clientOrderId = clientOrderId
+    return outcome
   }
 
   /** Symbol `s` of the ledger as a live run's exchange path books into it. */
@@ -252,7 +254,7 @@ export class MultiPaperBroker {
         return broker.lastOpenTime
       },
       fillAt: (qty, price, time, intent) => this.fillAt(s, qty, price, time, intent),
-      exchangeClose: (size, price, time, reason, fee) => this.exchangeClose(s, size, price, time, reason, fee),
+      exchangeClose: (size, price, time, reason, fee, clientOrderId) => this.exchangeClose(s, size, price, time, reason, fee, clientOrderId),
     }
   }
 

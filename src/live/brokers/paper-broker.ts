@@ -158,11 +158,13 @@ export class PaperBroker implements Broker {
    * The exchange closed `size` of the position itself (liquidation, ADL) at `price` for `fee`: booked as
    * reported, with no intent of ours filled; the stepper carries on flat, as a backtest after a liquidation.
    */
-  exchangeClose(size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): BrokerOutcome {
+  exchangeClose(size: number, price: number, time: number, reason: Trade['exitReason'], fee: number, clientOrderId?: string): BrokerOutcome {
     const before = this.begin()
     this.ledger.exchangeClose(0, size, price, time, reason, fee)
     latchAfter(this.ledger, 0, reason)
-    return this.finish(before, time, 0, false)
+    const outcome = this.finish(before, time, 0, false)
+    for (const exit of outcome.protectiveExits) exit.clientOrderId = clientOrderId
+    return outcome
   }
 
   /**

@@ -36,7 +36,7 @@ export interface SymbolLedger<O> {
   /** Moves the symbol to the signed `qty` by one fill at `price`; `intent` false: the fill settles no order of the run's. */
   fillAt(qty: number, price: number, time: number, intent?: boolean): O
   /** The exchange closed `size` of the position itself (liquidation, ADL) at `price` for `fee`. */
-  exchangeClose(size: number, price: number, time: number, reason: Trade['exitReason'], fee: number): O
+  exchangeClose(size: number, price: number, time: number, reason: Trade['exitReason'], fee: number, clientOrderId: string): O
 }
 
 /**
@@ -190,7 +190,7 @@ export class SymbolExchange<O> {
     const held = this.qty
     const signed = fill.side === 'BUY' ? fill.qty : -fill.qty
     if (held !== 0 && Math.sign(signed) === -Math.sign(held)) {
-      return this.ledger.exchangeClose(Math.min(Math.abs(held), fill.qty), fill.price, fill.time, fill.reason, fill.fee)
+      return this.ledger.exchangeClose(Math.min(Math.abs(held), fill.qty), fill.price, fill.time, fill.reason, fill.fee, fill.clientOrderId)
     }
     return this.ledger.fillAt(roundTo(held + signed, this.decimals), fill.price, fill.time, false)
   }

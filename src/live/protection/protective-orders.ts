@@ -25,7 +25,7 @@ import type { AlgoUpdate } from '../exchange/user-data-streams.js'
 import { lockOwnedRuns } from '../queries.js'
 import { clientAlgoId, clientAlgoIdPrefix, type ProtectiveKind } from './client-algo-ids.js'
 import { type DesiredOrder, sameOrder } from './desired-orders.js'
-import { activeProtective, insertProtective, markProtective, nextProtectiveSeq, type ProtectiveRow } from './queries.js'
+import { activeProtective, insertProtective, markProtective, nextProtectiveSeq, type ProtectiveRow, protectiveRow } from './queries.js'
 
 export interface ProtectiveOrdersDeps {
   db: Db
@@ -59,7 +59,8 @@ const KINDS: readonly ProtectiveKind[] = ['stop_loss', 'take_profit', 'trailing_
 /** The exchange's algo statuses as a row keeps them. */
 const STATUS_OF: Record<string, ProtectiveStatus> = {
   NEW: 'open',
-  TRIGGERING: 'triggered',
+  // Forwarded to the matching engine, not there yet: it may still end REJECTED (a failed margin check).
+  TRIGGERING: 'open',
   TRIGGERED: 'triggered',
   FINISHED: 'finished',
   CANCELED: 'canceled',
@@ -111,16 +112,18 @@ export class ProtectiveOrders {
     for (const row of rows.filter((r) => r.status !== 'open')) await this.lookUp(row)
     for (const kind of KINDS) {
       const want = desired.find((d) => d.kind === kind)
-      let blocked = false
-      let kept = false
-      for (const row of this.rows!.filter((r) => r.kind === kind && r.type !== 'MARKET')) {
-        if (row.status !== 'open') blocked = true
-        else if (want && !kept && sameOrder(row, want)) kept = true
-        else if (!(await this.cancel(row))) blocked = true
+      const held = this.rows!.filter((r) => r.kind === kind && r.type !== 'MARKET')
+      const kept = want && held.find((r) => r.status === 'open' && sameOrder(r, want))
+      const stale = held.filter((r) => r !== kept)
+      if (stale.some((r) => r.status !== 'open')) {
+        result.settled = false
+        continue
       }
-      if (blocked) result.settled = false
-      if (!want || kept || blocked) continue
-      const placed = await this.place(want)
+      if (!want || kept) {
+        for (const row of stale) if (!(await this.cancel(row))) result.settled = false
+        continue
+      }
+      const placed = await this.place(want, stale)
       if (placed === 'fenced') return { ...result, settled: false, fenced: true }
       if (placed === 'unknown') result.settled = false
       else if (placed !== 'open') result.problems.push(placed)
@@ -166,8 +169,8 @@ export class ProtectiveOrders {
   /** An ALGO_UPDATE of one of this symbol's rows: its status as the exchange reports it. Returns the row as it was, or undefined when it is none of ours. */
   async onUpdate(update: AlgoUpdate): Promise<ProtectiveRow | undefined> {
     const rows = await this.load()
-    const row = rows.find((r) => r.client_algo_id === update.clientAlgoId)
-    if (!row) return undefined
+    const row = rows.find((r) => r.client_algo_id === update.clientAlgoId) ?? (await protectiveRow(this.deps.db, update.clientAlgoId))
+    if (!row || row.strategy_id !== this.deps.strategyId || row.symbol !== this.deps.symbol) return undefined
     const before = { ...row }
     const status = STATUS_OF[update.status]
     if (status !== undefined && status !== row.status) await this.mark(row, status, { algoId: update.algoId, lastError: update.rejectReason || undefined })
@@ -250,11 +253,22 @@ export class ProtectiveOrders {
     return row.client_algo_id
   }
 
-  /** Places one desired order under a fresh intent; answers 'open', 'unknown', 'fenced', or the problem a refusal is. */
-  private async place(want: DesiredOrder): Promise<'open' | 'unknown' | 'fenced' | ProtectionProblem> {
+  /**
+   * Places one desired order under a fresh intent, after cancelling the orders it `replaces` (cancel, then place: a
+   * second close-all order of a type and side is refused, -4130). The intent is committed before the cancels, so the
+   * unprotected gap is two exchange calls, not a commit besides. A cancel whose answer is unknown leaves the intent
+   * unsent (canceled). Answers 'open', 'unknown', 'fenced', or the problem a refusal is.
+   */
+  private async place(want: DesiredOrder, replaces: readonly ProtectiveRow[] = []): Promise<'open' | 'unknown' | 'fenced' | ProtectionProblem> {
     const id = await this.commitIntent(want)
     if (id === undefined) return 'fenced'
     const row = this.rows!.find((r) => r.client_algo_id === id)!
+    for (const old of replaces) {
+      if (!(await this.cancel(old))) {
+        await this.mark(row, 'canceled', { lastError: `not sent: the cancel of ${old.client_algo_id}, which it replaces, is unknown` })
+        return 'unknown'
+      }
+    }
     const answer = await this.client.algo.place({
       symbol: this.deps.symbol,
       side: want.side,

@@ -103,6 +103,11 @@ export class BinanceAlgoOrders {
     return this.call('DELETE', '/fapi/v1/algoOrder', { ...id }, 1)
   }
 
+  /** GET /fapi/v1/allAlgoOrders (weight 5): the symbol's algo orders of any status created in a window of at most 7 days (one page). */
+  all(symbol: string, params: { startTime?: number; endTime?: number; limit?: number } = {}): Promise<ExchangeAnswer<BinanceAlgoOrder[]>> {
+    return this.call('GET', '/fapi/v1/allAlgoOrders', { symbol, ...params }, 5)
+  }
+
   /** GET /fapi/v1/openAlgoOrders (weight 1 for one symbol, 40 for all): the untriggered conditional orders. */
   open(symbol?: string): Promise<ExchangeAnswer<BinanceAlgoOrder[]>> {
     return this.call('GET', '/fapi/v1/openAlgoOrders', { algoType: 'CONDITIONAL', symbol }, symbol ? 1 : 40)
