@@ -29,7 +29,9 @@ export async function exchangeBook(nodes: PerpetuaNodes, a: Account, symbol = 'B
   const client = nodes.exchange(a)
   const [orders, trades, position] = await Promise.all([client.allOrders(symbol, { limit: 1000 }), client.userTrades(symbol, { limit: 1000 }), client.positions(symbol)])
   assert.ok(orders.kind === 'ok' && trades.kind === 'ok' && position.kind === 'ok', `the exchange answers its holder: ${JSON.stringify([orders, trades, position].filter((x) => x.kind !== 'ok'))}`)
-  const algoOrders = await nodes.signedGet<BinanceAlgoOrder[]>(a, '/fapi/v1/allAlgoOrders', { symbol, limit: 1000 })
+  const all = await client.algo.all(symbol, { limit: 1000 })
+  assert.ok(all.kind === 'ok', JSON.stringify(all))
+  const algoOrders = all.value
   const byId = new Map(orders.value.map((o) => [o.orderId, o]))
   const fills = new Map<number, ExchangeFill>()
   for (const t of trades.value as BinanceTrade[]) {

@@ -5,7 +5,7 @@ import type { StrategyOrder, StrategyPosition, StrategyTrade } from '../../src/l
 import { killChildren } from '../cli/cli-process.js'
 import { backends } from '../support/database.js'
 import { poll } from '../support/poll.js'
-import { assertNoIdTwice, type ExchangeBook, exchangeBook } from './exchange-books.js'
+import { assertNoIdTwice, type ExchangeBook, exchangeBook, type ExchangeFill } from './exchange-books.js'
 import { account, LIVE_PARAMS } from './live-accounts.js'
 import { type PerpetuaNodes, startPerpetuaNodes } from './perpetua-nodes.js'
 
@@ -162,40 +162,25 @@ function quietPicture(nodes: PerpetuaNodes, r: { id: string; kind: string; trade
 }
 
 /**
- * The run's ledger is the exchange's fills: each filled order of the run (pp-…) is one exchange order with
- * its size and average price, and each protective close (a triggered child, client id = its clientAlgoId)
- * is one trade of the run with that kind, size and price; nothing else filled on the account.
+ * The run's ledger is the exchange's fills: each filled order of the run is one exchange order under the same
+ * client id with its size and average price (its own sends pp-…, and each protective close under its triggered
+ * order's child id pa-…, whose exit reason is the id's kind), each protective close is one trade of the run with
+ * that kind, size and price, and nothing else filled on the account.
  */
 function assertLedgerIsFills(what: string, id: string, book: ExchangeBook, runOrders: StrategyOrder[], protective: StrategyTrade[]): void {
   const prefix = clientAlgoIdPrefix(id)
-  const own = [...book.fills.values()].filter((f) => f.clientOrderId.startsWith('pp-'))
-  const children = [...book.fills.values()].filter((f) => f.clientOrderId.startsWith(prefix))
-  assert.equal(own.length + children.length, book.fills.size, `${what}: every fill on the account is the run's order or its protective order's`)
-  // A protective close is booked as an order row too (exit_reason set, under an intent id of the run that was
-  // never sent: the exchange's order is the triggered child); the others are the run's own sends.
-  const filled = runOrders.filter((o) => o.status === 'filled' && Number(o.qty) > 0 && o.exit_reason === null)
-  const closeRows = runOrders.filter((o) => o.status === 'filled' && o.exit_reason !== null)
-  const odd = filled.filter((o) => !own.some((f) => f.clientOrderId === o.client_order_id))
-  assert.deepEqual(
-    filled.map((o) => o.client_order_id).sort(),
-    own.map((f) => f.clientOrderId).sort(),
-    `${what}: one exchange order per filled intent; booked without fills: ${JSON.stringify(odd)}; the exchange's: ${JSON.stringify(book.orders.filter((o) => odd.some((x) => x.client_order_id === o.clientOrderId)))}`,
-  )
-  for (const f of own) {
+  const fills = [...book.fills.values()]
+  const filled = runOrders.filter((o) => o.status === 'filled' && Number(o.qty) > 0)
+  assert.deepEqual(filled.map((o) => o.client_order_id).sort(), fills.map((f) => f.clientOrderId).sort(), `${what}: one exchange order per filled order of the run, and no other fill on the account`)
+  const at = (price: string | null, f: ExchangeFill) => Math.abs(Number(price) - f.price) <= 0.1
+  for (const f of fills) {
     const o = filled.find((x) => x.client_order_id === f.clientOrderId)!
-    assert.equal(Number(o.qty), f.qty, `${what}: ${f.clientOrderId}'s size`)
-    assert.ok(Math.abs(Number(o.price) - f.price) <= 0.1, `${what}: ${f.clientOrderId} at ${o.price}, the exchange's fills at ${f.price}`)
+    const kind = protectiveKindOf(prefix, f.clientOrderId) ?? null
+    assert.deepEqual([Number(o.qty), o.side, o.exit_reason], [f.qty, f.side.toLowerCase(), kind], `${what}: ${f.clientOrderId}'s size, side and reason`)
+    assert.ok(at(o.price, f), `${what}: ${f.clientOrderId} at ${o.price}, the exchange's fills at ${f.price}`)
+    if (kind) assert.ok(protective.find((t) => t.exit_reason === kind && at(t.exit_price, f) && Number(t.qty) === f.qty), `${what}: ${f.clientOrderId} (${f.qty} at ${f.price}) is booked as a ${kind} trade: ${JSON.stringify(protective)}`)
   }
-  assert.equal(protective.length, children.length, `${what}: one protective close per triggered order: children ${JSON.stringify(children)}; trades ${JSON.stringify(protective)}; algo ${JSON.stringify(book.algoOrders.map((o) => [o.clientAlgoId, o.algoStatus, o.triggerTime]))}`)
-  assert.equal(closeRows.length, children.length, `${what}: one protective close order row per triggered order: ${JSON.stringify(closeRows)}`)
-  for (const f of children) {
-    const kind = protectiveKindOf(prefix, f.clientOrderId)!
-    const at = (price: string | null) => Math.abs(Number(price) - f.price) <= 0.1
-    const t = protective.find((x) => x.exit_reason === kind && at(x.exit_price) && Number(x.qty) === f.qty)
-    assert.ok(t, `${what}: ${f.clientOrderId} (${f.qty} at ${f.price}) is booked as a ${kind} trade: ${JSON.stringify(protective)}`)
-    const row = closeRows.find((o) => o.exit_reason === kind && at(o.price) && Number(o.qty) === f.qty && o.side === f.side.toLowerCase())
-    assert.ok(row, `${what}: ${f.clientOrderId} (${f.side} ${f.qty} at ${f.price}) is booked as a ${kind} order row: ${JSON.stringify(closeRows)}`)
-  }
+  assert.equal(protective.length, fills.filter((f) => f.clientOrderId.startsWith(prefix)).length, `${what}: one protective close per triggered order: ${JSON.stringify(protective)}`)
 }
 
 /** The orders resting for a position ask what the run's levels say (trigger = the level; trailing: activation and callback). */

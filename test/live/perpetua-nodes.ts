@@ -7,7 +7,6 @@ import { BinanceTradingClient } from '../../src/trading/binance/trading-client.j
 import { parseSingleJsonLine, runCli, type ServerProcess, startServe } from '../cli/cli-process.js'
 import { startReplay, type ReplayExchange } from '../support/app.js'
 import { type Backend, openTestDatabase, type TestDatabase, tempDir } from '../support/database.js'
-import { sign } from '../replay-exchange/trading/support.js'
 import type { Account } from './live-accounts.js'
 
 /**
@@ -35,8 +34,6 @@ export interface PerpetuaNodes {
   exchange(a: Account): BinanceTradingClient
   /** The account's position on the symbol (positionRisk, weight 5). */
   exchangeQty(a: Account, symbol?: string): Promise<number>
-  /** A signed GET on the replay exchange as the account holder (for what the trading client does not read, e.g. allAlgoOrders). */
-  signedGet<T>(a: Account, path: string, params: Record<string, string | number>): Promise<T>
   /** The replay exchange's time (it runs at the given speed). */
   exchangeNow(): Promise<number>
   close(): Promise<void>
@@ -111,13 +108,6 @@ export async function startPerpetuaNodes(backend: Backend, options: NodesOptions
         const answer = await nodes.exchange(a).positions(symbol)
         assert.equal(answer.kind, 'ok', JSON.stringify(answer))
         return answer.kind === 'ok' ? Number(answer.value[0]?.positionAmt ?? 0) : Number.NaN
-      },
-      async signedGet<T>(a: Account, path: string, params: Record<string, string | number>) {
-        const query = new URLSearchParams(Object.entries({ ...params, timestamp: Date.now() }).map(([k, v]): [string, string] => [k, String(v)])).toString()
-        const response = await fetch(`${replay.url}${path}?${query}&signature=${sign(a.secretKey, query)}`, { headers: { 'x-mbx-apikey': a.apiKey } })
-        const text = await response.text()
-        assert.equal(response.status, 200, `GET ${path}: ${text}`)
-        return JSON.parse(text) as T
       },
       async exchangeNow() {
         const response = await fetch(`${replay.url}/fapi/v1/time`)

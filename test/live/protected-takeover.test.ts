@@ -49,6 +49,7 @@ describe('a protected live run whose node dies mid-move of its levels (postgres,
 
       await poll('the other node to take the run over', 40_000, async () => ((await leaseOwner()) !== owner ? true : undefined), 250)
       // Taken over, reconciled, and nothing of the run's waiting on the exchange: one order of each kind rests.
+      let last = ''
       const settled = await poll(
         'one protective order of each kind resting at the run\'s levels',
         40_000,
@@ -57,12 +58,16 @@ describe('a protected live run whose node dies mid-move of its levels (postgres,
           const book = await exchangeBook(nodes, TRADER)
           const resting = book.algoOrders.filter((o) => o.algoStatus === 'NEW')
           const held = p === undefined ? 0 : Number(p.qty) * (p.side === 'buy' ? 1 : -1)
+          const rows = await db.selectFrom('protective_orders').select(['client_algo_id', 'status', 'trigger_price', 'last_error']).where('strategy_id', '=', id).execute()
+          last = JSON.stringify({ owner: await leaseOwner(), exchange: book.position, position: p, algo: book.algoOrders.map((o) => [o.clientAlgoId, o.algoStatus, o.triggerPrice]), rows })
           if (held !== book.position || held === 0 || resting.length !== 3) return undefined
           if (!p!.protective_orders || p!.protective_orders.some((o) => o.trigger_price !== levelOf(p!, o.kind) && o.kind !== 'trailing_stop')) return undefined
           return { p: p!, book, resting }
         },
         500,
-      )
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}; last seen ${last}`)
+      })
       const { p, book, resting } = settled
       assert.deepEqual(resting.map((o) => protectiveKindOf(clientAlgoIdPrefix(id), o.clientAlgoId)).sort(), ['stop_loss', 'take_profit', 'trailing_stop'])
       const of = (kind: string) => p.protective_orders!.find((o) => o.kind === kind)!
