@@ -151,9 +151,13 @@ function quietPicture(nodes: PerpetuaNodes, r: { id: string; kind: string; trade
     const before = JSON.stringify([await orders(nodes, r.id), await trades(nodes, r.id), held(await positionOf(nodes, r.id))])
     const book = await exchangeBook(nodes, r.trader)
     const [o, t, p] = [await orders(nodes, r.id), await trades(nodes, r.id), await positionOf(nodes, r.id)]
-    last = JSON.stringify({ exchange: book.position, position: held(p), pending: o.filter((x) => x.status === 'new').map((x) => x.client_order_id) })
+    const resting = book.algoOrders.filter((x) => x.algoStatus === 'NEW').map((x) => x.clientAlgoId)
+    last = JSON.stringify({ exchange: book.position, position: held(p), pending: o.filter((x) => x.status === 'new').map((x) => x.client_order_id), resting, algo: book.algoOrders.slice(-6).map((x) => [x.clientAlgoId, x.algoStatus, x.triggerPrice, x.updateTime]), answer: p?.protective_orders?.map((x) => x.client_algo_id) })
     if (JSON.stringify([o, t, held(p)]) !== before || o.some((x) => x.status === 'new')) return undefined
     if ((p === undefined ? 0 : Number(p.qty) * (p.side === 'buy' ? 1 : -1)) !== book.position) return undefined
+    // Its protection settled too: nothing rests for a flat run, one order of each kind for a position (a move
+    // of the levels in progress is waited out; one that never completes times out here).
+    if (resting.length !== (book.position === 0 ? 0 : 3) || (p?.protective_orders ?? []).length !== resting.length) return undefined
     return { book, orders: o, trades: t, position: p }
   }, 1000)
   return picture.catch((error: Error) => {
