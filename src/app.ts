@@ -166,6 +166,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     feed: services.strategyFeed,
     keys: services.keys,
     rules: (symbol) => symbolRules(services.market, symbol),
+    upstream: services.market.client,
   })
   app.addHook('onClose', () => services.strategyFeed.close())
   await app.register(templateRoutes, { db: services.database.db, now: services.now, sandbox: services.sandbox })

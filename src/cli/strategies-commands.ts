@@ -5,6 +5,7 @@ import { type CliContext, Interrupted } from './context.js'
 import { type ListFlags, printList, withListFlags } from './list-command.js'
 import { decimal, fieldTable, NONE, type Output, percent, printJson, table, time } from './output.js'
 import { exitsText } from '../backtests/exit-text.js'
+import { printProtectiveOrders } from './protective-orders.js'
 import { exitsField, type ExitFlags, withExitFlags } from './backtest/config-flags.js'
 import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
 
@@ -47,7 +48,7 @@ export function strategiesCommand(context: CliContext): Command {
 
   strategies
     .command('positions')
-    .description("what the strategy's current (or last) run holds now, from its ledger")
+    .description("what the strategy's current (or last) run holds now, from its ledger; a live run's protective orders as the exchange holds them")
     .argument('<id>', 'strategy id (strat_…)')
     .option('--json', "print the API's answer exactly")
     .action(async (id: string, options: { json?: boolean }, command: Command) => {
@@ -74,6 +75,7 @@ export function strategiesCommand(context: CliContext): Command {
           ]),
         ),
       )
+      printProtectiveOrders(context.output, positions)
     })
 
   withExitFlags(

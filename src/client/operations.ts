@@ -86,6 +86,7 @@ export type StrategyUpdate = RequestBody<Operation<'/v1/strategies/{id}', 'patch
 export type DeployOptions = RequestBody<Operation<'/v1/strategies/{id}/deploy', 'post'>>
 export type StrategyOrder = Ok<'/v1/strategies/{id}/orders', 'get'>['data'][number]
 export type StrategyTrade = Ok<'/v1/strategies/{id}/trades', 'get'>['data'][number]
+export type StrategyPosition = Ok<'/v1/strategies/{id}/positions', 'get'>[number]
 export type StreamMessage = Ok<'/v1/strategies/{id}/stream', 'get'>
 export type Webhook = Ok<'/v1/webhooks/{id}', 'get'>
 export type CreatedWebhook = Ok<'/v1/webhooks', 'post'>

@@ -13,6 +13,8 @@ import { StrategyIdSchema } from '../strategies/schemas.js'
 import { ownStrategy } from './deploy.js'
 import { pageOrders, pageTrades } from './history/service.js'
 import { listPositions } from './positions/service.js'
+import { tradingClientOf } from './exchange/trading-client-of.js'
+import type { UpstreamClient } from '../market/upstream-client.js'
 import type { SymbolRules } from '../engine/types.js'
 import { HistoryQuerySchema, OrderPageSchema, PositionListSchema, StreamMessageSchema, StreamQuerySchema, StreamTicketSchema, TradePageSchema } from './schemas.js'
 import { endStream, type StreamCloseCause, type StreamCredential } from './stream/open-streams.js'
@@ -30,13 +32,15 @@ export interface LiveRoutesOptions {
   keys: KeyDirectory
   /** The symbol's rules (tick and step) from the cached exchange info: positions print at them. */
   rules: (symbol: string) => Promise<SymbolRules>
+  /** The exchange a live run trades on: its positions show the protective orders resting there. */
+  upstream: UpstreamClient
 }
 
 const tags = ['strategies']
 const errors = { 400: ErrorEnvelopeSchema, 401: ErrorEnvelopeSchema, 403: ErrorEnvelopeSchema, 404: ErrorEnvelopeSchema, 429: ErrorEnvelopeSchema }
 
 /** Our additions to the spec's strategy endpoints: a run's orders and trades, and the status stream (DESIGN §6). */
-export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify, { db, now, secrets, shared, feed, keys, rules }) => {
+export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify, { db, now, secrets, shared, feed, keys, rules, upstream }) => {
   await fastify.register(websocket, { options: { maxPayload: 1024 } })
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
@@ -79,12 +83,13 @@ export const liveRoutes: FastifyPluginAsync<LiveRoutesOptions> = async (fastify,
       schema: {
         tags,
         security,
-        summary: "Our addition: the current run's open positions (or the last run's when it ended), from its ledger, with the levels protecting each; [] when flat or never run",
+        summary:
+          "Our addition: the current run's open positions (or the last run's when it ended), from its ledger, with the levels protecting each and, for a live run, the protective orders resting on the exchange; [] when flat or never run",
         params: StrategyIdSchema,
         response: { 200: PositionListSchema, ...errors },
       },
     },
-    async (request) => listPositions(db, request.principal!.userId, request.params.id, rules),
+    async (request) => listPositions(db, request.principal!.userId, request.params.id, rules, (run) => tradingClientOf(db, secrets, upstream, run, now)),
   )
 
   app.post(

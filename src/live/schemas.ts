@@ -76,6 +76,25 @@ export const StreamMessageSchema = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown()),
 })
 
+export const ProtectiveOrderSchema = Type.Object({
+  kind: Type.Union([Type.Literal('stop_loss'), Type.Literal('take_profit'), Type.Literal('trailing_stop'), Type.Literal('other')], {
+    description: "What the order protects against, from its clientAlgoId (pa-<strategy hex>-<s|t|r><seq>: the run's stop, target or trailing stop); other: a conditional order on the symbol the run did not place",
+  }),
+  type: Type.String({ description: "Binance's orderType: STOP_MARKET, TAKE_PROFIT_MARKET, TRAILING_STOP_MARKET, …" }),
+  side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: 'The side the order closes with: sell for a long position, buy for a short one' }),
+  trigger_price: Nullable(Type.String({ description: 'Where it triggers, at the tick; null for a trailing stop (activate_price and callback_rate say where it starts and how far it follows)' })),
+  working_type: Type.String({ description: "What price it triggers on: CONTRACT_PRICE (the last price; exits.trigger last) or MARK_PRICE (exits.trigger mark)" }),
+  close_position: Type.Boolean({ description: 'true: closes whatever the position is when it triggers (no quantity)' }),
+  reduce_only: Type.Boolean(),
+  quantity: Nullable(Type.String({ description: 'What it closes, at the step size; null for a close_position order' })),
+  activate_price: Nullable(Type.String({ description: 'A trailing stop: where trailing starts, at the tick; null for immediately or another type' })),
+  callback_rate: Nullable(Type.String({ description: 'A trailing stop: how far behind the best price it follows, in percent (Binance: 0.1–20)' })),
+  status: Type.String({ description: "Binance's algoStatus: NEW while it rests untriggered, TRIGGERING while its child order goes out" }),
+  algo_id: Type.Integer({ description: "Binance's algoId" }),
+  client_algo_id: Type.String(),
+})
+export type ProtectiveOrder = Static<typeof ProtectiveOrderSchema>
+
 export const StrategyPositionSchema = Type.Object({
   symbol: Type.String(),
   side: Type.Union([Type.Literal('buy'), Type.Literal('sell')], { description: 'buy: a long position; sell: a short one' }),
@@ -101,6 +120,13 @@ export const StrategyPositionSchema = Type.Object({
   trigger: Nullable(
     Type.Union([Type.Literal('last'), Type.Literal('mark')], { description: 'Which price the levels trigger on; null when nothing but the liquidation price protects the position' }),
   ),
+  protective_orders: Nullable(
+    Type.Array(ProtectiveOrderSchema, {
+      description:
+        "A live position: the conditional orders resting on the exchange for its symbol now (GET /fapi/v1/openAlgoOrders), which close it even while Perpetua is down; [] when none rests. null for a dry run (its levels above are simulated) and when the exchange could not be read (protective_orders_error says why)",
+    }),
+  ),
+  protective_orders_error: Nullable(Type.String({ description: "Why the exchange's protective orders could not be read (a live run only); null otherwise" })),
 })
 export type StrategyPosition = Static<typeof StrategyPositionSchema>
 export const PositionListSchema = Type.Array(StrategyPositionSchema)

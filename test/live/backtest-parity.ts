@@ -54,7 +54,8 @@ export async function minuteBacktest(
     const history = new UpstreamHistory(market)
     const last = run.end + interval - 1
     bars = await Promise.all(symbols.map((symbol) => replayKlines((from, to, limit) => history.klines(symbol, replay.timeframe, from, to, limit), symbol, interval, run.start, run.end)))
-    detail = await Promise.all(
+    // A 1m run's exits are judged on its own bars: there is nothing finer to examine.
+    detail = interval === MINUTE ? undefined : await Promise.all(
       symbols.map(async (symbol): Promise<DetailBars> => {
         if (replay.exits.trigger === 'mark') return { mark: [await replayKlines((from, to, limit) => markPriceKlines(market, symbol, '1m', from, to, limit), symbol, MINUTE, run.start, last)] }
         return { bars: [await replayKlines((from, to, limit) => history.klines(symbol, '1m', from, to, limit), symbol, MINUTE, run.start, last)] }
@@ -73,7 +74,7 @@ export async function minuteBacktest(
     fees: PAPER_FEES,
     start: run.start,
     end: run.end,
-    ...(replay ? { exits: replay.exits, detail } : {}),
+    ...(replay ? { exits: replay.exits, ...(detail ? { detail } : {}) } : {}),
   })
   return { result, rules }
 }

@@ -7,6 +7,9 @@ import { ownStrategy } from '../deploy.js'
 import { latestRun, type RunRow } from '../queries.js'
 import type { StrategyPosition } from '../schemas.js'
 import { money, price, quantity } from '../../http/decimals.js'
+import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
+import { RunFailure } from '../exchange/run-failure.js'
+import { type ExchangeProtection, readProtection } from './protective-orders.js'
 
 /** The saved paper ledger of a run (PaperBroker.snapshot; a live run saves the ledger its exchange fills moved). */
 interface SavedBroker {
@@ -18,26 +21,58 @@ interface SavedBroker {
 /**
  * GET /v1/strategies/{id}/positions (our addition): what the current run holds, or the last run held when
  * it ended, from the run's ledger as its runner last saved it; marked at the last close the run saw. Empty
- * before the first deploy and when flat.
+ * before the first deploy and when flat. A live position also shows the protective orders resting on the
+ * exchange for it, read from the exchange now (they, not the ledger, close it while Perpetua is down).
  */
-export async function listPositions(db: Db, userId: number, id: string, rules: (symbol: string) => Promise<SymbolRules>): Promise<StrategyPosition[]> {
+export async function listPositions(
+  db: Db,
+  userId: number,
+  id: string,
+  rules: (symbol: string) => Promise<SymbolRules>,
+  exchangeOf: (run: RunRow) => Promise<BinanceTradingClient>,
+): Promise<StrategyPosition[]> {
   const strategy = await ownStrategy(db, userId, id, false)
   const run = await latestRun(db, strategy.id)
   const broker = (run?.state as { broker?: SavedBroker } | null | undefined)?.broker
   const ledger = broker?.ledger
   if (!run || !ledger) return []
-  const positions: StrategyPosition[] = []
   const symbols = runSymbols(run)
   const symbolRules = await Promise.all(symbols.map((symbol) => rules(symbol)))
   const exitRules = run.exits ? exitRulesOf(run.exits) : undefined
   const levels = savedLevels(symbols, symbolRules, ledger, exitRules)
-  for (const [s, symbol] of symbols.entries()) {
-    const qty = ledger.arrays.qty?.[s] ?? 0
-    if (!qty) continue
+  const held = [...symbols.entries()].filter(([s]) => (ledger.arrays.qty?.[s] ?? 0) !== 0)
+  const onExchange = run.dry_run || held.length === 0 ? undefined : await exchangeProtection(run, held, symbolRules, exchangeOf)
+  return held.map(([s, symbol]) => {
     const lastClose = Array.isArray(broker.lastClose) ? broker.lastClose[s] : broker.lastClose
-    positions.push({ ...presentPosition(run, symbol, s, ledger, lastClose ?? null, symbolRules[s]!), ...protection(levels, exitRules, s, qty, symbolRules[s]!) })
+    const resting = onExchange?.[s]
+    return {
+      ...presentPosition(run, symbol, s, ledger, lastClose ?? null, symbolRules[s]!),
+      ...protection(levels, exitRules, s, ledger.arrays.qty![s]!, symbolRules[s]!),
+      protective_orders: resting && 'orders' in resting ? resting.orders : null,
+      protective_orders_error: resting && 'error' in resting ? resting.error : null,
+    }
+  })
+}
+
+/**
+ * A live run's protective orders as the exchange holds them, for each held symbol (one weight-1 read each, in
+ * parallel); a key that no longer opens is the answer for every symbol.
+ */
+async function exchangeProtection(
+  run: RunRow,
+  held: [number, string][],
+  rules: readonly SymbolRules[],
+  exchangeOf: (run: RunRow) => Promise<BinanceTradingClient>,
+): Promise<Record<number, ExchangeProtection>> {
+  let client: BinanceTradingClient
+  try {
+    client = await exchangeOf(run)
+  } catch (error) {
+    if (!(error instanceof RunFailure)) throw error
+    return Object.fromEntries(held.map(([s]) => [s, { error: error.message }]))
   }
-  return positions
+  const read = await Promise.all(held.map(([s, symbol]) => readProtection(client, run.strategy_id, symbol, rules[s]!)))
+  return Object.fromEntries(held.map(([s], k) => [s, read[k]!]))
 }
 
 /**
@@ -72,7 +107,14 @@ function runSymbols(run: RunRow): string[] {
   return run.symbols
 }
 
-function presentPosition(run: RunRow, symbol: string, s: number, ledger: LedgerState, lastClose: number | null, rules: SymbolRules): Omit<StrategyPosition, 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger'> {
+function presentPosition(
+  run: RunRow,
+  symbol: string,
+  s: number,
+  ledger: LedgerState,
+  lastClose: number | null,
+  rules: SymbolRules,
+): Omit<StrategyPosition, 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger' | 'protective_orders' | 'protective_orders_error'> {
   const at = (key: string) => ledger.arrays[key]?.[s] ?? 0
   const qty = at('qty')
   const entry = at('entryPrice')

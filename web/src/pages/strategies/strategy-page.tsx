@@ -10,9 +10,10 @@ import { money, num, pct, price, QUOTE, sign, time } from '../../format.js'
 import { DeployPanel } from './deploy-panel.js'
 import { describeStreamMessage } from './stream-entry.js'
 import { ModeBadge } from './run-mode.js'
+import { ProtectiveOrders } from './protective-orders.js'
 
 /** A position as GET /v1/strategies/{id}/positions gives it; one from a position_opened message lacks the marks until re-read. */
-type Position = Pick<StrategyPosition, 'symbol' | 'side' | 'qty' | 'entry_price' | 'opened_at'> & Partial<Pick<StrategyPosition, 'mark_price' | 'unrealized_pnl' | 'liquidation_price' | 'mode' | 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger'>>
+type Position = Pick<StrategyPosition, 'symbol' | 'side' | 'qty' | 'entry_price' | 'opened_at'> & Partial<Pick<StrategyPosition, 'mark_price' | 'unrealized_pnl' | 'liquidation_price' | 'mode' | 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger' | 'protective_orders' | 'protective_orders_error'>>
 
 /** `time`: the fill's (the exchange's clock), or for an order not filled when we recorded it (ours). */
 type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string; clock: 'exchange' | 'server' }
@@ -169,18 +170,21 @@ export function StrategyPage({ id }: { id: string }) {
       <div data-testid="position" data-open={positions.length > 0 ? 'true' : 'false'}>
         {positions.length > 0 ? (
           positions.map((p) => (
-            <p key={p.symbol} data-testid="position-row" data-symbol={p.symbol} data-qty={p.qty} data-mark={p.mark_price ?? ''} data-pnl={p.unrealized_pnl ?? ''}>
-              <span class={`badge ${p.side === 'buy' ? 'long' : 'short'}`}>{p.side === 'buy' ? 'long' : 'short'}</span> {p.qty} {p.symbol} at {tick(p.symbol, p.entry_price)} since{' '}
-              <span title={EXCHANGE_CLOCK}>{time(p.opened_at ?? null)}</span>
-              {p.mark_price ? (
-                <>
-                  {' '}
-                  · mark {tick(p.symbol, p.mark_price)} · unrealized <span class={sign(p.unrealized_pnl ?? '0')}>{money(p.unrealized_pnl ?? '0')}</span>
-                  {p.liquidation_price ? ` · liquidation ${tick(p.symbol, p.liquidation_price)}` : ''}
-                </>
-              ) : null}
-              <ProtectingLevels position={p} tick={(value) => tick(p.symbol, value)} />
-            </p>
+            <div key={p.symbol}>
+              <p data-testid="position-row" data-symbol={p.symbol} data-qty={p.qty} data-mark={p.mark_price ?? ''} data-pnl={p.unrealized_pnl ?? ''}>
+                <span class={`badge ${p.side === 'buy' ? 'long' : 'short'}`}>{p.side === 'buy' ? 'long' : 'short'}</span> {p.qty} {p.symbol} at {tick(p.symbol, p.entry_price)} since{' '}
+                <span title={EXCHANGE_CLOCK}>{time(p.opened_at ?? null)}</span>
+                {p.mark_price ? (
+                  <>
+                    {' '}
+                    · mark {tick(p.symbol, p.mark_price)} · unrealized <span class={sign(p.unrealized_pnl ?? '0')}>{money(p.unrealized_pnl ?? '0')}</span>
+                    {p.liquidation_price ? ` · liquidation ${tick(p.symbol, p.liquidation_price)}` : ''}
+                  </>
+                ) : null}
+                <ProtectingLevels position={p} tick={(value) => tick(p.symbol, value)} />
+              </p>
+              <ProtectiveOrders position={p} tick={(value) => tick(p.symbol, value)} />
+            </div>
           ))
         ) : (
           <p class="muted">{stats.open_positions > 0 ? `${stats.open_positions} open` : 'Flat.'}</p>

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { pino } from 'pino'
+import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import type { NewAlgoOrder } from '../../src/trading/binance/algo-orders.js'
+import { BinanceTradingClient } from '../../src/trading/binance/trading-client.js'
+import { account, hex, LIVE_PARAMS } from '../live/live-accounts.js'
+import { poll } from '../support/poll.js'
+import { browserMissing } from './browser.js'
+import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
+
+/**
+ * A live position's protective orders on the strategy page (issue 31), at a laptop's 1280 px and a phone's
+ * 390 px: each order the exchange holds for the position with its kind, type, trigger, working type and
+ * status. The orders are placed by hand on a paused run's account (no runner touches them), one of them not
+ * the run's.
+ */
+const TRADER = account('WEBGUARD')
+const REPLAY = { speed: 120, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0), accounts: [{ ...TRADER, balances: { USDT: '10000' } }] }
+const VIEWPORTS = [
+  { width: 1280, height: 900 },
+  { width: 390, height: 844 },
+]
+
+describe('protective orders on the strategy page (pglite, replay exchange)', { skip: browserMissing() }, () => {
+  let d: DashboardApp
+  let pool: RunnerPool
+  let id: string
+  let placed: NewAlgoOrder[]
+
+  before(async () => {
+    d = await startDashboardApp(['strategies:read', 'strategies:write', 'market:read'], 'guarded@example.test', {}, { replay: REPLAY })
+    const { t } = d
+    pool = new RunnerPool({ db: t.database.handle.db, market: t.services.market, wsUrl: t.replay!.wsUrl, log: pino({ level: 'silent' }), signals: t.services.runSignals, secrets: t.services.secrets })
+    pool.start()
+    // The app token's calls (exchange keys take nothing else), on the wall clock the replay's window expects.
+    const bearer = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+      t.clock.value = Date.now()
+      const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${d.token}` }, ...(payload ? { payload } : {}) })
+      assert.ok(res.statusCode < 300, `${method} ${url}: ${res.statusCode} ${res.body}`)
+      return res.json()
+    }
+    const key = await bearer('POST', '/v1/exchange-keys', { api_key: TRADER.apiKey, api_secret: TRADER.secretKey, label: 'guarded' })
+    id = (await bearer('POST', '/v1/strategies', { name: 'guarded', template_id: 'sma_cross', params: LIVE_PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', leverage: 2 })).id
+    await bearer('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: key.id })
+    await poll('the live run to hold a position', 60_000, async () => ((await bearer('GET', `/v1/strategies/${id}/positions`)).length > 0 ? true : undefined))
+    await bearer('POST', `/v1/strategies/${id}/pause`, {})
+    const client = new BinanceTradingClient(t.services.market.client, { apiKey: TRADER.apiKey, apiSecret: TRADER.secretKey }, Date.now)
+    const position = await client.positions('BTCUSDT')
+    assert.equal(position.kind, 'ok')
+    const held = position.kind === 'ok' ? position.value[0]! : undefined
+    const long = Number(held!.positionAmt) > 0
+    const away = (fraction: number) => (Math.round(Number(held!.markPrice) * (1 + (long ? fraction : -fraction)) * 10) / 10).toFixed(1)
+    const close = long ? 'SELL' : 'BUY'
+    placed = [
+      { symbol: 'BTCUSDT', side: close, type: 'STOP_MARKET', triggerPrice: away(-0.05), closePosition: true, workingType: 'MARK_PRICE', priceProtect: true, clientAlgoId: `pa-${hex(id)}-s1` },
+      { symbol: 'BTCUSDT', side: close, type: 'TRAILING_STOP_MARKET', quantity: '0.001', reduceOnly: true, callbackRate: '2', workingType: 'CONTRACT_PRICE', clientAlgoId: `pa-${hex(id)}-r2` },
+      { symbol: 'BTCUSDT', side: close, type: 'TAKE_PROFIT_MARKET', triggerPrice: away(0.05), quantity: '0.001', reduceOnly: true, workingType: 'CONTRACT_PRICE', clientAlgoId: 'by-hand-7' },
+    ]
+    for (const order of placed) {
+      const answer = await client.algo.place(order)
+      assert.equal(answer.kind, 'ok', JSON.stringify(answer))
+    }
+    await d.page.goto(`${d.base}/app/strategies`)
+    await d.page.fill('textarea[name=token]', d.token)
+    await d.page.click('[data-testid=sign-in-submit]')
+    await d.page.waitForSelector('[data-testid=strategies-table]')
+  })
+  after(async () => {
+    await pool?.stop()
+    await d?.close()
+  })
+
+  for (const viewport of VIEWPORTS) {
+    it(`at ${viewport.width} px lists the live position's protective orders as the exchange holds them`, async () => {
+      const { page } = d
+      await page.setViewportSize(viewport)
+      await page.goto(`${d.base}/app/strategies/${id}`)
+      await page.waitForSelector('[data-testid=protective-orders][data-state=resting]')
+      const shown = await page.$$eval('[data-testid=protective-order]', (els) =>
+        els.map((el) => {
+          const box = (el as unknown as { getBoundingClientRect(): { left: number; right: number } }).getBoundingClientRect()
+          return { kind: el.getAttribute('data-kind'), type: el.getAttribute('data-type'), trigger: el.getAttribute('data-trigger'), working: el.getAttribute('data-working-type'), status: el.getAttribute('data-status'), text: el.textContent!.replace(/\s+/g, ' ').trim(), left: box.left, right: box.right }
+        }),
+      )
+      assert.deepEqual(
+        shown.map((o) => [o.kind, o.type, o.trigger, o.working, o.status]).sort(),
+        [
+          ['other', 'TAKE_PROFIT_MARKET', String(Number(placed[2]!.triggerPrice)), 'CONTRACT_PRICE', 'NEW'],
+          ['stop_loss', 'STOP_MARKET', String(Number(placed[0]!.triggerPrice)), 'MARK_PRICE', 'NEW'],
+          ['trailing_stop', 'TRAILING_STOP_MARKET', '', 'CONTRACT_PRICE', 'NEW'],
+        ],
+      )
+      const stop = shown.find((o) => o.kind === 'stop_loss')!
+      assert.match(stop.text, new RegExp(`^stop loss: STOP_MARKET ${placed[0]!.side.toLowerCase()} at [\\d,.]+ on MARK_PRICE · closes the position · NEW$`))
+      assert.match(shown.find((o) => o.kind === 'trailing_stop')!.text, /^trailing stop: TRAILING_STOP_MARKET (buy|sell) (from [\d,.]+, )?2% behind the best price on CONTRACT_PRICE · qty 0\.001 · NEW$/)
+      assert.match(shown.find((o) => o.kind === 'other')!.text, /^not this run’s: TAKE_PROFIT_MARKET/)
+      for (const o of shown) assert.ok(o.left >= 0 && o.right <= viewport.width + 0.5, `${o.kind} overflows at ${viewport.width} px (${o.left}–${o.right})`)
+      assert.deepEqual(d.consoleErrors, [])
+    })
+  }
+})
