@@ -82,6 +82,9 @@ export class EnginePool {
   ) {
     const cancel = new SharedArrayBuffer(4)
     const result = new Promise<R>((resolve, reject) => {
+      // A run asked for after close() (a handler still loading its history when the node stopped) would
+      // otherwise wait forever, and its heartbeat with it: it is cancelled as the waiting ones were.
+      if (this.closed) return reject(new EngineCancelled('the engine pool closed'))
       const request: EngineRequest = { input, custom: custom?.job, budgetMs: custom?.budgetMs, cancel, ...(summary ? { summary } : {}) }
       this.waiting.push({ turn, request, budgetMs: custom?.budgetMs, onProgress, resolve: resolve as (result: never) => void, reject })
       this.dispatch()
