@@ -95,7 +95,7 @@ describe('the engine pool shares its threads between users', () => {
     await hang.result.catch(() => undefined)
   })
 
-  it('cancels a run asked for after the pool closed, rather than leaving it (and its heartbeat) waiting forever', async () => {
+  it('cancels a run asked for after the pool closed, rather than leaving it (and its heartbeat) waiting forever', { timeout: 10_000 }, async () => {
     const pool = new EnginePool(1)
     await pool.close()
     await assert.rejects(watched(pool, A_JOB).result, EngineCancelled)
