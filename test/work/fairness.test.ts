@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
+import { jobBudgetMs } from '../../src/custom-templates/sandbox/limits.js'
 import type { Db } from '../../src/db/connect.js'
 import { killChildren, poll, startCli } from '../cli/cli-process.js'
 import { startTestApp, type TestApp } from '../support/app.js'
@@ -11,17 +12,37 @@ import type { KeyPair } from '../support/signing.js'
  * Issue 34: one user's hostile modules and a sweep never hold up another user's backtest. User A keeps
  * its five job slots full (one job of each hostile module, a 1,000-configuration sweep), refilling each
  * as it frees; user B's one-year 1h backtest is submitted TRIES times beside a module of A's that hangs
- * in a builtin (it holds an engine thread until its budget, ~11 s), and B's job ends before that module
- * does, every time: B never waits for A's work. Then A's work all ends: each hostile job with its code,
- * the sweep done. One engine thread per node: embedded (one process), and PostgreSQL with two worker
- * processes. How long B takes is the bench's (`npm run bench -- fairness`), not this test's.
+ * in a builtin, and B's job ends before that module does, every time: B never waits for A's work (first
+ * in, first out on one engine thread, B would end after it, at the first try). Then A's work all ends:
+ * each hostile job with its code, the sweep done. One engine thread per node: embedded (one process),
+ * and PostgreSQL with two worker processes. How long B takes is the bench's (`npm run bench -- fairness`),
+ * not this test's.
+ *
+ * The hanging module holds its thread for its job's budget, derived from its upload's measured cost: the
+ * module is costly on the smoke run's bars (hostile-modules.ts), so its budget is the flat cap (~10.9 s
+ * for a year of 1h bars), which the test asserts before relying on it; a cheap one would get the 2 s floor
+ * and could end before B does for no fault of the scheduling.
  */
 const TRIES = 10
 const YEAR = { params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2024-01-01T00:00:00Z', end: '2024-12-31T23:00:00Z', capital: '10000' }
-const SWEEP = { base: { ...YEAR, params: undefined, template_id: 'sma_cross' }, grid: { fast: Array.from({ length: 10 }, (_, i) => 5 + 5 * i), slow: Array.from({ length: 100 }, (_, i) => 55 + 5 * i) } }
+/** 2024 is a leap year: 366 days of 1h bars. */
+const YEAR_BARS = 366 * 24
+/**
+ * The issue's 1,000 configurations, each over two months of 1h bars (the 32 daily returns its statistics
+ * need, and slow ≤ 119: a short warmup): cheap runs, so the sweep A has running when B's tries end
+ * completes in seconds, not the minutes a year's would take.
+ */
+const SWEEP = {
+  base: { ...YEAR, start: '2024-11-01T00:00:00Z', params: undefined, template_id: 'sma_cross' },
+  grid: { fast: Array.from({ length: 10 }, (_, i) => 2 + i), slow: Array.from({ length: 100 }, (_, i) => 20 + i) },
+}
 const SCOPES = ['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write'] as const
-/** B is submitted beside a hanging module that started at most this long ago: most of its ~11 s budget is still ahead. */
-const FRESH_MS = 3000
+/**
+ * B is submitted beside a hanging module with at least this much of its budget still ahead: the module's
+ * budget runs from its thread's start, after the job's started_at, so it holds the thread past
+ * started_at + budget. Several tries may go beside one hanging module (each a fresh job of B's, apart by a pause).
+ */
+const AHEAD_MS = 5000
 
 describe("another user's backtest beside one user's hostile modules and sweep (issue 34)", () => {
   after(killChildren)
@@ -61,6 +82,11 @@ async function contend(t: TestApp): Promise<void> {
   }
   const templates = new Map<string, string>()
   for (const [kind, { source }] of Object.entries(HOSTILE_MODULES)) templates.set(await post(a, '/v1/templates', { name: `hostile ${kind}`, source }), kind)
+  const native = [...templates].find(([, kind]) => kind === 'native')![0]
+  // The premise: the hanging module's measured cost earns it the flat cap, not the floor.
+  const { smoke_us_per_bar: cost } = await db.selectFrom('custom_template_versions').select('smoke_us_per_bar').where('template_id', '=', native).executeTakeFirstOrThrow()
+  const budgetMs = jobBudgetMs(YEAR_BARS, cost ?? undefined)
+  assert.equal(budgetMs, jobBudgetMs(YEAR_BARS), `the hanging module measured ${cost} µs per bar at upload: its budget, ${budgetMs} ms, is not the flat one`)
 
   // B alone first: the history is stored and every process warm.
   assert.equal((await ended(db, 'backtest_jobs', await post(b, '/v1/backtest/jobs', { ...YEAR, template_id: 'sma_cross', params: { fast: 10, slow: 30 } }))).status, 'done')
@@ -80,17 +106,16 @@ async function contend(t: TestApp): Promise<void> {
     ...[...templates.keys()].map((templateId) => slot(() => post(a, '/v1/backtest/jobs', { ...YEAR, template_id: templateId }), 'backtest_jobs', aJobs)),
     slot(() => post(a, '/v1/backtest/sweeps', SWEEP), 'backtest_sweeps', aSweeps),
   ]
-  const native = [...templates].find(([, kind]) => kind === 'native')![0]
   try {
     for (let i = 0; i < TRIES; i++) {
-      // A's hanging module on a thread, started moments ago.
+      // A's hanging module running, with at least AHEAD_MS of its hold ahead.
       const hanging = await poll('a hanging module of A to be running', 180_000, async () => {
         const row = await db
           .selectFrom('backtest_jobs')
           .select(['id', 'started_at'])
           .where('template_id', '=', native)
           .where('status', '=', 'running')
-          .where('started_at', '>', new Date(Date.now() - FRESH_MS))
+          .where('started_at', '>', new Date(Date.now() - (budgetMs - AHEAD_MS)))
           .executeTakeFirst()
         return row
       })
@@ -101,6 +126,8 @@ async function contend(t: TestApp): Promise<void> {
         held.finished_at === null || held.finished_at > bJob.finished_at!,
         `try ${i + 1}: B's job ended (${bJob.finished_at!.toISOString()}) after A's hanging module (${held.finished_at?.toISOString()}): it waited for it`,
       )
+      // A pause, as the bench's: the tries spread over a hanging module's hold and over several of them.
+      await new Promise((resolve) => setTimeout(resolve, 500 + Math.random() * 1500))
     }
   } finally {
     stop = true
