@@ -1,23 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { feeRates } from '../../src/engine/index.js'
 import { EngineFailure, EnginePool } from '../../src/work/engine-pool.js'
-import { barsFromCloses, BTCUSDT_RULES, HOUR, NO_FUNDING } from '../engine/helpers.js'
+import { smaInput } from './sma-input.js'
 
-const start = Date.UTC(2024, 0, 1)
-const closes = Array.from({ length: 60 }, (_, i) => 100 + 10 * Math.sin(i / 4))
-const input = {
-  templateId: 'sma_cross',
-  params: { fast: 3, slow: 8 },
-  bars: [barsFromCloses('BTCUSDT', start, HOUR, closes)],
-  funding: [NO_FUNDING],
-  rules: [BTCUSDT_RULES],
-  capital: 10_000,
-  leverage: 1,
-  fees: feeRates('fixed_bps', 5),
-  start,
-  end: start + 59 * HOUR,
-}
+const input = smaInput(60)
 
 describe('the engine thread', () => {
   const pool = new EnginePool(1)

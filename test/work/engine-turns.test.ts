@@ -1,24 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { compileModule } from '../../src/custom-templates/sandbox/compile-module.js'
-import { feeRates } from '../../src/engine/index.js'
 import { EngineCancelled, EnginePool, type EngineTurn, nextTurn } from '../../src/work/engine-pool.js'
-import { barsFromCloses, BTCUSDT_RULES, HOUR, NO_FUNDING } from '../engine/helpers.js'
+import { smaInput } from './sma-input.js'
 
-const start = Date.UTC(2024, 0, 1)
-const closes = Array.from({ length: 200 }, (_, i) => 100 + 10 * Math.sin(i / 4))
-const input = {
-  templateId: 'sma_cross',
-  params: { fast: 3, slow: 8 },
-  bars: [barsFromCloses('BTCUSDT', start, HOUR, closes)],
-  funding: [NO_FUNDING],
-  rules: [BTCUSDT_RULES],
-  capital: 10_000,
-  leverage: 1,
-  fees: feeRates('fixed_bps', 5),
-  start,
-  end: start + 199 * HOUR,
-}
+const input = smaInput(200)
 
 /** A user's module that hangs in a builtin on its first bar: it holds its thread until its budget (a minute here) or the pool's close. */
 const HANG = {
