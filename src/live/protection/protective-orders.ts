@@ -125,20 +125,41 @@ export class ProtectiveOrders {
       const kept = want && held.find((r) => r.status === 'open' && sameOrder(r, want))
       const stale = held.filter((r) => r !== kept)
       const pending = stale.filter((r) => r.status !== 'open')
-      if (pending.length > 0) result.settled = false
-      if (pending.some((r) => !missing.has(r) || this.occupied.has(r.client_algo_id))) continue
-      const resting = stale.filter((r) => r.status === 'open')
-      if (!want || kept) {
-        for (const row of resting) if (!(await this.cancel(row))) result.settled = false
-        continue
-      }
-      let placed = await this.place(want, resting)
-      if (placed === 'occupied') placed = await this.adopt(want, pending)
-      if (placed === 'fenced') return { ...result, settled: false, fenced: true }
-      if (placed === 'unknown' || placed === 'occupied') result.settled = false
-      else if (placed !== 'open') result.problems.push(placed)
+      const waiting = pending.some((r) => !missing.has(r) || this.occupied.has(r.client_algo_id))
+      const outcome = waiting ? 'unknown' : await this.syncKind(want, kept, stale, pending)
+      if (outcome === 'fenced') return { ...result, settled: false, fenced: true }
+      if (typeof outcome === 'object') result.problems.push(outcome)
+      if (outcome === 'unknown' || outcome === 'occupied' || pending.some((r) => this.rows!.includes(r) && r.status !== 'open')) result.settled = false
     }
     return result
+  }
+
+  /**
+   * One kind of `sync`, its unknown rows found nowhere (they do not hold it back): the open orders not `kept` are
+   * cancelled, and `want` placed if none is kept ('open' when all went through).
+   */
+  private async syncKind(want: DesiredOrder | undefined, kept: ProtectiveRow | undefined, stale: readonly ProtectiveRow[], pending: readonly ProtectiveRow[]): Promise<Placed> {
+    const resting = stale.filter((r) => r.status === 'open')
+    if (!want || kept) {
+      let done = true
+      for (const row of resting) if (!(await this.cancel(row))) done = false
+      return done ? 'open' : 'unknown'
+    }
+    let placed = await this.place(want, resting)
+    if (placed === 'occupied') placed = await this.adopt(want, pending)
+    if (placed === 'open' && want.closePosition) await this.settleBehind(want, pending)
+    return placed
+  }
+
+  /**
+   * A close-all order of `want`'s type and side rests now (accepted, or adopted): the exchange refuses a second
+   * (-4130), so the kind's unknown rows of that type and side do not rest; they are settled as never placed.
+   * Should one still arrive (a request in flight for that long), the next placement's -4130 adopts it, or a
+   * reconciliation cancels it as a stray.
+   */
+  private async settleBehind(want: DesiredOrder, pending: readonly ProtectiveRow[]): Promise<void> {
+    const behind = pending.filter((r) => (r.status === 'unknown' || r.status === 'intent') && r.type === want.type && r.side === want.side)
+    for (const row of behind) await this.mark(row, 'canceled', { lastError: `not resting: a close-all ${want.type} ${want.side} rests beside it, which the exchange refuses while one rests (-4130)` })
   }
 
   /**
