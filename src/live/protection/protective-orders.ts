@@ -23,7 +23,7 @@ import { NOT_FOUND_GIVE_UP_MS } from '../exchange/live-orders.js'
 import { KEY_REFUSED, RunFailure } from '../exchange/run-failure.js'
 import type { AlgoUpdate } from '../exchange/user-data-streams.js'
 import { lockOwnedRuns } from '../queries.js'
-import { clientAlgoId, clientAlgoIdPrefix, type ProtectiveKind } from './client-algo-ids.js'
+import { clientAlgoId, clientAlgoIdPrefix, type ProtectiveKind, protectiveKindOf } from './client-algo-ids.js'
 import { type DesiredOrder, sameOrder } from './desired-orders.js'
 import { activeProtective, insertProtective, markProtective, nextProtectiveSeq, type ProtectiveRow, protectiveRow } from './queries.js'
 
@@ -75,14 +75,20 @@ const STATUS_OF: Record<string, ProtectiveStatus> = {
  * run's lease) before its one POST; an id is never sent twice. An unknown answer is looked up by
  * clientAlgoId (the trading client first, then here at every later sync and reconciliation, GET algoOrder
  * then openAlgoOrders); "not found" is tolerated for NOT_FOUND_GIVE_UP_MS after the send (Binance may not
- * show an accepted algo order for a while, freqtrade#12681), and while a kind's order is unknown no other
- * of that kind is placed. Moving a level is cancel-then-place (docs/decisions/live.md, issue 31): a second
- * close-all order of the same type and side is refused (-4130), so the new one can only follow the old.
+ * show an accepted algo order for a while, freqtrade#12681) as far as the row goes, but the kind is not left
+ * bare meanwhile: an unknown order found nowhere is replaced under a new id at once. For a close-all kind
+ * the exchange itself refuses a second (-4130) if the first did arrive, and the one resting is adopted;
+ * a trailing stop (reduce-only, may coexist) whose earlier order shows up after all leaves two resting until
+ * the next sync cancels the extra (docs/decisions/live.md, issue 31: an unknown placement at takeover).
+ * Moving a level is cancel-then-place: a second close-all order of the same type and side is refused
+ * (-4130), so the new one can only follow the old.
  */
 export class ProtectiveOrders {
   readonly prefix: string
   /** The rows that rest or may (intent, open, unknown): loaded once, then kept here as this class writes them. */
   private rows: ProtectiveRow[] | undefined
+  /** Unknown rows found nowhere while the exchange's -4130 said a close-all order of their kind rests (hidden from its reads): waited for, not replaced again. */
+  private readonly occupied = new Set<string>()
 
   constructor(
     private client: BinanceTradingClient,
@@ -102,33 +108,58 @@ export class ProtectiveOrders {
 
   /**
    * Makes the exchange hold `desired` for the symbol (empty: nothing): per kind, an open order asking the same
-   * is kept, another is cancelled and its replacement placed right after it; a kind whose order is unknown
-   * (or whose cancel is) places nothing until it is settled.
+   * is kept, another (an extra one too) is cancelled and its replacement placed right after it. A kind whose
+   * order is unknown waits while that order may rest (a read failed, or -4130 showed it resting unseen); found
+   * nowhere, it is replaced under a new id at once (the unknown row stays looked up: should it appear, the
+   * extra is cancelled, or for a close-all kind it is the one adopted when the exchange refuses the replacement).
    */
   async sync(desired: readonly DesiredOrder[]): Promise<SyncResult> {
     const result: SyncResult = { settled: true, problems: [] }
     const rows = await this.load()
     if (rows.length === 0 && desired.length === 0) return result
-    for (const row of rows.filter((r) => r.status !== 'open')) await this.lookUp(row)
+    const missing = new Set<ProtectiveRow>()
+    for (const row of rows.filter((r) => r.status !== 'open')) if ((await this.lookUp(row)) === 'missing') missing.add(row)
     for (const kind of KINDS) {
       const want = desired.find((d) => d.kind === kind)
       const held = this.rows!.filter((r) => r.kind === kind && r.type !== 'MARKET')
       const kept = want && held.find((r) => r.status === 'open' && sameOrder(r, want))
       const stale = held.filter((r) => r !== kept)
-      if (stale.some((r) => r.status !== 'open')) {
-        result.settled = false
-        continue
-      }
-      if (!want || kept) {
-        for (const row of stale) if (!(await this.cancel(row))) result.settled = false
-        continue
-      }
-      const placed = await this.place(want, stale)
-      if (placed === 'fenced') return { ...result, settled: false, fenced: true }
-      if (placed === 'unknown') result.settled = false
-      else if (placed !== 'open') result.problems.push(placed)
+      const pending = stale.filter((r) => r.status !== 'open')
+      const waiting = pending.some((r) => !missing.has(r) || this.occupied.has(r.client_algo_id))
+      const outcome = waiting ? 'unknown' : await this.syncKind(want, kept, stale, pending)
+      if (outcome === 'fenced') return { ...result, settled: false, fenced: true }
+      if (typeof outcome === 'object') result.problems.push(outcome)
+      if (outcome === 'unknown' || outcome === 'occupied' || pending.some((r) => this.rows!.includes(r) && r.status !== 'open')) result.settled = false
     }
     return result
+  }
+
+  /**
+   * One kind of `sync`, its unknown rows found nowhere (they do not hold it back): the open orders not `kept` are
+   * cancelled, and `want` placed if none is kept ('open' when all went through).
+   */
+  private async syncKind(want: DesiredOrder | undefined, kept: ProtectiveRow | undefined, stale: readonly ProtectiveRow[], pending: readonly ProtectiveRow[]): Promise<Placed> {
+    const resting = stale.filter((r) => r.status === 'open')
+    if (!want || kept) {
+      let done = true
+      for (const row of resting) if (!(await this.cancel(row))) done = false
+      return done ? 'open' : 'unknown'
+    }
+    let placed = await this.place(want, resting)
+    if (placed === 'occupied') placed = await this.adopt(want, pending)
+    if (placed === 'open' && want.closePosition) await this.settleBehind(want, pending)
+    return placed
+  }
+
+  /**
+   * A close-all order of `want`'s type and side rests now (accepted, or adopted): the exchange refuses a second
+   * (-4130), so the kind's unknown rows of that type and side do not rest; they are settled as never placed.
+   * Should one still arrive (a request in flight for that long), the next placement's -4130 adopts it, or a
+   * reconciliation cancels it as a stray.
+   */
+  private async settleBehind(want: DesiredOrder, pending: readonly ProtectiveRow[]): Promise<void> {
+    const behind = pending.filter((r) => (r.status === 'unknown' || r.status === 'intent') && r.type === want.type && r.side === want.side)
+    for (const row of behind) await this.mark(row, 'canceled', { lastError: `not resting: a close-all ${want.type} ${want.side} rests beside it, which the exchange refuses while one rests (-4130)` })
   }
 
   /**
@@ -257,9 +288,10 @@ export class ProtectiveOrders {
    * Places one desired order under a fresh intent, after cancelling the orders it `replaces` (cancel, then place: a
    * second close-all order of a type and side is refused, -4130). The intent is committed before the cancels, so the
    * unprotected gap is two exchange calls, not a commit besides. A cancel whose answer is unknown leaves the intent
-   * unsent (canceled). Answers 'open', 'unknown', 'fenced', or the problem a refusal is.
+   * unsent (canceled). Answers 'open', 'unknown', 'fenced', 'occupied' (-4130: a close-all order of this type and
+   * side rests already), or the problem a refusal is.
    */
-  private async place(want: DesiredOrder, replaces: readonly ProtectiveRow[] = []): Promise<'open' | 'unknown' | 'fenced' | ProtectionProblem> {
+  private async place(want: DesiredOrder, replaces: readonly ProtectiveRow[] = []): Promise<Placed> {
     const id = await this.commitIntent(want)
     if (id === undefined) return 'fenced'
     const row = this.rows!.find((r) => r.client_algo_id === id)!
@@ -286,7 +318,7 @@ export class ProtectiveOrders {
     return this.placed(row, want, answer)
   }
 
-  private async placed(row: ProtectiveRow, want: DesiredOrder, answer: ExchangeAnswer<BinanceAlgoOrder>): Promise<'open' | 'unknown' | 'fenced' | ProtectionProblem> {
+  private async placed(row: ProtectiveRow, want: DesiredOrder, answer: ExchangeAnswer<BinanceAlgoOrder>): Promise<Placed> {
     if (answer.kind === 'ok') {
       const status = STATUS_OF[answer.value.algoStatus] ?? 'open'
       await this.mark(row, status, { algoId: answer.value.algoId })
@@ -303,11 +335,40 @@ export class ProtectiveOrders {
     }
     if (KEY_REFUSED.has(answer.code)) throw keyRefused(answer)
     await this.mark(row, 'rejected', { lastError: `${answer.code} ${answer.msg}` })
+    if (answer.code === CLOSE_ALL_RESTING) return 'occupied'
     // A trailing stop whose activation price is already passed has started trailing: placed again without it.
     if (answer.code === -2021 && want.type === 'TRAILING_STOP_MARKET' && want.activatePrice !== null) return this.place({ ...want, activatePrice: null })
     const what = `${want.type} ${want.side} ${want.triggerPrice ?? `callback ${want.callbackRate} %`} on ${this.deps.symbol}`
     if (answer.code === -2021) return { kind: want.kind, close: true, message: `the ${what} would trigger at once (the price is already past it): the position is closed at market` }
     return { kind: want.kind, close: false, message: `the exchange refused the protective ${what} (${answer.code} ${answer.msg}); it is placed again at the next bar` }
+  }
+
+  /**
+   * The exchange refused `want` with -4130: a close-all order of its type and side rests. Found in openAlgoOrders
+   * (ours, of this kind), it is adopted: its row (an unknown one that did arrive, or one given up) is open again,
+   * and moved to `want` if it asks otherwise (cancel, then place). Not listed (the exchange does not show it yet),
+   * the kind's unknown rows are taken as resting and waited for ('occupied'). One not ours is the reconciliation's
+   * (FOREIGN_ORDER).
+   */
+  private async adopt(want: DesiredOrder, pending: readonly ProtectiveRow[]): Promise<Placed> {
+    const open = await this.client.algo.open(this.deps.symbol)
+    if (open.kind === 'rejected' && KEY_REFUSED.has(open.code)) throw keyRefused(open)
+    const listed = open.kind === 'ok' ? open.value.find((o) => protectiveKindOf(this.prefix, o.clientAlgoId) === want.kind && o.orderType === want.type && o.side === want.side) : undefined
+    if (!listed) {
+      for (const row of pending) this.occupied.add(row.client_algo_id)
+      return 'occupied'
+    }
+    const row = this.rows!.find((r) => r.client_algo_id === listed.clientAlgoId) ?? (await protectiveRow(this.deps.db, listed.clientAlgoId))
+    if (!row || row.strategy_id !== this.deps.strategyId || row.symbol !== this.deps.symbol) {
+      // Ours, but no run of this strategy's here holds it (a stray): cancelled, and the next sync places the order.
+      await this.cancelId(listed.clientAlgoId)
+      return 'unknown'
+    }
+    if (!this.rows!.includes(row)) this.rows = [...this.rows!, row].sort((a, b) => a.seq - b.seq)
+    await this.mark(row, 'open', { algoId: listed.algoId })
+    if (sameOrder(row, want)) return 'open'
+    const moved = await this.place(want, [row])
+    return moved === 'occupied' ? 'unknown' : moved
   }
 
   /** Cancels a row's order: true when it no longer rests (cancelled, or found in a final status); false while unknown. */
@@ -334,22 +395,23 @@ export class ProtectiveOrders {
    * What became of a row whose order is not known to rest: GET algoOrder by clientAlgoId, then the symbol's
    * open algo orders. Not found: a row sent NOT_FOUND_GIVE_UP_MS ago is taken as never placed (cancelled;
    * should it appear after all, a reconciliation cancels it as a stray); a younger one stays as it is.
+   * Answers 'found', 'missing' (both reads answered and neither knows it) or 'unread' (a read failed).
    */
-  private async lookUp(row: ProtectiveRow): Promise<void> {
-    if (row.type === 'MARKET') return
+  private async lookUp(row: ProtectiveRow): Promise<'found' | 'missing' | 'unread'> {
+    if (row.type === 'MARKET') return 'unread'
     const found = await this.client.algo.get({ clientAlgoId: row.client_algo_id })
     if (found.kind === 'ok') {
       const status = STATUS_OF[found.value.algoStatus]
       if (status !== undefined && status !== row.status) await this.mark(row, status, { algoId: found.value.algoId })
-      return
+      return 'found'
     }
     if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw keyRefused(found)
-    if (found.kind !== 'rejected') return
+    if (found.kind !== 'rejected') return 'unread'
     const open = await this.client.algo.open(this.deps.symbol)
     const listed = open.kind === 'ok' ? open.value.find((o) => o.clientAlgoId === row.client_algo_id) : undefined
     if (listed) {
       if (row.status !== 'open') await this.mark(row, 'open', { algoId: listed.algoId })
-      return
+      return 'found'
     }
     const sent = (row.sent_at ?? row.created_at).getTime()
     const missingFor = this.deps.now() - sent
@@ -358,6 +420,7 @@ export class ProtectiveOrders {
     } else if (row.status === 'intent') {
       await this.mark(row, 'unknown', {})
     }
+    return open.kind === 'ok' ? 'missing' : 'unread'
   }
 
   private async mark(row: ProtectiveRow, status: ProtectiveStatus, change: { algoId?: string | number | undefined; lastError?: string | undefined }): Promise<void> {
@@ -365,9 +428,16 @@ export class ProtectiveOrders {
     row.status = status
     if (change.algoId !== undefined) row.algo_id = String(change.algoId)
     if (change.lastError !== undefined) row.last_error = change.lastError
+    if (status !== 'intent' && status !== 'unknown') this.occupied.delete(row.client_algo_id)
     if (status !== 'intent' && status !== 'open' && status !== 'unknown') this.rows = this.rows?.filter((r) => r !== row)
   }
 }
+
+/** What one placement came to: resting, unknown, fenced, 'occupied' (-4130), or the problem a refusal is. */
+type Placed = 'open' | 'unknown' | 'fenced' | 'occupied' | ProtectionProblem
+
+/** -4130: an open close-all (GTE) stop or take profit of this type and side exists already. */
+const CLOSE_ALL_RESTING = -4130
 
 function keyRefused(answer: { code: number; msg: string }): RunFailure {
   return new RunFailure('KEY_REVOKED', `the exchange refused the key (${answer.code} ${answer.msg}); register a working key and deploy again`)

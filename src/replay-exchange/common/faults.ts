@@ -12,7 +12,7 @@ export interface FaultSpec {
   /** Matching requests to affect; until cleared when absent. */
   times?: number
   /**
-   * Trading: execute the matching order request, then answer as if the outcome were lost: 503
+   * Trading: execute the matching order request (POST order or algoOrder), then answer as if the outcome were lost: 503
    * "Unknown error, please check your request or try again later." or 408 -1007 (both mean
    * "execution status unknown" on Binance).
    */

@@ -23,6 +23,13 @@ export const TAKER_RATE = 0.0005
 export const unknownOrder = () => new BinanceError(400, -2013, 'Order does not exist.')
 export const unknownCancel = () => new BinanceError(400, -2011, 'Unknown order sent.')
 
+/** What an `executeThen` fault answers once the request has executed: Binance's "execution status unknown" (503 -1000, or 408 -1007). */
+export function lostAnswer(executeThen: 503 | -1007): BinanceError {
+  return executeThen === 503
+    ? new BinanceError(503, -1000, 'Unknown error, please check your request or try again later.')
+    : new BinanceError(408, -1007, 'Timeout waiting for response from backend server. Send status unknown; execution status unknown.')
+}
+
 /** The counters the exchange hands out; kept in the --state file so ids never repeat across restarts. */
 export interface VenueIds {
   order: number

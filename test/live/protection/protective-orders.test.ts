@@ -31,6 +31,7 @@ for (const backend of backends()) {
     const { db, exchange, exchangeQty } = harness
     let strategyId: string
     let orders: ProtectiveOrders
+    let run: number
     /** The run's ledger as the engine keeps it: its levels are what the run places. */
     const ledger = new Ledger(['BTCUSDT'], [BTCUSDT_RULES], 1000, 2, 0.0005)
     ledger.protect(RULES)
@@ -64,7 +65,8 @@ for (const backend of backends()) {
       // No runner pool here: this test holds the run's lease itself, as a runner would.
       await db().updateTable('strategy_runs').set({ lease_owner: OWNER, lease_expires_at: new Date(Date.now() + 3_600_000) }).where('strategy_id', '=', strategyId).execute()
       const rows = await db().selectFrom('strategy_runs').select('run').where('strategy_id', '=', strategyId).execute()
-      orders = new ProtectiveOrders(exchange(a), { db: db(), owner: OWNER, strategyId, run: rows[0]!.run, symbol: 'BTCUSDT', rules: BTCUSDT_RULES, now: Date.now })
+      run = rows[0]!.run
+      orders = new ProtectiveOrders(exchange(a), { db: db(), owner: OWNER, strategyId, run, symbol: 'BTCUSDT', rules: BTCUSDT_RULES, now: Date.now })
     })
     after(async () => {
       await t.close()
@@ -197,6 +199,76 @@ for (const backend of backends()) {
       await exchange(a).algo.cancel({ clientAlgoId: 'someone-else-1' })
       const ids = (await all()).map((o) => o.clientAlgoId).filter((id) => id !== 'someone-else-1')
       assert.equal(new Set(ids).size, ids.length, 'no clientAlgoId used twice')
+    })
+
+    it('after a takeover, an unknown placement found nowhere is replaced under a new id at once; one that arrived unseen is adopted after -4130 (close-all) or its extra cancelled (trailing): one order per kind, no id sent twice', async () => {
+      const rowsOf = () => db().selectFrom('protective_orders').selectAll().where('strategy_id', '=', strategyId).orderBy('seq').execute()
+      const kindOf = (o: BinanceAlgoOrder) => protectiveKindOf(clientAlgoIdPrefix(strategyId), o.clientAlgoId)
+      /** A new owner of the run's protection (a takeover): it knows only the rows. */
+      const takeOver = () => new ProtectiveOrders(exchange(a), { db: db(), owner: OWNER, strategyId, run, symbol: 'BTCUSDT', rules: BTCUSDT_RULES, now: Date.now })
+      const onePerKind = async () => {
+        const resting = await open()
+        assert.deepEqual(resting.map(kindOf).sort(), ['stop_loss', 'take_profit', 'trailing_stop'])
+        assert.equal(Number(resting.find((o) => o.orderType === 'STOP_MARKET')!.triggerPrice), ledger.exits!.exitStop[0])
+        assert.deepEqual((await rowsOf()).filter((r) => r.status === 'open').map((r) => r.client_algo_id).sort(), resting.map((o) => o.clientAlgoId).sort())
+      }
+      await trade(ledger.qty[0]! > 0 ? 'SELL' : 'BUY', Math.abs(ledger.qty[0]!).toFixed(3))
+      assert.deepEqual(await sync(), { settled: true, problems: [] })
+
+      // 1. Lost before the exchange (the connection dropped after sending): the stop is unknown, and the next owner,
+      //    finding it nowhere, places it under a new id at once rather than leave the position without a stop.
+      t.replay!.faults.add({ path: '/fapi/v1/algoOrder', drop: true, times: 1, account: a.apiKey })
+      await trade('BUY', '0.010')
+      assert.equal((await sync()).settled, false)
+      const lost = (await rowsOf()).find((r) => r.kind === 'stop_loss' && r.status === 'unknown')
+      assert.ok(lost, 'the dropped stop placement is unknown')
+      orders = takeOver()
+      assert.equal(await orders.check(), true)
+      await orders.sync(desiredOrders(ledger.qty[0]!, ledger.exits, 0, BTCUSDT_RULES))
+      await onePerKind()
+      assert.ok(!(await all()).some((o) => o.clientAlgoId === lost.client_algo_id), 'the lost one never reached the exchange')
+
+      // 2. Placed, its answer lost (503) and unseen by the query endpoints for a while (algo unknown): the new owner's
+      //    replacement is refused (-4130: a close-all stop of that side rests), so it waits for the one resting and adopts it.
+      await trade('SELL', '0.010')
+      await sync()
+      t.replay!.faults.add({ path: '/fapi/v1/algoOrder', algo: 'unknown', latencyMs: 8_000, times: 1, account: a.apiKey })
+      t.replay!.faults.add({ path: '/fapi/v1/algoOrder', executeThen: 503, times: 1, account: a.apiKey })
+      await trade('BUY', '0.010')
+      assert.equal((await sync()).settled, false)
+      const unseen = (await rowsOf()).find((r) => r.kind === 'stop_loss' && r.status === 'unknown' && r.seq > lost.seq)!
+      assert.ok(unseen, 'the stop whose answer was lost is unknown')
+      orders = takeOver()
+      assert.equal((await sync()).settled, false)
+      const refused = (await rowsOf()).filter((r) => r.kind === 'stop_loss' && r.seq > unseen.seq)
+      assert.equal(refused.length, 1)
+      assert.equal(refused[0]!.status, 'rejected')
+      assert.match(refused[0]!.last_error ?? '', /^-4130 /)
+      const intents = (await rowsOf()).length
+      assert.equal((await sync()).settled, false, 'still unseen: waited for, not replaced again')
+      assert.equal((await rowsOf()).length, intents)
+      await poll('the unseen stop listed', 30_000, async () => ((await open()).length === 3 ? true : undefined))
+      assert.deepEqual(await sync(), { settled: true, problems: [] })
+      await onePerKind()
+      assert.equal((await rowsOf()).find((r) => r.client_algo_id === unseen.client_algo_id)!.status, 'open', 'adopted')
+
+      // 3. The same for the trailing stop (reduce-only: a second may rest): replaced at once, and the extra cancelled once the first shows.
+      t.replay!.faults.add({ path: '/fapi/v1/algoOrder', algo: 'unknown', latencyMs: 8_000, times: 1, account: a.apiKey })
+      t.replay!.faults.add({ path: '/fapi/v1/algoOrder', executeThen: 503, times: 1, account: a.apiKey })
+      await trade('SELL', '0.004')
+      assert.equal((await sync()).settled, false)
+      orders = takeOver()
+      assert.equal((await sync()).settled, false, 'the unknown trailing stop is still looked up')
+      await onePerKind()
+      await poll('the unseen trailing stop listed beside its replacement', 30_000, async () => ((await open()).length === 4 ? true : undefined))
+      assert.deepEqual(await sync(), { settled: true, problems: [] })
+      await onePerKind()
+      assert.equal(Number((await open()).find((o) => o.orderType === 'TRAILING_STOP_MARKET')!.quantity), 0.006)
+
+      const ids = (await all()).map((o) => o.clientAlgoId)
+      assert.equal(new Set(ids).size, ids.length, 'no clientAlgoId sent twice')
+      await trade('SELL', '0.006')
+      await sync()
     })
   })
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { BinanceError, invalidData, invalidSymbol } from '../../common/errors.js'
 import { integer, type Query, required, text, timeRange } from '../../common/params.js'
 import type { Account } from '../accounts/account.js'
+import { lostAnswer } from '../venue.js'
 import { signedRoute, type TradingDeps } from '../trading-context.js'
 import type { AlgoBook } from './algo-book.js'
 import type { AlgoOrder } from './algo-order.js'
@@ -30,6 +31,8 @@ export function algoRoutes(app: FastifyInstance, deps: TradingDeps, book: AlgoBo
     reply.header('x-mbx-order-count-10s', String(counts.tenSeconds)).header('x-mbx-order-count-1m', String(counts.minute))
     const parsed = parseAlgoRequest(params, (name) => venue.tradable(name)?.info)
     const order = book.place(account, parsed, request.url)
+    const fault = deps.faults.take(request.url, 'execution', account.apiKey)
+    if (fault?.executeThen !== undefined) throw lostAnswer(fault.executeThen)
     return algoOrderView(parsed.symbol, order)
   })
 

@@ -4,12 +4,9 @@ import { BinanceError, invalidSymbol } from '../../common/errors.js'
 import { integer, limit, type Query, required, text, timeRange } from '../../common/params.js'
 import type { Account, Order } from '../accounts/account.js'
 import { signedRoute, type TradingDeps } from '../trading-context.js'
-import { unknownCancel, unknownOrder } from '../venue.js'
+import { lostAnswer, unknownCancel, unknownOrder } from '../venue.js'
 import { parseOrderRequest } from './order-request.js'
 import { orderView, tradeView } from './order-views.js'
-
-const UNKNOWN_OUTCOME = 'Unknown error, please check your request or try again later.'
-const TIMEOUT = 'Timeout waiting for response from backend server. Send status unknown; execution status unknown.'
 
 /** POST/GET/DELETE /fapi/v1/order, DELETE /fapi/v1/allOpenOrders, GET openOrder(s), allOrders and userTrades. */
 export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
@@ -30,8 +27,7 @@ export function orderRoutes(app: FastifyInstance, deps: TradingDeps): void {
     if (late) await sleep(late.latencyMs!)
     const { ack, result } = venue.place(account, order)
     const fault = deps.faults.take(request.url, 'execution', account.apiKey)
-    if (fault?.executeThen === 503) throw new BinanceError(503, -1000, UNKNOWN_OUTCOME)
-    if (fault?.executeThen === -1007) throw new BinanceError(408, -1007, TIMEOUT)
+    if (fault?.executeThen !== undefined) throw lostAnswer(fault.executeThen)
     return orderView(order.symbol, order.respType === 'RESULT' ? result : ack, false)
   })
 
