@@ -54,8 +54,11 @@ export function askedColumns(query: ReturnsQuery, configurations: number): { col
   return { columns: { first, last }, next: last < configurations ? encodeCursorJson(['columns', last + 1]) : null }
 }
 
-/** The first run of the page a cursor of askedColumns names; 400 for anything else (a run number beyond the sweep, 1e300). */
-function firstOfCursor(cursor: string, configurations: number): number {
+/**
+ * The first run of the page a cursor of askedColumns names; 400 for anything else (a run number beyond the
+ * sweep, 1e300). Without `configurations` (before the sweep is read) only the cursor's shape is checked.
+ */
+export function firstOfCursor(cursor: string, configurations = Number.POSITIVE_INFINITY): number {
   const value = cursorJson(cursor)
   if (Array.isArray(value) && value.length === 2 && value[0] === 'columns' && isStorableInteger(value[1], 2) && value[1] <= configurations) return value[1]
   throw notACursor(' for this sweep')

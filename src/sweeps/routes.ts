@@ -8,7 +8,7 @@ import { AppError } from '../http/errors.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { CancelSchema, NoQuerySchema, STRATEGY_ID_SCOPE } from '../backtests/schemas.js'
-import { askedColumns, equityDays, parseRunIds, returnsMatrix, returnsText, returnsWeight } from './returns.js'
+import { askedColumns, equityDays, firstOfCursor, parseRunIds, returnsMatrix, returnsText, returnsWeight } from './returns.js'
 import { MAX_RETURN_COLUMNS, RETURN_PAGE_COLUMNS, ReturnsQuerySchema, ReturnsSchema, type SweepConfig, RunPageSchema, RunsQuerySchema, SweepCreateSchema, SweepIdSchema, SweepListQuerySchema, SweepPageSchema, SweepSchema } from './schemas.js'
 import { cancelSweep, createSweep, getSweep, ownSweep, pageSweepRuns, pageSweeps, type SweepContext } from './service.js'
 import { absentBodyAsEmpty } from '../http/json-body.js'
@@ -132,6 +132,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       const { db, userId } = context(request)
       // A bad query is the request's fault whatever the sweep: 400 before the lookup.
       if (request.query.run_ids !== undefined) parseRunIds(request.query.run_ids, MAX_RETURN_COLUMNS)
+      if (request.query.cursor !== undefined) firstOfCursor(request.query.cursor)
       const sweep = await ownSweep(db, userId, request.params.id)
       if (sweep.status !== 'done') throw new AppError('INVALID_STATE', `sweep ${sweep.id} is ${sweep.status}; its returns matrix is complete once it is done`)
       const { columns, next } = askedColumns(request.query, (sweep.config as SweepConfig).configurations)

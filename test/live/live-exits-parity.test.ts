@@ -65,7 +65,9 @@ describe('a live run with protective exits against its backtest (pglite, replay 
     // 1m bar, whose order the backtest cannot see) exits the live run first. From there the two diverge.
     const same = stored.findIndex((r, i) => r.exit_reason !== expected.trades[i]?.exitReason)
     const compared = same === -1 ? stored : stored.slice(0, same)
-    assert.ok(compared.length >= 4 && compared.some((r) => kinds.includes(r.exit_reason)), `at least four trades with a protective exit before the first divergence (${same})`)
+    // How soon the two diverge depends on the host's load (at 120× a second of delay is two replay minutes): what
+    // must hold is that the trades up to there include a protective exit, and that each is priced alike.
+    assert.ok(compared.some((r) => kinds.includes(r.exit_reason)), `a trade closed by a protective exit before the first divergence (at trade ${same})`)
     const { worstBps, worstLag, worstExitBps } = assertLiveTrades('BTCUSDT', compared, expected.trades, { maxBps: 30, maxQtyPct: 6 }) // one 0.001 step of ~0.018: equity moved by fills a few bps apart
     const counts = Object.fromEntries(kinds.map((k) => [k, compared.filter((r) => r.exit_reason === k).length]))
     const diverged = same === -1 ? null : { trade: same, live: stored[same]!.exit_reason, backtest: expected.trades[same]?.exitReason ?? null }
