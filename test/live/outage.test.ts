@@ -44,10 +44,10 @@ const VARIANTS: { kind: Kind; exits: Record<string, string> }[] = [
 const TODO = 'flaky under load: the weight budget of its exchange reads; a triggered close once missing from the run orders (issue 31 note)'
 
 for (const backend of backends()) {
-  describe(`live positions stay protected while Perpetua is down (${backend}: ${backend === 'postgres' ? 'two nodes' : 'one node, DATA_DIR kept'})`, { todo: TODO }, () => {
+  describe(`live positions stay protected while Perpetua is down (${backend}: ${backend === 'postgres' ? 'two nodes' : 'one node, DATA_DIR kept'})`, () => {
     after(killChildren)
 
-    it('every process SIGKILLed, the exchange closes each position at its stop, target or trailing stop; on restart each run books that close once and carries on', async () => {
+    it('every process SIGKILLed, the exchange closes each position at its stop, target or trailing stop; on restart each run books that close once and carries on', { todo: TODO }, async () => {
       const runs = VARIANTS.map((v) => ({ ...v, trader: account(`OUT${v.kind.slice(0, 4).toUpperCase()}`), id: '' }))
       const nodes = await startPerpetuaNodes(backend, { replay: { speed: SPEED, replayStart: REPLAY_START, accounts: runs.map((r) => ({ ...r.trader, balances: { USDT: '10000' } })) } })
       try {
