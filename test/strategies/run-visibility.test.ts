@@ -170,8 +170,9 @@ for (const backend of backends()) {
       const at = (k: string) => broker.ledger.arrays[k]![0]!
       assert.equal(picture.positions.length, 1)
       const p = picture.positions[0]
-      assert.deepEqual(Object.keys(p).sort(), ['entry_price', 'liquidation_price', 'mark_price', 'mode', 'opened_at', 'qty', 'side', 'stop_price', 'symbol', 'take_profit_price', 'trailing', 'trigger', 'unrealized_pnl'])
+      assert.deepEqual(Object.keys(p).sort(), ['entry_price', 'liquidation_price', 'mark_price', 'mode', 'opened_at', 'protective_orders', 'protective_orders_error', 'qty', 'side', 'stop_price', 'symbol', 'take_profit_price', 'trailing', 'trigger', 'unrealized_pnl'])
       assert.deepEqual([p.stop_price, p.take_profit_price, p.trailing, p.trigger], [null, null, null, null], 'a run without exits: only its liquidation price protects it')
+      assert.deepEqual([p.protective_orders, p.protective_orders_error], [null, null], "a dry run's levels are simulated: nothing of it rests on the exchange")
       assert.equal(p.symbol, 'BTCUSDT')
       assert.equal(p.mode, 'dry_run')
       assert.equal(p.side, at('qty') > 0 ? 'buy' : 'sell')
