@@ -1,26 +1,16 @@
 import { BinanceError, invalidSymbol } from '../../common/errors.js'
 import { type Query, required, text } from '../../common/params.js'
 import type { SymbolInfo } from '../../market-data/recorded/exchange-info.js'
-import type { Side, TimeInForce } from '../accounts/account.js'
+import type { TimeInForce } from '../accounts/account.js'
 import { clientIdParam, priceParam, quantityParam, TIME_IN_FORCE } from '../orders/order-request.js'
-import { ALGO_TYPES, type AlgoOrderType, type WorkingType } from './algo-order.js'
+import { ALGO_TYPES, type AlgoOrder, type AlgoOrderType } from './algo-order.js'
 
-/** A POST /fapi/v1/algoOrder request, parsed and checked against the symbol's filters. */
-export interface AlgoRequest {
+/** A POST /fapi/v1/algoOrder request, parsed and checked against the symbol's filters: the order's own fields, before it has ids and a status. */
+export interface AlgoRequest
+  extends Pick<AlgoOrder, 'side' | 'type' | 'timeInForce' | 'quantity' | 'price' | 'triggerPrice' | 'workingType' | 'closePosition' | 'priceProtect' | 'reduceOnly' | 'callbackRate'> {
   symbol: SymbolInfo
-  side: Side
-  type: AlgoOrderType
-  timeInForce: TimeInForce
-  quantity: number
-  price: number
-  triggerPrice: number
-  workingType: WorkingType
-  closePosition: boolean
-  priceProtect: boolean
-  reduceOnly: boolean
   /** undefined: the latest price at placement (trailing only). */
   activatePrice: number | undefined
-  callbackRate: number
   clientAlgoId: string | undefined
 }
 
