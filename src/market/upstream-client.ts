@@ -33,6 +33,11 @@ export interface UpstreamClientOptions {
   /** Share of each limit kept unused (default 0.1). */
   margin?: number
   connectTimeoutMs?: number
+  /**
+   * The loopback address requests leave from (tests: a second trader's reads, e.g. 127.0.0.2, spend their own
+   * per-IP weight on the replay exchange rather than the nodes' under test).
+   */
+  localAddress?: string
   /** Per attempt: time to the response headers, and between body chunks. */
   responseTimeoutMs?: number
 }
@@ -244,6 +249,7 @@ export class UpstreamClient {
         pool: new Pool(parsed.origin, {
           connections: 32,
           connectTimeout: options.connectTimeoutMs ?? 1000,
+          ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
           headersTimeout: options.responseTimeoutMs ?? 2000,
           bodyTimeout: options.responseTimeoutMs ?? 2000,
           keepAliveTimeout: 10_000,

@@ -27,7 +27,10 @@ export interface ExchangeBook {
 /** allOrders, allAlgoOrders, userTrades and the position of one account on one symbol. */
 export async function exchangeBook(nodes: PerpetuaNodes, a: Account, symbol = 'BTCUSDT'): Promise<ExchangeBook> {
   const client = nodes.exchange(a)
-  const [orders, trades, position] = await Promise.all([client.allOrders(symbol, { limit: 1000 }), client.userTrades(symbol, { limit: 1000 }), client.positions(symbol)])
+  // The trades before the orders: an order that traded after the trades were read is listed all the same, and
+  // every trade read names an order the later read lists (read together, a fill between the two broke that).
+  const trades = await client.userTrades(symbol, { limit: 1000 })
+  const [orders, position] = await Promise.all([client.allOrders(symbol, { limit: 1000 }), client.positions(symbol)])
   assert.ok(orders.kind === 'ok' && trades.kind === 'ok' && position.kind === 'ok', `the exchange answers its holder: ${JSON.stringify([orders, trades, position].filter((x) => x.kind !== 'ok'))}`)
   const all = await client.algo.all(symbol, { limit: 1000 })
   assert.ok(all.kind === 'ok', JSON.stringify(all))

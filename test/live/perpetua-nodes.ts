@@ -65,7 +65,9 @@ export async function startPerpetuaNodes(backend: Backend, options: NodesOptions
     }
     const dataDir = (k: number) => (dataDirs[k] ??= tempDir(`node${k}`))
     const envOf = (k: number) => ({ ...shared, DATA_DIR: dataDir(k) })
-    const upstream = new UpstreamClient({ apiUrl: replay.url, dataUrl: replay.url, now: Date.now })
+    // The test's own exchange reads leave from another loopback address: the replay exchange's per-IP weight of the
+    // nodes under test is theirs alone (a test polling the books spent it, and the nodes then waited out a minute).
+    const upstream = new UpstreamClient({ apiUrl: replay.url, dataUrl: replay.url, now: Date.now, localAddress: '127.0.0.2' })
 
     const nodes: PerpetuaNodes = {
       backend,

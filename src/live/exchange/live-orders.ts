@@ -29,6 +29,8 @@ export interface LiveProtection {
   /** An ALGO_UPDATE of ours: its row's new status; the order as it was, or undefined when none of ours. */
   onUpdate(update: AlgoUpdate): Promise<UpdatedOrder | undefined>
   closeAtMarket(kind: UpdatedOrder['kind'], exchangeQty: number): Promise<void>
+  /** Cancels every protective order of the run's symbol; false while a cancel's outcome is unknown. */
+  cancelAll(): Promise<boolean>
   /** last_error, strategy.error and a stream message; the run goes on. */
   alarm(message: string): Promise<void>
 }
@@ -168,6 +170,22 @@ export class LiveOrders<O> {
     if (!protection || this.deps.pendingOrder() !== null) return
     const after = await protection.protect(() => this.broker.exchangeQty())
     if (after === 'closed') await this.bookMissedFills()
+  }
+
+  /**
+   * Before a reversal's order (held long, `desired` short, or the other way): the old side's protective orders are
+   * cancelled first, and a trigger that came before the cancel is booked from the trades. One firing while the
+   * order flew would close the old side first, and the order, sized from the old side, would then open the new
+   * side at twice the target (and book its fill after the close, or before it with no order row for the close):
+   * the run's order is now sized from what is held once no protective order of the old side can fire. The new
+   * side's orders are placed once the order is booked, as after any fill. A reduction needs none of this (its
+   * order is reduce-only: a stop that fired first leaves it nothing to overshoot with).
+   */
+  async beforeOrder(desired: number): Promise<void> {
+    const held = this.broker.qty
+    if (!this.deps.protection || held === 0 || desired === 0 || Math.sign(desired) === Math.sign(held)) return
+    await this.deps.protection.cancelAll()
+    await this.bookMissedFills()
   }
 
   /**

@@ -72,6 +72,10 @@ export class SymbolProtection implements LiveProtection {
   async closeAtMarket(kind: ProtectiveKind, exchangeQty: number): Promise<void> {
     await this.orders.closeAtMarket(kind, exchangeQty)
   }
+
+  cancelAll(): Promise<boolean> {
+    return this.orders.cancelAll()
+  }
 }
 
 /** What a runner gives to protect one symbol of its live run. */

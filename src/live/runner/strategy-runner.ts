@@ -255,7 +255,10 @@ export class StrategyRunner {
     const outcome = broker.onClosedBar(bar, funding)
     outcome.newTarget = live.aim(outcome.newTarget, ready, closeTime)
     const id = await this.commit(outcome, undefined)
-    if (id) await live.book(id, await broker.send(id, outcome.newTarget, bar.close, closeTime))
+    if (id) {
+      await live.beforeOrder(broker.desiredQty(outcome.newTarget, bar.close, closeTime))
+      await live.book(id, await broker.send(id, outcome.newTarget, bar.close, closeTime))
+    }
     // A level a module moved at this close is moved on the exchange (a booked fill has already synced).
     else if (id === null) await live.protect()
   }
