@@ -81,6 +81,17 @@ describe('replay exchange trading: algo (conditional) orders', () => {
     assert.equal(await positionAmt(t, keys), 0.01, 'only the quantity closed')
   })
 
+  it("a trailing stop on the mark price sent without an activation price activates at the placement's mark, on the tick", async () => {
+    const keys = await t.account()
+    await open(t, keys, 0.01)
+    const placed = await t.call(keys, 'POST', '/fapi/v1/algoOrder', algo({ side: 'SELL', type: 'TRAILING_STOP_MARKET', callbackRate: '1', workingType: 'MARK_PRICE', quantity: '0.010', reduceOnly: 'true' }))
+    assert.equal(placed.status, 200, JSON.stringify(placed.body))
+    const shown = (await t.call(keys, 'GET', '/fapi/v1/algoOrder', { algoId: placed.body.algoId })).body
+    const activate = Number(shown.activatePrice)
+    assert.ok(activate > 0, JSON.stringify(shown))
+    assert.equal(activate, Number(tick(activate)), `${shown.activatePrice}: a price of the tick (0.10), as the exchange shows every price`)
+  })
+
   it('a second close-all order of the same type and side is -4130, a take-profit beside the stop is fine, and a closed position expires both (GTE)', async () => {
     const keys = await t.account()
     const stream = await openUserStream(t, keys)

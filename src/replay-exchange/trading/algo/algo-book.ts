@@ -76,7 +76,8 @@ export class AlgoBook implements VenueAlgo {
       closePosition: request.closePosition,
       priceProtect: request.priceProtect,
       reduceOnly: request.reduceOnly,
-      activatePrice: trailing ? (request.activatePrice ?? latest) : 0,
+      // Unsent, it is the price at placement, on the tick as every price the exchange shows (a mark price has more places).
+      activatePrice: trailing ? (request.activatePrice ?? Math.round(latest / symbol.info.tickSize) * symbol.info.tickSize) : 0,
       activateSent: request.activatePrice !== undefined,
       callbackRate: request.callbackRate,
       status: 'NEW',
