@@ -1,0 +1,196 @@
+import assert from 'node:assert/strict'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { after, before, describe, it } from 'node:test'
+import { killChildren, parseSingleJsonLine, runCli, type ServerProcess, startServe } from '../cli/cli-process.js'
+import { SMA } from '../custom-templates/modules.js'
+import { FAST_PARAMS } from '../live/backtest-parity.js'
+import { type ReplayExchange, startReplay } from '../support/app.js'
+import { ONE_MINUTE_RANGE_JOB } from '../support/backtest-job.js'
+import { tempDir } from '../support/database.js'
+import { poll } from '../support/poll.js'
+
+// `perpetua backup` of a running embedded server while a dry run trades on the replay exchange and backtest jobs
+// complete, `perpetua restore` into a new DATA_DIR, and a server on the copy: the same users, keys, strategies,
+// template versions, job results and webhooks, and the run goes on from its last bar.
+
+const EXCHANGE_SECRET = `exsecret${crypto.randomBytes(12).toString('hex')}`
+
+interface Api {
+  call(method: string, target: string, body?: unknown): Promise<{ status: number; json: any }>
+}
+
+function api(url: string, token: string): Api {
+  return {
+    async call(method, target, body) {
+      const res = await fetch(`${url}${target}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      })
+      const text = await res.text()
+      return { status: res.status, json: text ? JSON.parse(text) : undefined }
+    },
+  }
+}
+
+async function ok(api: Api, method: string, target: string, body?: unknown): Promise<any> {
+  const res = await api.call(method, target, body)
+  assert.ok(res.status >= 200 && res.status < 300, `${method} ${target}: ${res.status} ${JSON.stringify(res.json)}`)
+  return res.json
+}
+
+/** The payload of a backup file (after its two text lines), decompressed. */
+function backupBytes(file: string): Buffer {
+  const bytes = fs.readFileSync(file)
+  const second = bytes.indexOf('\n', bytes.indexOf('\n') + 1)
+  return zlib.gunzipSync(bytes.subarray(second + 1))
+}
+
+describe('perpetua backup and restore of the embedded store', () => {
+  const source = tempDir('backup-source')
+  const target = tempDir('backup-target')
+  const files = tempDir('backup-files')
+  const file = path.join(files, 'perpetua.backup')
+  let replay: ReplayExchange
+  let env: Record<string, string>
+  let server: ServerProcess | undefined
+
+  before(async () => {
+    replay = await startReplay({ speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) })
+    env = {
+      APP_JWT_SECRET: crypto.randomBytes(32).toString('base64'),
+      UPSTREAM_URL: replay.url,
+      UPSTREAM_WS_URL: replay.wsUrl,
+      WORKERS: '1',
+      RATE_LIMIT_WEIGHT_PER_MINUTE: '100000',
+      WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true',
+      METRICS_ADDR: 'off',
+    }
+  })
+  after(async () => {
+    await killChildren()
+    await replay?.close()
+    for (const dir of [source, target, files]) fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('copies a running server consistently; a server on the restored DATA_DIR has every record and resumes the run', async () => {
+    // No MASTER_KEY: the source keeps its generated key in DATA_DIR/master.key, the case an operator must carry over.
+    server = await startServe({ ...env, DATA_DIR: source })
+    const issued = await runCli(['tokens', 'issue', '--email', 'owner@example.test'], { ...env, DATA_DIR: source })
+    assert.equal(issued.code, 0, issued.stderr)
+    const token = (parseSingleJsonLine(issued.stdout) as { access_token: string }).access_token
+    const before = api(server.url, token)
+
+    const apiKey = await ok(before, 'POST', '/v1/api-keys', { name: 'kept', scopes: ['strategies:read', 'backtests:read'] })
+    const exchangeKey = await ok(before, 'POST', '/v1/exchange-keys', { api_key: 'backupkey01', api_secret: EXCHANGE_SECRET, label: 'backup' })
+    const webhook = await ok(before, 'POST', '/v1/webhooks', { url: 'https://127.0.0.1:9/hook', events: ['backtest.job_done'] })
+    const template = await ok(before, 'POST', '/v1/templates', { name: 'kept-module', source: SMA })
+    await ok(before, 'PUT', `/v1/templates/${template.id}`, { source: SMA.replace('default: 10', 'default: 12') })
+    const strategy = await ok(before, 'POST', '/v1/strategies', { name: 'fast', template_id: 'sma_cross', params: FAST_PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', leverage: 1 })
+    await ok(before, 'POST', `/v1/strategies/${strategy.id}/deploy`, { dry_run: true })
+    const done = await ok(before, 'POST', '/v1/backtest/jobs', ONE_MINUTE_RANGE_JOB)
+    await poll('the first job to complete', 120_000, async () => ((await ok(before, 'GET', `/v1/backtest/jobs/${done.id}`)).status === 'done' ? true : undefined))
+    const lastBar = async (a: Api) => (await ok(a, 'GET', `/v1/strategies/${strategy.id}`)).last_bar_at as string | null
+    await poll('the dry run to act on a bar', 60_000, async () => ((await lastBar(before)) ? true : undefined))
+
+    // The backup is taken while a second job runs and the dry run goes on acting on bars.
+    const running = await ok(before, 'POST', '/v1/backtest/jobs', { ...ONE_MINUTE_RANGE_JOB, params: { fast: 5, slow: 20 } })
+    const backup = await runCli(['backup', file, '--json'], { ...env, DATA_DIR: source })
+    assert.equal(backup.code, 0, backup.stderr)
+    const result = parseSingleJsonLine(backup.stdout) as { file: string; manifest: { schema_version: string; master_key_id: string } }
+    assert.equal(result.file, file)
+    assert.match(backup.stderr, /snapshot taken: .* MB, schema \d{4}_\w+/)
+    assert.match(backup.stderr, /wrote /)
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600)
+    assert.equal(Number.parseInt(fs.readFileSync(path.join(source, 'server.lock'), 'utf8'), 10), server.child.pid, 'the server kept DATA_DIR')
+    const refused = await runCli(['backup', file], { ...env, DATA_DIR: source })
+    assert.equal(refused.code, 2)
+    assert.match(refused.stderr, /exists; give a new file name/)
+
+    // What the restored server must show: read after the backup, so it holds at least as much.
+    await poll('the second job to complete', 120_000, async () => ((await ok(before, 'GET', `/v1/backtest/jobs/${running.id}`)).status === 'done' ? true : undefined))
+    const expected = {
+      apiKeys: (await ok(before, 'GET', '/v1/api-keys')).data,
+      exchangeKeys: await ok(before, 'GET', '/v1/exchange-keys'),
+      webhook: await ok(before, 'GET', `/v1/webhooks/${webhook.id}`),
+      template: await ok(before, 'GET', `/v1/templates/${template.id}`),
+      job: await ok(before, 'GET', `/v1/backtest/jobs/${done.id}`),
+    }
+    const barAtBackup = await lastBar(before)
+    server.child.kill('SIGTERM')
+    await server.exited(60_000)
+    server = undefined
+
+    // Secrets at rest stay sealed in the file (its payload decompressed before the search).
+    const payload = backupBytes(file)
+    assert.ok(payload.includes(Buffer.from(webhook.id)), 'the search reads the database: the webhook id is there')
+    assert.equal(payload.includes(Buffer.from(EXCHANGE_SECRET)), false, 'the exchange secret is not in the backup in clear')
+    assert.equal(payload.includes(Buffer.from(webhook.secret)), false, 'the webhook secret is not in the backup in clear')
+    assert.equal(payload.includes(fs.readFileSync(path.join(source, 'master.key'))), false, 'the master key is not in the backup')
+
+    // Restore needs the master key that sealed the secrets: refused without it, done with the old master.key copied in.
+    const noKey = await runCli(['restore', file], { ...env, DATA_DIR: target })
+    assert.equal(noKey.code, 1)
+    assert.match(noKey.stderr, /master key/)
+    fs.copyFileSync(path.join(source, 'master.key'), path.join(target, 'master.key'))
+    const restored = await runCli(['restore', file, '--json'], { ...env, DATA_DIR: target })
+    assert.equal(restored.code, 0, restored.stderr)
+    assert.equal((parseSingleJsonLine(restored.stdout) as { data_dir: string }).data_dir, target)
+    assert.match(restored.stderr, /unpacking .* MB into/)
+
+    server = await startServe({ ...env, DATA_DIR: target })
+    const again = await runCli(['tokens', 'issue', '--email', 'owner@example.test'], { ...env, DATA_DIR: target })
+    const after = api(server.url, (parseSingleJsonLine(again.stdout) as { access_token: string }).access_token)
+    assert.deepEqual((await ok(after, 'GET', '/v1/api-keys')).data, expected.apiKeys)
+    assert.ok(expected.apiKeys.some((k: { id: string }) => k.id === apiKey.id))
+    assert.deepEqual(await ok(after, 'GET', '/v1/exchange-keys'), expected.exchangeKeys)
+    assert.deepEqual(await ok(after, 'GET', `/v1/webhooks/${webhook.id}`), expected.webhook)
+    assert.deepEqual(await ok(after, 'GET', `/v1/templates/${template.id}`), expected.template)
+    assert.deepEqual(await ok(after, 'GET', `/v1/backtest/jobs/${done.id}`), expected.job)
+    // The job running at the backup was copied queued or running: the restored server finishes it.
+    const finished = await poll('the job copied in flight to complete', 120_000, async () => {
+      const job = await ok(after, 'GET', `/v1/backtest/jobs/${running.id}`)
+      return job.status === 'done' ? job : undefined
+    })
+    assert.ok(finished.result.metrics, 'a result')
+    // The restored key signs: its secret's hash came across.
+    const signedKeyCheck = await runCli(['strategies', 'list', '--json'], { ...env, HOME: files, PERPETUA_URL: server.url, PERPETUA_API_KEY: apiKey.id, PERPETUA_API_SECRET: apiKey.secret })
+    assert.equal(signedKeyCheck.code, 0, signedKeyCheck.stderr)
+    const resumedFrom = await lastBar(after)
+    assert.ok(resumedFrom, 'the run kept its last bar')
+    await poll('the restored run to act on a new bar', 60_000, async () => {
+      const bar = await lastBar(after)
+      return bar && barAtBackup && bar > barAtBackup ? true : undefined
+    })
+  })
+
+  it('refuses to restore into a non-empty DATA_DIR, naming it', async () => {
+    const result = await runCli(['restore', file], { ...env, DATA_DIR: source })
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, new RegExp(`DATA_DIR ${source.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not empty`))
+    assert.equal(result.stdout, '')
+  })
+
+  it('refuses a backup whose schema is newer than this code knows', async () => {
+    const bytes = fs.readFileSync(file)
+    const first = bytes.indexOf('\n')
+    const second = bytes.indexOf('\n', first + 1)
+    const manifest = JSON.parse(bytes.subarray(first + 1, second).toString('utf8'))
+    manifest.migrations.push('9999_from_the_future')
+    manifest.schema_version = '9999_from_the_future'
+    const newer = path.join(files, 'newer.backup')
+    fs.writeFileSync(newer, Buffer.concat([bytes.subarray(0, first + 1), Buffer.from(`${JSON.stringify(manifest)}\n`), bytes.subarray(second + 1)]))
+    const empty = tempDir('backup-newer')
+    try {
+      const result = await runCli(['restore', newer, '--json'], { ...env, DATA_DIR: empty })
+      assert.equal(result.code, 1)
+      assert.match(result.stderr, /schema \(9999_from_the_future\) is newer than this version of perpetua knows/)
+      assert.deepEqual(fs.readdirSync(empty), [], 'nothing written')
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true })
+    }
+  })
+})
