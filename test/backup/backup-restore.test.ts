@@ -10,6 +10,7 @@ import { FAST_PARAMS } from '../live/backtest-parity.js'
 import { type ReplayExchange, startReplay } from '../support/app.js'
 import { ONE_MINUTE_RANGE_JOB } from '../support/backtest-job.js'
 import { tempDir } from '../support/database.js'
+import { type HttpsReceiver, startHttpsReceiver, testCertificates, verifyStandardWebhook } from '../support/https-receiver.js'
 import { poll } from '../support/poll.js'
 
 // `perpetua backup` of a running embedded server while a dry run trades on the replay exchange and backtest jobs
@@ -42,6 +43,23 @@ async function ok(api: Api, method: string, target: string, body?: unknown): Pro
   return res.json
 }
 
+/** Polls a backtest job until done, as a client must: the API answers 429 to a poll within 5 s of the last. */
+async function jobDone(a: Api, id: string): Promise<any> {
+  return poll(`job ${id} to complete`, 180_000, async () => {
+    const res = await a.call('GET', `/v1/backtest/jobs/${id}`)
+    if (res.status === 200 && res.json.status === 'done') return res.json
+    assert.ok(res.status === 200 || res.status === 429, JSON.stringify(res.json))
+    assert.ok(res.status === 429 || res.json.status === 'queued' || res.json.status === 'running', JSON.stringify(res.json))
+    return undefined
+  }, 5_000)
+}
+
+/** A webhook's subscription, without its delivery counters (which move on both servers after the backup). */
+function subscription(webhook: Record<string, unknown>): Record<string, unknown> {
+  const { consecutive_failures: _f, last_delivery_at: _d, last_success_at: _s, ...rest } = webhook
+  return rest
+}
+
 /** The payload of a backup file (after its two text lines), decompressed. */
 function backupBytes(file: string): Buffer {
   const bytes = fs.readFileSync(file)
@@ -55,11 +73,13 @@ describe('perpetua backup and restore of the embedded store', () => {
   const files = tempDir('backup-files')
   const file = path.join(files, 'perpetua.backup')
   let replay: ReplayExchange
+  let receiver: HttpsReceiver
   let env: Record<string, string>
   let server: ServerProcess | undefined
 
   before(async () => {
     replay = await startReplay({ speed: 300, replayStart: Date.UTC(2025, 5, 17, 6, 0, 0) })
+    receiver = await startHttpsReceiver()
     env = {
       APP_JWT_SECRET: crypto.randomBytes(32).toString('base64'),
       UPSTREAM_URL: replay.url,
@@ -67,12 +87,14 @@ describe('perpetua backup and restore of the embedded store', () => {
       WORKERS: '1',
       RATE_LIMIT_WEIGHT_PER_MINUTE: '100000',
       WEBHOOK_ALLOW_PRIVATE_HOSTS: 'true',
+      WEBHOOK_CA_FILE: testCertificates().caFile,
       METRICS_ADDR: 'off',
     }
   })
   after(async () => {
     await killChildren()
     await replay?.close()
+    await receiver?.close()
     for (const dir of [source, target, files]) fs.rmSync(dir, { recursive: true, force: true })
   })
 
@@ -85,14 +107,14 @@ describe('perpetua backup and restore of the embedded store', () => {
     const before = api(server.url, token)
 
     const apiKey = await ok(before, 'POST', '/v1/api-keys', { name: 'kept', scopes: ['strategies:read', 'backtests:read'] })
-    const exchangeKey = await ok(before, 'POST', '/v1/exchange-keys', { api_key: 'backupkey01', api_secret: EXCHANGE_SECRET, label: 'backup' })
-    const webhook = await ok(before, 'POST', '/v1/webhooks', { url: 'https://127.0.0.1:9/hook', events: ['backtest.job_done'] })
+    const exchangeKey = await ok(before, 'POST', '/v1/exchange-keys', { api_key: 'backupkey0000000001', api_secret: EXCHANGE_SECRET, label: 'backup' })
+    const webhook = await ok(before, 'POST', '/v1/webhooks', { url: receiver.url, events: ['backtest.job_done'] })
     const template = await ok(before, 'POST', '/v1/templates', { name: 'kept-module', source: SMA })
     await ok(before, 'PUT', `/v1/templates/${template.id}`, { source: SMA.replace('default: 10', 'default: 12') })
     const strategy = await ok(before, 'POST', '/v1/strategies', { name: 'fast', template_id: 'sma_cross', params: FAST_PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', leverage: 1 })
     await ok(before, 'POST', `/v1/strategies/${strategy.id}/deploy`, { dry_run: true })
     const done = await ok(before, 'POST', '/v1/backtest/jobs', ONE_MINUTE_RANGE_JOB)
-    await poll('the first job to complete', 120_000, async () => ((await ok(before, 'GET', `/v1/backtest/jobs/${done.id}`)).status === 'done' ? true : undefined))
+    await jobDone(before, done.id)
     const lastBar = async (a: Api) => (await ok(a, 'GET', `/v1/strategies/${strategy.id}`)).last_bar_at as string | null
     await poll('the dry run to act on a bar', 60_000, async () => ((await lastBar(before)) ? true : undefined))
 
@@ -111,18 +133,19 @@ describe('perpetua backup and restore of the embedded store', () => {
     assert.match(refused.stderr, /exists; give a new file name/)
 
     // What the restored server must show: read after the backup, so it holds at least as much.
-    await poll('the second job to complete', 120_000, async () => ((await ok(before, 'GET', `/v1/backtest/jobs/${running.id}`)).status === 'done' ? true : undefined))
+    await jobDone(before, running.id)
     const expected = {
       apiKeys: (await ok(before, 'GET', '/v1/api-keys')).data,
       exchangeKeys: await ok(before, 'GET', '/v1/exchange-keys'),
-      webhook: await ok(before, 'GET', `/v1/webhooks/${webhook.id}`),
+      webhook: subscription(await ok(before, 'GET', `/v1/webhooks/${webhook.id}`)),
       template: await ok(before, 'GET', `/v1/templates/${template.id}`),
-      job: await ok(before, 'GET', `/v1/backtest/jobs/${done.id}`),
+      job: await jobDone(before, done.id),
     }
     const barAtBackup = await lastBar(before)
     server.child.kill('SIGTERM')
     await server.exited(60_000)
     server = undefined
+    const deliveredBefore = receiver.received.length
 
     // Secrets at rest stay sealed in the file (its payload decompressed before the search).
     const payload = backupBytes(file)
@@ -147,15 +170,15 @@ describe('perpetua backup and restore of the embedded store', () => {
     assert.deepEqual((await ok(after, 'GET', '/v1/api-keys')).data, expected.apiKeys)
     assert.ok(expected.apiKeys.some((k: { id: string }) => k.id === apiKey.id))
     assert.deepEqual(await ok(after, 'GET', '/v1/exchange-keys'), expected.exchangeKeys)
-    assert.deepEqual(await ok(after, 'GET', `/v1/webhooks/${webhook.id}`), expected.webhook)
+    assert.deepEqual(subscription(await ok(after, 'GET', `/v1/webhooks/${webhook.id}`)), expected.webhook)
     assert.deepEqual(await ok(after, 'GET', `/v1/templates/${template.id}`), expected.template)
-    assert.deepEqual(await ok(after, 'GET', `/v1/backtest/jobs/${done.id}`), expected.job)
+    assert.deepEqual(await jobDone(after, done.id), expected.job)
     // The job running at the backup was copied queued or running: the restored server finishes it.
-    const finished = await poll('the job copied in flight to complete', 120_000, async () => {
-      const job = await ok(after, 'GET', `/v1/backtest/jobs/${running.id}`)
-      return job.status === 'done' ? job : undefined
-    })
+    const finished = await jobDone(after, running.id)
     assert.ok(finished.result.metrics, 'a result')
+    // The restored server delivers, signing with the webhook secret it decrypted with the carried master key.
+    const [delivery] = (await receiver.waitFor(deliveredBefore + 1, 60_000)).slice(deliveredBefore)
+    assert.ok(delivery && verifyStandardWebhook(webhook.secret, delivery.headers, delivery.body), 'signed with the secret shown at create')
     // The restored key signs: its secret's hash came across.
     const signedKeyCheck = await runCli(['strategies', 'list', '--json'], { ...env, HOME: files, PERPETUA_URL: server.url, PERPETUA_API_KEY: apiKey.id, PERPETUA_API_SECRET: apiKey.secret })
     assert.equal(signedKeyCheck.code, 0, signedKeyCheck.stderr)
