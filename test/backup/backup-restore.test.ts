@@ -148,6 +148,13 @@ describe('perpetua backup and restore of the embedded store', () => {
     server = undefined
     const deliveredBefore = receiver.received.length
 
+    // With no server, backup opens the stopped DATA_DIR itself, under its lock, and leaves it as it was.
+    const stopped = await runCli(['backup', path.join(files, 'stopped.backup'), '--json'], { ...env, DATA_DIR: source })
+    assert.equal(stopped.code, 0, stopped.stderr)
+    assert.match(stopped.stderr, /no server holds .*: opening its database here/)
+    assert.equal((parseSingleJsonLine(stopped.stdout) as typeof result).manifest.schema_version, result.manifest.schema_version)
+    assert.equal(fs.existsSync(path.join(source, 'server.lock')), false, 'the lock is released')
+
     // Secrets at rest stay sealed in the file (its payload decompressed before the search).
     const payload = backupBytes(file)
     assert.ok(payload.includes(Buffer.from(webhook.id)), 'the search reads the database: the webhook id is there')
