@@ -6,6 +6,18 @@ import path from 'node:path'
  * MASTER_KEY and APP_JWT_SECRET, when not configured, are generated once into DATA_DIR (mode 0600)
  * so an embedded install keeps working across restarts. Several nodes on one database must set them.
  */
+/** The key in effect without creating one: `configured`, else the one kept in DATA_DIR, else none. */
+export function findKey(configured: Buffer | undefined, dataDir: string, fileName: string): Buffer | undefined {
+  if (configured) return configured
+  try {
+    const existing = Buffer.from(fs.readFileSync(path.join(dataDir, fileName), 'utf8').trim(), 'base64')
+    return existing.length === 32 ? existing : undefined
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
 export function loadOrCreateKey(configured: Buffer | undefined, dataDir: string, fileName: string): Buffer {
   if (configured) return configured
   const file = path.join(dataDir, fileName)

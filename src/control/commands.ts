@@ -1,11 +1,12 @@
 import { issueApiKey } from '../auth/api-keys.js'
 import { prefillHistory, prefillRequestOf } from '../backtests/history-prefill.js'
 import { setPlan } from '../auth/plans.js'
+import { backupRunningDatabase } from '../backup/create-backup.js'
 import { findOrCreateUserByEmail } from '../auth/queries.js'
 import { parsePaperAmount, setPaperBalance } from '../live/paper-wallet.js'
 import type { Services } from '../services.js'
 import type { CommandHandler } from './control-socket.js'
-import { parseEmail, parseKeysCreateArgs, parsePlanArgs } from './operator-args.js'
+import { parseBackupFile, parseEmail, parseKeysCreateArgs, parsePlanArgs } from './operator-args.js'
 
 /** The operator commands that must run where the database is: in this process, or a running server. */
 export function operatorCommands(services: Services): Record<string, CommandHandler> {
@@ -30,6 +31,9 @@ export function operatorCommands(services: Services): Record<string, CommandHand
     // `perpetua history fetch` while this server holds the embedded store: the prefill runs here, on its
     // market data (weight budget and archive client shared with its own jobs).
     'history.fetch': async (args) => prefillHistory({ db: services.database.db, market: services.market, warn: () => undefined }, prefillRequestOf(args)),
+    // `perpetua backup FILE` while this server holds the embedded store: only its database thread can
+    // copy the database consistently. The CLI sends an absolute path; this process writes the file.
+    'backup.create': async (args, progress) => backupRunningDatabase(services.database, services.config, parseBackupFile(args.file), progress ?? (() => undefined)),
     'users.set-plan': async (args) => {
       const email = parseEmail(args.email)
       const { plan, end } = parsePlanArgs(args, services.now())

@@ -1,3 +1,5 @@
+import fs from 'node:fs'
+import path from 'node:path'
 import { type Plan, parsePlan, parsePlanEnd } from '../auth/plans.js'
 import { parseScopes, type Scope } from '../auth/scopes.js'
 import { parsePaperAmount } from '../live/paper-wallet.js'
@@ -30,6 +32,15 @@ export function parseKeysCreateArgs(args: Record<string, unknown>, now: number):
   return { email, scopes, plan: args.plan === undefined ? undefined : parsePlanArgs(args, now) }
 }
 
+/** Where `perpetua backup` writes: an absolute path to a new file in an existing folder (never overwritten). */
+export function parseBackupFile(value: unknown): string {
+  const file = String(value ?? '')
+  if (!path.isAbsolute(file)) throw new Error('the backup file must be an absolute path')
+  if (fs.existsSync(file)) throw new Error(`${file} exists; give a new file name (a backup never overwrites)`)
+  if (!fs.statSync(path.dirname(file), { throwIfNoEntry: false })?.isDirectory()) throw new Error(`${path.dirname(file)} is not a folder`)
+  return file
+}
+
 /** Throws what is wrong with a command's arguments, as its handler would, without touching a database. */
 export function checkOperatorArgs(command: string, args: Record<string, unknown>, now: number): void {
   switch (command) {
@@ -46,6 +57,9 @@ export function checkOperatorArgs(command: string, args: Record<string, unknown>
     case 'users.set-plan':
       parseEmail(args.email)
       parsePlanArgs(args, now)
+      return
+    case 'backup.create':
+      parseBackupFile(args.file)
       return
   }
 }

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
+import type { PgliteSnapshot } from './pglite-snapshot.js'
 import { type PgliteHost, PGLITE_SOCKET_PORT, socketDirFor, startPgliteHost } from './pglite-host.js'
 import type { Database } from './schema.js'
 
@@ -10,6 +11,8 @@ export interface DatabaseHandle {
   db: Db
   pool: pg.Pool
   kind: 'embedded' | 'server'
+  /** Embedded only: a consistent copy of the database, taken in its thread (`perpetua backup`). */
+  snapshot?: () => Promise<PgliteSnapshot>
   close(): Promise<void>
 }
 
@@ -63,6 +66,7 @@ function wrap(pool: pg.Pool, kind: DatabaseHandle['kind'], host?: Promise<Pglite
     db,
     pool,
     kind,
+    ...(host ? { snapshot: async () => (await host).snapshot() } : {}),
     close() {
       closed ??= (async () => {
         await db.destroy() // ends the pool

@@ -8,14 +8,19 @@ const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '
 /** Reads `migrations/NNNN_name.sql`; each file runs as one statement batch in Kysely's migration transaction. */
 class SqlFileProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await fs.readdir(MIGRATIONS_DIR)).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort()
     const migrations: Record<string, Migration> = {}
-    for (const file of files) {
-      const text = await fs.readFile(path.join(MIGRATIONS_DIR, file), 'utf8')
-      migrations[file.replace(/\.sql$/, '')] = { up: async (db) => void (await sql.raw(text).execute(db)) }
+    for (const name of await knownMigrations()) {
+      const text = await fs.readFile(path.join(MIGRATIONS_DIR, `${name}.sql`), 'utf8')
+      migrations[name] = { up: async (db) => void (await sql.raw(text).execute(db)) }
     }
     return migrations
   }
+}
+
+/** The migrations this code knows, in the order they apply (`0023_module_cost` …). */
+export async function knownMigrations(): Promise<string[]> {
+  const files = (await fs.readdir(MIGRATIONS_DIR)).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort()
+  return files.map((file) => file.replace(/\.sql$/, ''))
 }
 
 /** Applies pending migrations. Kysely's migrator holds an advisory lock, so many nodes may start at once. */

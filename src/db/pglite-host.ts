@@ -7,12 +7,15 @@ import { fileURLToPath } from 'node:url'
 import type { Worker } from 'node:worker_threads'
 import { startWorker } from '../worker-thread.js'
 import { createDatabaseFolder } from './pglite-create.js'
+import type { PgliteSnapshot } from './pglite-snapshot.js'
 import { findTemplate } from './pglite-template.js'
 
 /** A PGlite database running in a worker thread, reachable over a unix socket. */
 export interface PgliteHost {
   /** Folder holding the socket file `.s.PGSQL.5432`; pass it to pg as `host`. */
   socketDir: string
+  /** A consistent copy of the database, taken in its thread between transactions (a backup). */
+  snapshot(): Promise<PgliteSnapshot>
   stop(): Promise<void>
 }
 
@@ -43,8 +46,22 @@ export async function startPgliteHost(dataDir: string, template = findTemplate()
   const worker = startWorker(WORKER, { dataDir: pgDir, socketPath, template: fresh ? template : undefined })
   await waitFor(worker, 'ready')
   let stopped: Promise<void> | undefined
+  let snapshots = 0
   return {
     socketDir,
+    snapshot() {
+      const id = ++snapshots
+      return new Promise<PgliteSnapshot>((resolve, reject) => {
+        const onMessage = (message: { type?: string; id?: number; snapshot?: PgliteSnapshot; error?: string }) => {
+          if (message?.type !== 'snapshot' || message.id !== id) return
+          worker.off('message', onMessage)
+          if (message.snapshot) resolve(message.snapshot)
+          else reject(new Error(`the embedded database could not take a snapshot: ${message.error}`))
+        }
+        worker.on('message', onMessage)
+        worker.postMessage({ type: 'snapshot', id })
+      })
+    },
     stop() {
       stopped ??= (async () => {
         worker.postMessage('stop')

@@ -1,14 +1,17 @@
 import v8 from 'node:v8'
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite'
 
-/** Opens (creating it when empty) the embedded database in `dataDir` as every embedded role runs it. */
-export function openPglite(dataDir: string): Promise<PGlite> {
+/**
+ * Opens (creating it when empty) the embedded database in `dataDir` as every embedded role runs it;
+ * `loadDataDir`, a tar of a data directory (a backup), fills an empty `dataDir` instead of initdb.
+ */
+export function openPglite(dataDir: string, loadDataDir?: Blob): Promise<PGlite> {
   // Baseline compiler only: V8 otherwise also compiles PGlite's 9 MB of WASM with TurboFan as it gets
   // hot. Measured on a warm data dir: open 0.7 s → 0.3 s, RSS 170 → 129 MB, and 6,000 small queries
   // took the same 1.6 s either way (optimised code does not pay back its compile time at our query
   // sizes). The flag is process-wide; the only other WASM in the process is undici's HTTP parser.
   v8.setFlagsFromString('--liftoff-only')
-  return PGlite.create(dataDir, OPTIONS)
+  return PGlite.create(dataDir, loadDataDir ? { ...OPTIONS, loadDataDir } : OPTIONS)
 }
 
 const OPTIONS: PGliteOptions = {

@@ -15,7 +15,7 @@ import type { PGlite } from '@electric-sql/pglite'
 export class PgliteWireServer {
   private readonly server: net.Server
   private readonly sockets = new Set<net.Socket>()
-  private readonly queue: Batch[] = []
+  private readonly queue: (Batch | Task)[] = []
   private running = false
   /** The connection whose transaction is open; only its batches may run until it ends. */
   private owner: Connection | undefined
@@ -38,6 +38,14 @@ export class PgliteWireServer {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
     for (const socket of this.sockets) socket.destroy()
     await closed
+  }
+
+  /**
+   * Runs `work` on the database between two sequences while no connection's transaction is open (the
+   * single session is then idle and consistent): how a backup sees only committed states.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.enqueue({ task: () => work().then(resolve, reject) }))
   }
 
   private accept(socket: net.Socket): void {
@@ -86,7 +94,7 @@ export class PgliteWireServer {
     return true
   }
 
-  private enqueue(batch: Batch): void {
+  private enqueue(batch: Batch | Task): void {
     this.queue.push(batch)
     if (!this.running) void this.drain()
   }
@@ -95,9 +103,13 @@ export class PgliteWireServer {
     this.running = true
     try {
       for (;;) {
-        const index = this.owner ? this.queue.findIndex((b) => b.connection === this.owner) : 0
+        const index = this.owner ? this.queue.findIndex((b) => 'connection' in b && b.connection === this.owner) : 0
         if (index < 0 || this.queue.length === 0) return
         const [batch] = this.queue.splice(index, 1)
+        if (batch && 'task' in batch) {
+          await batch.task()
+          continue
+        }
         if (!batch || batch.connection.closed) continue
         await this.execute(batch)
         this.owner = this.db.isInTransaction() ? batch.connection : undefined
@@ -123,7 +135,10 @@ export class PgliteWireServer {
 
   /** A connection that went away mid-transaction must not leave the single session blocked. */
   private async abandon(connection: Connection): Promise<void> {
-    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]?.connection === connection) this.queue.splice(i, 1)
+    for (let i = this.queue.length - 1; i >= 0; i--) {
+      const queued = this.queue[i]
+      if (queued && 'connection' in queued && queued.connection === connection) this.queue.splice(i, 1)
+    }
     if (this.owner !== connection) return
     this.owner = undefined
     if (this.db.isInTransaction()) await this.db.exec('ROLLBACK').catch(() => undefined)
@@ -141,6 +156,11 @@ interface Connection {
 interface Batch {
   connection: Connection
   bytes: Buffer
+}
+
+/** Work of the database's own thread (a snapshot), run when no transaction is open. */
+interface Task {
+  task: () => Promise<void>
 }
 
 const SSL_REQUEST = 80877103

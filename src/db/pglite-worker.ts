@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import { parentPort, workerData } from 'node:worker_threads'
 import { createDatabaseFolder } from './pglite-create.js'
 import { openPglite } from './pglite-options.js'
+import { snapshotPglite } from './pglite-snapshot.js'
 import { PgliteWireServer } from './pglite-wire-server.js'
 
 /**
@@ -28,6 +29,14 @@ await server.listen(socketPath)
 port.postMessage({ type: 'ready' })
 
 port.on('message', (message: unknown) => {
+  if (isSnapshotRequest(message)) {
+    // A backup (`perpetua backup`): taken here, where the database is, between transactions.
+    server.exclusive(() => snapshotPglite(db)).then(
+      (snapshot) => port.postMessage({ type: 'snapshot', id: message.id, snapshot }, [snapshot.tar.buffer as ArrayBuffer]),
+      (error: unknown) => port.postMessage({ type: 'snapshot', id: message.id, error: error instanceof Error ? error.message : String(error) }),
+    )
+    return
+  }
   if (message !== 'stop') return
   void (async () => {
     await server.close()
@@ -36,3 +45,7 @@ port.on('message', (message: unknown) => {
     port.postMessage({ type: 'stopped' })
   })()
 })
+
+function isSnapshotRequest(message: unknown): message is { type: 'snapshot'; id: number } {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'snapshot'
+}

@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { connectDatabase, type DatabaseHandle } from '../../src/db/connect.js'
 import { acquireLock, type DataDirLock } from '../../src/db/data-dir-lock.js'
@@ -228,6 +229,29 @@ describe('PGlite wire server with several connections', () => {
     await a.query('COMMIT')
     const result = await within(read.promise, 10_000, 'B after A committed')
     assert.deepEqual(result.rows, [{ label: 'committed' }])
+  })
+
+  it('takes a snapshot (perpetua backup) only between transactions: it waits for an open one and holds what it committed', async () => {
+    const a = await client()
+    await a.query('BEGIN')
+    await a.query('INSERT INTO wire_items (id, label) VALUES ($1, $2)', [900, 'in the snapshot'])
+    const snapshot = watch(handle.snapshot!())
+    for (let i = 0; i < 5; i++) {
+      await a.query('SELECT 1')
+      assert.equal(snapshot.settled(), false, 'the snapshot was taken inside an open transaction')
+    }
+    await a.query('COMMIT')
+    const { tar, migrations } = await within(snapshot.promise, 30_000, 'the snapshot after A committed')
+    assert.deepEqual(migrations, [], 'this database was never migrated')
+    const copy = await PGlite.create({ loadDataDir: new Blob([tar]) })
+    try {
+      const { rows } = await copy.query('SELECT label FROM wire_items WHERE id = 900')
+      assert.deepEqual(rows, [{ label: 'in the snapshot' }])
+    } finally {
+      await copy.close()
+    }
+    // The others go on: the session is free again.
+    assert.equal((await a.query('SELECT count(*)::int AS n FROM wire_items WHERE id = 900')).rows[0].n, 1)
   })
 
   it('never shows a waiting connection the writes of a transaction that rolls back', async () => {

@@ -28,7 +28,7 @@ export async function runHistoryFetch(config: Config, options: HistoryFetchOptio
   const lock = config.databaseUrl ? { held: false as const } : inspectLock(config.dataDir)
   if (lock.held) {
     process.stderr.write(`perpetua process ${lock.pid} holds ${config.dataDir}: the history is fetched inside it, and its summary printed here when done\n`)
-    const summary = (await sendControlCommand(controlSocketPath(socketDirFor(config.dataDir)), 'history.fetch', request, IN_SERVER_TIMEOUT_MS)) as PrefillSummary
+    const summary = (await sendControlCommand(controlSocketPath(socketDirFor(config.dataDir)), 'history.fetch', request, { timeoutMs: IN_SERVER_TIMEOUT_MS })) as PrefillSummary
     return printSummary(summary, json)
   }
   const logger = pino({ level: config.logLevel }, process.stderr)

@@ -10,7 +10,7 @@ const ENVIRONMENT = `
 Configured by the environment (README, "Configuration"): PORT, HOST, DATA_DIR or DATABASE_URL,
 REDIS_URL, UPSTREAM_URL, MASTER_KEY, LOG_LEVEL …`
 
-/** serve, worker, migrate, keys, users, tokens, replay-exchange, history. */
+/** serve, worker, migrate, keys, users, tokens, backup, restore, replay-exchange, history. */
 export function operatorCommands(): Command[] {
   const serve = new Command('serve')
     .description('the HTTP API, its backtest workers and live runs (what npm start runs)')
@@ -63,6 +63,20 @@ export function operatorCommands(): Command[] {
     .requiredOption('--email <email>', "the user's email")
     .action(async (options: { email: string }) => (await runner()).runTokensIssue(await config(), options))
 
+  const backup = new Command('backup')
+    .description('copy the embedded database (DATA_DIR) into FILE, through the running server if one holds it; progress on stderr')
+    .argument('<file>', 'a new file to write (never overwritten)')
+    .option('--json', 'print the result as one line of JSON')
+    .addHelpText('after', `\nOn PostgreSQL (DATABASE_URL) use pg_dump: docs/operating.md, "Backups and restore".${ENVIRONMENT}`)
+    .action(async (file: string, options: { json?: boolean }) => (await runner()).runBackup(await config(), file, options))
+
+  const restore = new Command('restore')
+    .description('unpack a backup into an empty DATA_DIR (refused into a non-empty one); progress on stderr')
+    .argument('<file>', 'a file written by perpetua backup')
+    .option('--json', 'print the result as one line of JSON')
+    .addHelpText('after', `\nThe secrets in it need the master key it was taken with: MASTER_KEY, or the old DATA_DIR's master.key copied in first.${ENVIRONMENT}`)
+    .action(async (file: string, options: { json?: boolean }) => (await runner()).runRestore(await config(), file, options))
+
   const replay = new Command('replay-exchange')
     .description('the recorded-data Binance look-alike alone; prints its URLs as JSON')
     .option('--port <port>', 'listen here (default 0: any free port)', port, 0)
@@ -74,11 +88,11 @@ export function operatorCommands(): Command[] {
     .option('--state <file>', 'keep accounts, orders and positions in this file across restarts')
     .action(async (options: import('./run.js').ReplayExchangeOptions) => (await runner()).runReplayExchange(options))
 
-  return [serve, worker, migrate, keys, users, tokens, replay, historyCommand()]
+  return [serve, worker, migrate, keys, users, tokens, backup, restore, replay, historyCommand()]
 }
 
 /** The names cli.ts routes to these commands. */
-export const OPERATOR_COMMANDS = new Set(['serve', 'worker', 'migrate', 'keys', 'users', 'tokens', 'replay-exchange', 'history'])
+export const OPERATOR_COMMANDS = new Set(['serve', 'worker', 'migrate', 'keys', 'users', 'tokens', 'backup', 'restore', 'replay-exchange', 'history'])
 
 function runner(): Promise<typeof import('./run.js')> {
   return import('./run.js')

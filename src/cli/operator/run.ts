@@ -90,13 +90,18 @@ async function printWhereTheDatabaseIs(config: Config, command: string, args: Re
  * (through its control socket), else here. A holder that does not answer yet (a server still starting,
  * a `migrate` running) is waited for, up to 30 s.
  */
-async function runWhereTheDatabaseIs(config: Config, command: string, args: Record<string, unknown>): Promise<unknown> {
+async function runWhereTheDatabaseIs(
+  config: Config,
+  command: string,
+  args: Record<string, unknown>,
+  { here = () => runHere(config, command, args), ...sending }: { here?: () => Promise<unknown>; timeoutMs?: number; onProgress?: (message: string) => void } = {},
+): Promise<unknown> {
   const deadline = Date.now() + 30_000
   for (;;) {
     const lock = config.databaseUrl ? { held: false as const } : inspectLock(config.dataDir)
-    if (!lock.held) return runHere(config, command, args)
+    if (!lock.held) return here()
     try {
-      return await sendControlCommand(controlSocketPath(socketDirFor(config.dataDir)), command, args)
+      return await sendControlCommand(controlSocketPath(socketDirFor(config.dataDir)), command, args, sending)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code !== 'ENOENT' && code !== 'ECONNREFUSED') throw error
@@ -118,6 +123,43 @@ async function runHere(config: Config, command: string, args: Record<string, unk
   } finally {
     await storage.close()
   }
+}
+
+/**
+ * `perpetua backup FILE`: through the server that holds the embedded DATA_DIR, else on the stopped
+ * DATA_DIR directly. The server writes FILE, so the path goes to it absolute.
+ */
+export async function runBackup(config: Config, file: string, options: { json?: boolean }): Promise<void> {
+  const args = { file: path.resolve(file) }
+  try {
+    checkOperatorArgs('backup.create', args, Date.now())
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  if (config.databaseUrl) throw new Error('DATABASE_URL is set: back up PostgreSQL with pg_dump (docs/operating.md, "Backups and restore")')
+  const progress = progressOn('backup')
+  const { backupStoppedDataDir } = await import('../../backup/create-backup.js')
+  const result = (await runWhereTheDatabaseIs(config, 'backup.create', args, {
+    here: () => backupStoppedDataDir(config, args.file, progress),
+    timeoutMs: 10 * 60_000,
+    onProgress: progress,
+  })) as import('../../backup/create-backup.js').BackupResult
+  const { manifest } = result
+  process.stdout.write(
+    options.json ? `${JSON.stringify(result)}\n` : `backup ${result.file}: schema ${manifest.schema_version ?? 'none'}, ${manifest.payload.bytes} bytes, taken ${manifest.created_at}\n`,
+  )
+}
+
+/** `perpetua restore FILE` into an empty DATA_DIR. */
+export async function runRestore(config: Config, file: string, options: { json?: boolean }): Promise<void> {
+  const { restoreBackup } = await import('../../backup/restore-backup.js')
+  const result = await restoreBackup(config, path.resolve(file), progressOn('restore'))
+  const { manifest } = result
+  process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `restored ${result.file} into ${result.data_dir}: schema ${manifest.schema_version ?? 'none'}\n`)
+}
+
+function progressOn(command: string): (message: string) => void {
+  return (message) => process.stderr.write(`perpetua ${command}: ${message}\n`)
 }
 
 /** The replay exchange alone; --data wins over REPLAY_DATA_DIR (config.ts reads it, like every variable). */
