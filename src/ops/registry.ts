@@ -73,3 +73,8 @@ metrics.draining.set(0)
 
 /** Seconds since `startedAt` (ms) by `now` (ms), never negative (a clock step back). */
 export const secondsSince = (startedAt: number, now: number): number => Math.max(0, (now - startedAt) / 1000)
+
+/** A backtest job or sweep that ended, in perpetua_job_duration_seconds: from its start (its submission if it never started). */
+export function observeJob(kind: JobKind, outcome: 'done' | 'failed' | 'cancelled', since: { started_at: Date | null; submitted_at: Date }, now: number): void {
+  metrics.jobDuration.observe({ kind, outcome }, secondsSince(new Date(since.started_at ?? since.submitted_at).getTime(), now))
+}
