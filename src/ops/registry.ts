@@ -78,3 +78,8 @@ export const secondsSince = (startedAt: number, now: number): number => Math.max
 export function observeJob(kind: JobKind, outcome: 'done' | 'failed' | 'cancelled', since: { started_at: Date | null; submitted_at: Date }, now: number): void {
   metrics.jobDuration.observe({ kind, outcome }, secondsSince(new Date(since.started_at ?? since.submitted_at).getTime(), now))
 }
+
+/** perpetua_sandbox_runs_total's outcome of a module run that failed with `code` (a StrategyError's; anything else is the module's error). */
+export function sandboxOutcomeOf(code: string | undefined): 'strategy_error' | 'timeout' | 'oom' {
+  return code === 'STRATEGY_TIMEOUT' ? 'timeout' : code === 'STRATEGY_OOM' ? 'oom' : 'strategy_error'
+}
