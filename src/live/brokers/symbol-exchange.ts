@@ -5,6 +5,7 @@ import type { ExchangeAnswer } from '../../trading/binance/answer.js'
 import type { BinanceOrder, BinanceTrade, BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { KEY_REFUSED, RunFailure } from '../exchange/run-failure.js'
 import type { OrderUpdate } from '../exchange/user-data-streams.js'
+import { metrics } from '../../ops/registry.js'
 
 /** What sending (or looking up) one intent came to; `O` is what booking a fill into the run's ledger returns. */
 export type Execution<O> = { kind: 'done'; outcome: O } | { kind: 'unknown'; reason: string } | { kind: 'refused'; code: number; msg: string }
@@ -48,6 +49,11 @@ export function exchangeCloseReason(clientOrderId: string): 'liquidation' | 'adl
   if (clientOrderId === 'adl_autoclose' || clientOrderId.startsWith('adl_autoclose')) return 'adl'
   if (clientOrderId.startsWith('autoclose-') || clientOrderId.startsWith('settlement_autoclose-')) return 'liquidation'
   return undefined
+}
+
+/** A live order sent, in perpetua_live_orders_total: accepted, rejected (or never sent: unavailable), or no answer (unknown). */
+function countOrder(answer: ExchangeAnswer<unknown>): void {
+  metrics.liveOrders.inc({ outcome: answer.kind === 'ok' ? 'accepted' : answer.kind === 'unknown' ? 'unknown' : 'rejected' })
 }
 
 /** Order statuses after which a MARKET order changes nothing more. */
@@ -110,6 +116,7 @@ export class SymbolExchange<O> {
       reduceOnly,
       clientOrderId,
     })
+    countOrder(answer)
     return this.settle(answer, clientOrderId)
   }
 
@@ -130,6 +137,7 @@ export class SymbolExchange<O> {
       reduceOnly: true,
       clientOrderId,
     })
+    countOrder(answer)
     if (answer.kind === 'ok' && answer.value.status === 'FILLED') {
       return { kind: 'done', outcome: this.ledger.fillAt(0, Number(answer.value.avgPrice), answer.value.updateTime) }
     }
@@ -141,6 +149,17 @@ export class SymbolExchange<O> {
    * (a second index: the single lookup may "forget" an order it accepted). Not found stays unknown.
    */
   async lookUp(clientOrderId: string, sentAfter: number): Promise<Execution<O>> {
+    try {
+      const execution = await this.lookUpOnce(clientOrderId, sentAfter)
+      metrics.liveOrderLookups.inc({ outcome: execution.kind === 'unknown' ? 'not_found' : 'found' })
+      return execution
+    } catch (error) {
+      metrics.liveOrderLookups.inc({ outcome: 'failed' })
+      throw error
+    }
+  }
+
+  private async lookUpOnce(clientOrderId: string, sentAfter: number): Promise<Execution<O>> {
     const found = await this.client.order(this.symbol, { clientOrderId })
     if (found.kind === 'ok') return this.settle(found, clientOrderId)
     if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw keyRefused(found)
