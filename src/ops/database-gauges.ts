@@ -5,7 +5,7 @@ import type { DatabaseHandle, Db } from '../db/connect.js'
 import { LEASE_TTL_MS } from '../live/runner/runner-pool.js'
 import { PROTECTION_LOST } from '../live/protection/alarm.js'
 import { TIMEFRAME_MS } from '../strategies/schemas.js'
-import { isDraining, processRegistry } from './registry.js'
+import { exchangeOffset, isDraining, processRegistry } from './registry.js'
 import { readWaiting } from './work-metrics.js'
 
 /** The database a process's gauges read, with its clock and log; the last one tracked answers (one per process outside tests). */
@@ -62,12 +62,15 @@ interface WebhookRow { oldest_pending_seconds: string | number | null; disabled:
 
 const runs = perScrape(async ({ database, now }) => {
   const at = new Date(now())
+  // Bars are the exchange's time; leases are ours.
+  const exchangeAt = new Date(now() + exchangeOffset())
   const timeframes = Object.entries(TIMEFRAME_MS).map(([name, ms]) => sql`(${name}, ${ms}::bigint)`)
-  // A run without a bar yet counts from its start. The renewal is the expiry less the TTL the pool sets.
+  // A run without a bar yet counts from its start (our clock). The renewal is the expiry less the TTL the pool sets.
   const { rows } = await sql<RunRow>`
     select case when r.dry_run then 'dry_run' else 'live' end as mode, s.status as state, count(*) as runs,
-      count(*) filter (where s.status = 'deployed' and coalesce(r.last_bar_at + (tf.ms * interval '1 millisecond'), r.started_at)
-        < ${at}::timestamptz - ((tf.ms + ${BEHIND_MARGIN_MS}) * interval '1 millisecond')) as behind,
+      count(*) filter (where s.status = 'deployed' and case when r.last_bar_at is null
+        then r.started_at < ${at}::timestamptz - ((tf.ms + ${BEHIND_MARGIN_MS}) * interval '1 millisecond')
+        else r.last_bar_at + (tf.ms * interval '1 millisecond') < ${exchangeAt}::timestamptz - ((tf.ms + ${BEHIND_MARGIN_MS}) * interval '1 millisecond') end) as behind,
       extract(epoch from ${at}::timestamptz - min(coalesce(r.lease_expires_at - ${LEASE_TTL_MS} * interval '1 millisecond', r.started_at))
         filter (where s.status = 'deployed')) as oldest_renewal_age,
       count(*) filter (where s.status = 'deployed' and not r.dry_run and s.last_error_code = ${PROTECTION_LOST}) as protection_lost

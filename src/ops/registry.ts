@@ -83,3 +83,15 @@ export function observeJob(kind: JobKind, outcome: 'done' | 'failed' | 'cancelle
 export function sandboxOutcomeOf(code: string | undefined): 'strategy_error' | 'timeout' | 'oom' {
   return code === 'STRATEGY_TIMEOUT' ? 'timeout' : code === 'STRATEGY_OOM' ? 'oom' : 'strategy_error'
 }
+
+/**
+ * The exchange's clock less ours, as last read (GET /fapi/v1/time, when runners start or step): bars are the
+ * exchange's time. Binance and our clock differ by drift only; the replay exchange's present is in the past, so
+ * a bar's age on our clock alone would read as a year late on every run against it (the default of a node
+ * without UPSTREAM_URL). Zero until read; a replay sped up drifts between reads, and its ages are then rough.
+ */
+let exchangeOffsetMs = 0
+export function observeExchangeClock(serverTime: number, localNow: number): void {
+  exchangeOffsetMs = serverTime - localNow
+}
+export const exchangeOffset = (): number => exchangeOffsetMs

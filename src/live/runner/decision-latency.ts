@@ -1,8 +1,8 @@
-import { metrics, modeOf, secondsSince } from '../../ops/registry.js'
+import { exchangeOffset, metrics, modeOf, secondsSince } from '../../ops/registry.js'
 
 /**
  * perpetua_run_decision_seconds for one runner: from a bar's close to the commit of the run's decision on it, on
- * the runner's clock. Observed once per bar, from the first bar after the warm-up on: the warm-up's and a
+ * the exchange's clock (the runner's plus the offset last read: ops/registry.ts). Observed once per bar, from the first bar after the warm-up on: the warm-up's and a
  * resumed state's bars were decided before this runner, and a booking between bars (a fill from the user
  * stream) commits no new bar. A bar backfilled after a gap is observed late, as it was decided late.
  */
@@ -27,6 +27,6 @@ export class DecisionLatency {
   committed(lastOpenTime: number): void {
     if (!(lastOpenTime > this.decided)) return // not warm yet (NaN), or no new bar
     this.decided = lastOpenTime
-    metrics.runDecision.observe(this.labels, secondsSince(lastOpenTime + this.intervalMs, this.now()))
+    metrics.runDecision.observe(this.labels, secondsSince(lastOpenTime + this.intervalMs, this.now() + exchangeOffset()))
   }
 }
