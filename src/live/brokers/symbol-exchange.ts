@@ -56,6 +56,12 @@ function countOrder(answer: ExchangeAnswer<unknown>): void {
   metrics.liveOrders.inc({ outcome: answer.kind === 'ok' ? 'accepted' : answer.kind === 'unknown' ? 'unknown' : 'rejected' })
 }
 
+/** A look-up of an order whose outcome was unknown, in perpetua_live_order_lookups_total; returns `result`. */
+function lookedUp<T>(outcome: 'found' | 'not_found' | 'failed', result: T): T {
+  metrics.liveOrderLookups.inc({ outcome })
+  return result
+}
+
 /** Order statuses after which a MARKET order changes nothing more. */
 const FINAL = new Set(['FILLED', 'CANCELED', 'EXPIRED', 'REJECTED', 'EXPIRED_IN_MATCH'])
 
@@ -149,26 +155,16 @@ export class SymbolExchange<O> {
    * (a second index: the single lookup may "forget" an order it accepted). Not found stays unknown.
    */
   async lookUp(clientOrderId: string, sentAfter: number): Promise<Execution<O>> {
-    try {
-      const execution = await this.lookUpOnce(clientOrderId, sentAfter)
-      metrics.liveOrderLookups.inc({ outcome: execution.kind === 'unknown' ? 'not_found' : 'found' })
-      return execution
-    } catch (error) {
-      metrics.liveOrderLookups.inc({ outcome: 'failed' })
-      throw error
-    }
-  }
-
-  private async lookUpOnce(clientOrderId: string, sentAfter: number): Promise<Execution<O>> {
     const found = await this.client.order(this.symbol, { clientOrderId })
-    if (found.kind === 'ok') return this.settle(found, clientOrderId)
-    if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw keyRefused(found)
+    if (found.kind === 'ok') return lookedUp('found', this.settle(found, clientOrderId))
+    if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw lookedUp('failed', keyRefused(found))
     const recent = await this.client.allOrders(this.symbol, sentAfter === sentAfter ? { startTime: sentAfter - 60_000, limit: 1000 } : { limit: 1000 })
     if (recent.kind === 'ok') {
       const order = recent.value.find((o) => o.clientOrderId === clientOrderId)
-      if (order) return this.settle({ kind: 'ok', value: order }, clientOrderId)
-    } else if (recent.kind === 'rejected' && KEY_REFUSED.has(recent.code)) throw keyRefused(recent)
-    return { kind: 'unknown', reason: `order ${clientOrderId} was not found yet, which does not prove it was not placed` }
+      if (order) return lookedUp('found', this.settle({ kind: 'ok', value: order }, clientOrderId))
+    } else if (recent.kind === 'rejected' && KEY_REFUSED.has(recent.code)) throw lookedUp('failed', keyRefused(recent))
+    // Not in the list of recent orders is not found; no list at all is a look-up that failed.
+    return lookedUp(recent.kind === 'ok' ? 'not_found' : 'failed', { kind: 'unknown', reason: `order ${clientOrderId} was not found yet, which does not prove it was not placed` })
   }
 
   /** The exchange's signed position on the symbol (one-way mode: one row, positionSide BOTH). */
