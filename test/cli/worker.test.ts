@@ -50,7 +50,7 @@ describe('perpetua worker', () => {
 
   it('runs a backtest again on a live worker within seconds when its worker is killed mid-run', { skip: !process.env.TEST_DATABASE_URL }, async (context) => {
     const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
-    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info' }
+    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info', METRICS_ADDR: '127.0.0.1:0' }
     const startWorker = async () => {
       const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
       await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
@@ -94,6 +94,15 @@ describe('perpetua worker', () => {
         return rows.every((r) => r.status === 'done') ? rows : undefined
       })
       assert.deepEqual(decodeResult(results[0]!.result!), decodeResult(results[1]!.result!))
+      // The node that found the loss counted it; whichever node ran the re-run timed it.
+      const scrape = async (worker: typeof survivor) => {
+        const listening = worker.output().stdout.split('\n').find((line) => line.includes('metrics listener is serving'))
+        return listening ? (await fetch((JSON.parse(listening) as { metrics_url: string }).metrics_url)).text() : ''
+      }
+      const text = await scrape(survivor)
+      assert.match(text, /^perpetua_jobs_worker_lost_total\{kind="backtest"\} 1$/m)
+      assert.match(text, /^perpetua_jobs_retried_total\{kind="backtest"\} 1$/m)
+      assert.match(text, /^perpetua_job_duration_seconds_count\{kind="backtest",outcome="done"\} 2$/m)
       survivor.child.kill('SIGTERM')
       assert.equal(await new Promise((resolve) => survivor.child.once('exit', resolve)), 0, survivor.output().stderr)
     } finally {
