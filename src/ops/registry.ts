@@ -51,6 +51,8 @@ for (const mode of MODES) {
   metrics.runDecision.zero({ mode })
   metrics.reconciliationMismatches.inc({ mode }, 0)
 }
+// The reasons a run books an exchange-side close with (live/brokers/symbol-exchange.ts, live/protection).
+for (const reason of ['liquidation', 'adl', 'stop_loss', 'take_profit', 'trailing_stop']) metrics.exchangeCloses.inc({ reason }, 0)
 for (const outcome of ['accepted', 'rejected', 'unknown']) metrics.liveOrders.inc({ outcome }, 0)
 for (const outcome of ['found', 'not_found', 'failed']) metrics.liveOrderLookups.inc({ outcome }, 0)
 for (const kind of JOB_KINDS) {
