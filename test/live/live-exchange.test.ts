@@ -131,7 +131,8 @@ for (const backend of backends()) {
       assert.equal(picture.exchangeQty, picture.ledgerQty)
       const left = t.replay!.faults.active().filter((f) => String(f.path).includes(hex(id)))
       assert.deepEqual(left, [], 'both faults met an order')
-      assert.ok((await counted(metrics.liveOrders, { outcome: 'unknown' })) >= 2, 'both unanswered orders counted unknown')
+      // Counted when the answer returns, which may be after the stream booked the fill.
+      await poll('both unanswered orders counted unknown', 10_000, async () => ((await counted(metrics.liveOrders, { outcome: 'unknown' })) >= 2 ? true : undefined))
       assert.ok((await counted(metrics.liveOrders, { outcome: 'accepted' })) >= 1)
       assert.ok((await counted(metrics.liveOrderLookups, { outcome: 'found' })) >= 1, 'and found by a look-up')
     })
@@ -146,7 +147,8 @@ for (const backend of backends()) {
       assert.equal(picture.exchangeQty, picture.ledgerQty)
       const forgets = t.replay!.faults.active().filter((f) => f.forget && String(f.path).includes(hex(id)))
       assert.ok(forgets.length === 0 || forgets[0]!.times! <= 12 - 5, 'the order was looked up and "forgotten" at least five times first')
-      assert.ok((await counted(metrics.liveOrderLookups, { outcome: 'not_found' })) >= 5, 'each forgetful look-up counted not found')
+      // A look-up asks twice (the order, then the recent orders), so five forgets are at least three look-ups.
+      assert.ok((await counted(metrics.liveOrderLookups, { outcome: 'not_found' })) >= 3, 'each look-up the exchange forgot counted not found')
     })
 
     it('an order found nowhere for 10 exchange minutes, with the position unchanged, is booked skipped and the run goes on', async () => {
