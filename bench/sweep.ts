@@ -211,7 +211,7 @@ async function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'perpetua-bench-sweep-worker-'))
   const child = spawn(process.execPath, [path.join(REPO_ROOT, 'dist', 'cli.js'), 'worker'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env, DATA_DIR: dataDir, WORKERS: '1', LOG_LEVEL: 'info' },
+    env: { ...process.env, METRICS_ADDR: 'off', ...env, DATA_DIR: dataDir, WORKERS: '1', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   await new Promise<void>((resolve, reject) => {

@@ -26,7 +26,6 @@ import { echoingRequestId, requestIdFrom, requestIdGenerator } from './http/requ
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics, type Metrics } from './ops/metrics.js'
-import { registerWorkMetrics } from './ops/work-metrics.js'
 import { opsRoutes } from './ops/routes.js'
 import { swaggerOptions } from './openapi/swagger-options.js'
 import type { Services } from './services.js'
@@ -81,7 +80,6 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     },
   })
   metrics = installMetrics(app)
-  registerWorkMetrics(metrics.registry, services.database.db, services.sandboxRejections)
   app.setValidatorCompiler(validatorCompiler)
   app.decorateRequest('principal', null)
   app.decorateRequest('rawBody', undefined)
@@ -138,7 +136,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
   app.get('/openapi.json', { config: { access: { kind: 'ops' } }, schema: { hide: true } }, async () => app.swagger())
 
-  await app.register(opsRoutes, { db: services.database.db, metrics: metrics.registry })
+  await app.register(opsRoutes, { db: services.database.db, metricsToken: services.config.metricsToken })
   await app.register(publicStrategyRoutes, { db: services.database.db })
   await app.register(identityRoutes, { db: services.database.db, tokens: services.tokens, now: services.now, providers: services.config })
   const templates = templateCatalog(services.database.db, services.sandbox)

@@ -76,6 +76,10 @@ export interface Config {
   dbPoolMax: number
   /** Sandbox threads of the API for users' strategy modules (uploads, params checks), shared fairly between users. */
   sandboxThreads: number
+  /** METRICS_ADDR: where the metrics listener serves /metrics (default 127.0.0.1:9464); 'off' disables it. */
+  metricsAddr: { host: string; port: number } | 'off'
+  /** METRICS_TOKEN: the bearer token /metrics on the API port asks for; unset, the API port has no /metrics (404). */
+  metricsToken: string | undefined
 }
 
 export interface IdentityProviderConfig {
@@ -131,6 +135,8 @@ export function loadConfig(env: Env = process.env): Config {
     ipRequestsPerMinute: read.integer('RATE_LIMIT_IP_PER_MINUTE', 2400, 1, 1e9),
     dbPoolMax: read.integer('DB_POOL_MAX', 10, 1, 200),
     sandboxThreads: read.integer('SANDBOX_THREADS', 2, 1, 32),
+    metricsAddr: read.address('METRICS_ADDR', { host: '127.0.0.1', port: 9464 }),
+    metricsToken: read.string('METRICS_TOKEN'),
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config
@@ -236,6 +242,20 @@ class EnvReader {
     }
     this.problems.push(`${key} must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`)
     return undefined
+  }
+
+  /** `host:port` (an IPv6 host in brackets), or 'off'. */
+  address(key: string, fallback: { host: string; port: number }): { host: string; port: number } | 'off' {
+    const raw = this.string(key)
+    if (raw === undefined) return fallback
+    if (raw.toLowerCase() === 'off') return 'off'
+    const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(raw)
+    const port = Number(match?.[3])
+    if (!match || port > 65535) {
+      this.problems.push(`${key} must be host:port (e.g. 127.0.0.1:9464) or off (got "${raw}")`)
+      return fallback
+    }
+    return { host: match[1] ?? match[2]!, port }
   }
 
   /** A 32-byte key given as base64 or base64url. */

@@ -12,10 +12,14 @@ import { withUpstream } from './upstream.js'
 import { startQueue } from './db/queue.js'
 import { createServices } from './services.js'
 import { startRunners } from './live/runner/start-runners.js'
+import { trackDatabase } from './ops/database-gauges.js'
+import { startMetricsListener } from './ops/metrics-listener.js'
 import { beginOpeningStorage, type OpeningStorage, type Storage } from './storage.js'
 
 export interface RunningServer {
   url: string
+  /** The metrics listener's http://host:port (METRICS_ADDR); undefined when off or its port was taken. */
+  metricsUrl: string | undefined
   /** Stops accepting, lets in-flight requests finish, stops the queue, closes the database. */
   stop(): Promise<void>
 }
@@ -34,6 +38,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     for (const cleanup of cleanups.reverse()) await cleanup()
   }
   let url: string
+  let metricsUrl: string | undefined
   let storage: Storage
   try {
     // The replay exchange, the services and the app are built while the embedded database opens in
@@ -50,6 +55,11 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
       return app.close()
     }
     storage = await opening.opened
+    const untrack = trackDatabase(storage.database, services.now, logger)
+    cleanups.push(async () => untrack())
+    const metricsListener = await startMetricsListener(config.metricsAddr, logger)
+    cleanups.push(() => metricsListener.close())
+    metricsUrl = metricsListener.url
     const boss = await startQueue(storage.database, (error) => logger.error({ err: error }, 'queue error'))
     cleanups.splice(1, 0, () => boss.stop({ graceful: true, timeout: 10_000 })) // stops after all that uses it, before the database
     services.boss = boss // routes read it per request; the queue needs the open database
@@ -79,6 +89,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
   let stopping: Promise<void> | undefined
   return {
     url,
+    metricsUrl,
     stop() {
       stopping ??= cleanUp()
       return stopping

@@ -10,13 +10,15 @@ import { withUpstream } from './upstream.js'
 import { loadOrCreateKey } from './auth/local-keys.js'
 import { SecretBox } from './auth/secret-box.js'
 import { createWebhookPipeline } from './webhooks/pipeline.js'
+import { trackDatabase } from './ops/database-gauges.js'
+import { startMetricsListener } from './ops/metrics-listener.js'
 
 /**
  * `perpetua worker`: backtest workers and webhook deliveries without HTTP, for scale-out beside `serve` nodes on one
  * PostgreSQL server (DESIGN §1). The embedded database belongs to the one `serve` process, which runs
  * its own workers, so a worker process needs DATABASE_URL.
  */
-export async function work(config: Config, logger: FastifyBaseLogger): Promise<{ stop(): Promise<void> }> {
+export async function work(config: Config, logger: FastifyBaseLogger): Promise<{ metricsUrl: string | undefined; stop(): Promise<void> }> {
   if (!config.databaseUrl) {
     throw new Error('perpetua worker needs DATABASE_URL: the embedded database is owned by `perpetua serve`, which runs its own workers')
   }
@@ -25,7 +27,13 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
   const cleanUp = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup()
   }
+  let metricsUrl: string | undefined
   try {
+    const untrack = trackDatabase(storage.database, Date.now, logger)
+    cleanups.push(async () => untrack())
+    const metricsListener = await startMetricsListener(config.metricsAddr, logger)
+    cleanups.push(() => metricsListener.close())
+    metricsUrl = metricsListener.url
     const boss = await startQueue(storage.database, (error) => logger.error({ err: error }, 'queue error'))
     cleanups.push(() => boss.stop({ graceful: true, timeout: 10_000 }))
     const upstreamConfig = await withUpstream(config, logger, cleanups)
@@ -47,5 +55,5 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     throw error
   }
   let stopping: Promise<void> | undefined
-  return { stop: () => (stopping ??= cleanUp()) }
+  return { metricsUrl, stop: () => (stopping ??= cleanUp()) }
 }

@@ -114,6 +114,7 @@ describe('loadConfig', () => {
       APP_JWT_TTL: '1.5',
       IDPB_JWKS_URL: 'ftp://idpb.example/jwks',
       SANDBOX_THREADS: '0',
+      METRICS_ADDR: '9464',
       HOST: 'localhost', // valid: not reported
     })
     const keys = problems.map((p) => p.split(' ')[0]).sort()
@@ -124,6 +125,7 @@ describe('loadConfig', () => {
       'IDPB_JWKS_URL',
       'LOG_LEVEL',
       'MASTER_KEY',
+      'METRICS_ADDR',
       'PORT',
       'SANDBOX_THREADS',
       'WEBHOOK_ALLOW_PRIVATE_HOSTS',

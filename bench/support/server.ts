@@ -50,6 +50,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ben
     PORT: String(port),
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
+    METRICS_ADDR: 'off', // several nodes on one host: never a fixed port
     ...options.env,
   }
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []

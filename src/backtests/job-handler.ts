@@ -1,6 +1,7 @@
 import type { BacktestResult } from '../engine/index.js'
 import { recordEvent } from '../events/outbox.js'
 import { marginTableOf } from '../market/leverage-brackets.js'
+import { observeJob } from '../ops/registry.js'
 import { TIMEFRAME_MS } from '../strategies/timeframes.js'
 import type { WorkContext, WorkHandler } from '../work/work-handler.js'
 import { checkedHistory, customJob, describeFailure, engineInput } from './engine-input.js'
@@ -25,6 +26,7 @@ export function jobHandler(): WorkHandler<BacktestRun, ClaimedJob> {
   return {
     queue: BACKTEST_QUEUE,
     name: 'backtest jobs',
+    kind: 'backtest',
     concurrency: (engineThreads) => engineThreads,
     async claim(work, message) {
       const attempt = message.attempt ?? 1
@@ -68,22 +70,26 @@ async function runJob(work: WorkContext, run: ClaimedJob, lost: AbortSignal): Pr
   // transaction holds every other query back, and this is 30-40 ms of CPU for 5,683 trades.
   const metrics = formatMetrics(result.metrics)
   const stored = encodeResult({ ...formatResult(result, TIMEFRAME_MS[config.timeframe], marginTableOf(config.symbols)), warnings })
-  await db.transaction().execute(async (trx) => {
+  const done = await db.transaction().execute(async (trx) => {
     const at = new Date(now())
     const done = await finishJob(trx, job.id, attempt, { status: 'done', metrics, result: stored }, at)
     const data = { job_id: job.id, status: 'done', template_id: config.template_id, metrics, warnings }
     if (done) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data, at })
+    return done
   })
+  if (done) observeJob('backtest', 'done', job, now())
 }
 
 async function failJob(work: WorkContext, { job, attempt }: ClaimedJob, error: unknown): Promise<void> {
   const failure = describeFailure(error)
   if (failure.code === 'ENGINE_ERROR' || failure.code === 'INTERNAL') work.log.error({ err: error, job: job.id }, 'backtest failed')
   // A failed job is done too: its event carries the error as the job does.
-  await work.db.transaction().execute(async (trx) => {
+  const failed = await work.db.transaction().execute(async (trx) => {
     const at = new Date(work.now())
     const failed = await finishJob(trx, job.id, attempt, { status: 'failed', error: failure }, at)
     const data = { job_id: job.id, status: 'failed', template_id: (job.config as JobConfig).template_id, error: failure }
     if (failed) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data, at })
+    return failed
   })
+  if (failed) observeJob('backtest', 'failed', job, work.now())
 }

@@ -13,6 +13,7 @@ import { decodeResult } from './result-codec.js'
 import { findJob, insertJob, type JobRow, listJobs, lockUserAndCountLiveJobs, markCancelled } from './queries.js'
 import type { BacktestRun } from './job-message.js'
 import type { CancelBody, Job, JobConfig, JobCreate, JobListQuery } from './schemas.js'
+import { observeJob } from '../ops/registry.js'
 
 /** Queued or running jobs one user may have (spec "Limits"). */
 export const MAX_LIVE_JOBS = 5
@@ -104,6 +105,7 @@ export async function cancelJob({ db, userId, now }: BacktestContext, id: string
     }
     return markCancelled(trx, id, now, body.reason ?? null)
   })
+  observeJob('backtest', 'cancelled', row, now.getTime())
   return toJob(row)
 }
 

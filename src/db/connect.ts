@@ -1,8 +1,9 @@
-import { Kysely, PostgresDialect } from 'kysely'
+import { Kysely, type LogEvent, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import type { PgliteSnapshot } from './pglite-snapshot.js'
 import { type PgliteHost, PGLITE_SOCKET_PORT, socketDirFor, startPgliteHost } from './pglite-host.js'
 import type { Database } from './schema.js'
+import { metrics } from '../ops/registry.js'
 
 export type Db = Kysely<Database>
 
@@ -60,7 +61,7 @@ function embeddedPool(socketDir: string, max: number): pg.Pool {
 function wrap(pool: pg.Pool, kind: DatabaseHandle['kind'], host?: Promise<PgliteHost>): DatabaseHandle {
   // An idle client that errors (server restart, socket closed) must not crash the process.
   pool.on('error', () => undefined)
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: countSlowQueries })
   let closed: Promise<void> | undefined
   return {
     db,
@@ -76,3 +77,12 @@ function wrap(pool: pg.Pool, kind: DatabaseHandle['kind'], host?: Promise<Pglite
     },
   }
 }
+
+/**
+ * Counts queries over 1 s (perpetua_db_slow_queries_total). Kysely times every query it runs for its log hook
+ * anyway; pg-boss's and the batched strategy reads' statements go to the pool directly and are not counted.
+ */
+function countSlowQueries(event: LogEvent): void {
+  if (event.queryDurationMillis > SLOW_QUERY_MS) metrics.dbSlowQueries.inc()
+}
+const SLOW_QUERY_MS = 1000

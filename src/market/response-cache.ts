@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { SharedCacheStore, StoredResponse } from './cache-store.js'
 import { isUpstreamUnavailable } from './upstream-client.js'
+import { metrics } from '../ops/registry.js'
 
 /** An upstream answer held by the cache, with views derived from it computed once per answer. */
 export class CachedResponse implements StoredResponse {
@@ -34,6 +35,8 @@ export interface CachePolicy {
 export type Load = (refresh: boolean) => Promise<Pick<StoredResponse, 'status' | 'body'>>
 
 const POLL_MS = 20
+const HIT = { result: 'hit' }
+const MISS = { result: 'miss' }
 const MAX_VIEWS = 64
 
 /**
@@ -58,8 +61,13 @@ export class ResponseCache {
    */
   get(key: string, policy: CachePolicy, load: Load, deadline: number): Promise<CachedResponse> {
     const held = this.entries.get(key)
-    if (held && this.isFresh(held, policy)) return Promise.resolve(held)
+    if (held && this.isFresh(held, policy)) {
+      metrics.cacheRequests.inc(HIT)
+      return Promise.resolve(held)
+    }
     let flight = this.flights.get(key)
+    // A request joining a load in flight costs the upstream nothing: a hit.
+    if (flight) metrics.cacheRequests.inc(HIT)
     if (!flight) {
       flight = this.refresh(key, policy, load, deadline).finally(() => this.flights.delete(key))
       this.flights.set(key, flight)
@@ -76,15 +84,22 @@ export class ResponseCache {
     let locked = false
     if (this.shared) {
       const stored = await this.fromShared(key)
-      if (stored && this.isFresh(stored, policy)) return this.remember(key, stored)
+      if (stored && this.isFresh(stored, policy)) {
+        metrics.cacheRequests.inc(HIT)
+        return this.remember(key, stored)
+      }
       if (stored && (!stale || stored.storedAt > stale.storedAt)) stale = stored
       locked = await this.shared.lock(key, Math.max(1, deadline - performance.now()))
       if (!locked) {
         const outcome = await this.awaitOtherNode(key, policy, deadline)
-        if (outcome.answer) return this.remember(key, outcome.answer)
+        if (outcome.answer) {
+          metrics.cacheRequests.inc(HIT)
+          return this.remember(key, outcome.answer)
+        }
         locked = outcome.locked
       }
     }
+    metrics.cacheRequests.inc(MISS)
     try {
       const loaded = await load(stale !== undefined && this.now() < stale.storedAt + policy.ttlMs + policy.staleMs)
       const entry = new CachedResponse(loaded.status, loaded.body, this.now())

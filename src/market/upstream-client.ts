@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Pool } from 'undici'
 import { AppError } from '../http/errors.js'
 import { RequestWindow, WeightBudget } from './upstream-budget.js'
+import { metrics } from '../ops/registry.js'
 
 /** `api` is UPSTREAM_URL (/fapi/...), `data` is UPSTREAM_DATA_URL (/futures/data/...). */
 export type UpstreamHost = 'api' | 'data'
@@ -70,6 +71,20 @@ interface Target {
   base: string
 }
 
+/** Binance USD-M's request weight per minute per IP. */
+const WEIGHT_LIMIT = 2400
+
+/**
+ * One upstream answer (or 'error': none) in perpetua_upstream_requests_total, by endpoint class: the path after its
+ * API prefix (`klines`, `order`, `topLongShortAccountRatio`), from our own constants, never a query; anything else
+ * is `other` so the label stays bounded. The weight the exchange reports is the gauge's latest value.
+ */
+function countRequest(path: string, status: number | 'error', usedWeight: number | undefined): void {
+  const name = path.replace(/^\/(fapi\/v\d+|futures\/data|api\/v\d+)\//, '')
+  metrics.upstreamRequests.inc({ class: /^[A-Za-z][A-Za-z/]{0,40}$/.test(name) ? name : 'other', status: String(status) })
+  if (usedWeight !== undefined) metrics.upstreamWeightUsed.set(usedWeight)
+}
+
 /** The exchange over HTTP: timeouts, retries of connection failures, and the exchange's rate limits kept. */
 export class UpstreamClient {
   private readonly origins = new Map<string, Origin>()
@@ -78,6 +93,7 @@ export class UpstreamClient {
 
   constructor(options: UpstreamClientOptions) {
     this.now = options.now
+    metrics.upstreamWeightLimit.set(options.weightLimit ?? WEIGHT_LIMIT)
     const dataUrl = options.dataUrl ?? options.apiUrl
     this.byHost = { api: this.targetFor(options.apiUrl, options), data: this.targetFor(dataUrl, options) }
   }
@@ -117,9 +133,11 @@ export class UpstreamClient {
       response = await this.send(origin, `${target.prefix}${call.path}${call.query ? `?${call.query}` : ''}`, deadline, call.headers)
     } catch (error) {
       origin.weight.settle(call.weight, { answered: false }, this.now())
+      countRequest(call.path, 'error', undefined)
       throw error
     }
     origin.weight.settle(call.weight, { answered: true, reported: response.usedWeight }, this.now())
+    countRequest(call.path, response.status, response.usedWeight)
     return this.judge(origin, response)
   }
 
@@ -159,8 +177,10 @@ export class UpstreamClient {
         })
         const body = await response.body.text()
         const usedWeight = Number(header(response.headers['x-mbx-used-weight-1m']))
-        origin.weight.settle(call.weight, { answered: true, reported: Number.isFinite(usedWeight) && usedWeight >= 0 ? usedWeight : undefined }, this.now())
+        const reported = Number.isFinite(usedWeight) && usedWeight >= 0 ? usedWeight : undefined
+        origin.weight.settle(call.weight, { answered: true, reported }, this.now())
         const status = response.statusCode
+        countRequest(call.path, status, reported)
         if (status === 429 || status === 418) this.judge(origin, { status, body, retryAfter: header(response.headers['retry-after']) })
         return { status, body }
       } catch (error) {
@@ -173,6 +193,7 @@ export class UpstreamClient {
           continue
         }
         origin.weight.settle(call.weight, { answered: false }, this.now())
+        countRequest(call.path, 'error', undefined)
         if (!isTransportError(error)) throw error
         const failure = unavailable(describeFailure(error), undefined, error)
         throw neverConnected ? notSent(failure) : Object.assign(failure, { sent: true })
@@ -255,7 +276,7 @@ export class UpstreamClient {
           keepAliveTimeout: 10_000,
           maxResponseSize: 64 * 1024 * 1024,
         }),
-        weight: new WeightBudget(options.weightLimit ?? 2400, options.margin ?? 0.1),
+        weight: new WeightBudget(options.weightLimit ?? WEIGHT_LIMIT, options.margin ?? 0.1),
         dataRequests: new RequestWindow(options.dataRequestLimit ?? 1000, options.margin ?? 0.1, 5 * 60_000),
         blockedUntil: 0,
       }

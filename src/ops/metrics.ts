@@ -1,29 +1,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify'
-import { collectDefaultMetrics, type Metric, Registry } from 'prom-client'
+import type { Metric } from 'prom-client'
+import { processRegistry } from './registry.js'
 import { DURATION_BUCKETS, type RouteTally, RouteTallies } from './route-tallies.js'
 
 const REQUESTS = 'perpetua_http_requests_total'
 const DURATION = 'perpetua_http_request_duration_seconds'
 
 export interface Metrics {
-  registry: Registry
   /** Counts a request no route matched (a 404, or an error raised before routing) as route "unmatched". */
   recordUnmatched(request: FastifyRequest, reply: FastifyReply): void
 }
 
 /**
- * Prometheus metrics for one app instance: process defaults plus request counts and latencies by route
- * pattern (never the raw URL, so label cardinality stays bounded). Each route gets its own onResponse
- * hook holding its tally; a request no route matched has no route hooks and is recorded by the
- * not-found and framework-error handlers instead, as it is answered.
+ * The process's request counts and latencies by route pattern (never the raw URL, so label cardinality stays
+ * bounded), in the process registry (ops/registry.ts): apps built in one process (tests build many) add to one
+ * tally per route. Each route gets its own onResponse hook holding its tally; a request no route matched has no
+ * route hooks and is recorded by the not-found and framework-error handlers instead, as it is answered.
  */
 export function installMetrics(app: FastifyInstance): Metrics {
-  const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
-  const tallies = new RouteTallies()
-  registry.registerMetric(requestsMetric(tallies))
-  registry.registerMetric(durationMetric(tallies))
-
   app.addHook('onRoute', (route) => {
     const methods = [route.method].flat()
     const only = methods.length === 1 ? tallies.for(methods[0]!, route.url) : undefined
@@ -35,7 +29,6 @@ export function installMetrics(app: FastifyInstance): Metrics {
     route.onResponse = [record, ...[route.onResponse ?? []].flat()]
   })
   return {
-    registry,
     recordUnmatched: (request, reply) => tallies.for(request.method, 'unmatched').record(reply.statusCode, reply.elapsedTime / 1000),
   }
 }
@@ -44,6 +37,10 @@ export function installMetrics(app: FastifyInstance): Metrics {
 function custom(name: string, help: string, type: 'counter' | 'histogram', values: () => object[]): Metric {
   return { name, help, type, get: () => ({ name, help, type, values: values(), aggregator: 'sum' }) } as unknown as Metric
 }
+
+const tallies = new RouteTallies()
+processRegistry.registerMetric(requestsMetric(tallies))
+processRegistry.registerMetric(durationMetric(tallies))
 
 function requestsMetric(tallies: RouteTallies): Metric {
   return custom(REQUESTS, 'HTTP requests by method, route pattern and status', 'counter', () =>

@@ -103,7 +103,7 @@ export async function claimTask(db: Db, sweepId: string, taskNo: number, attempt
     .set({ status: 'running', started_at: sql`coalesce(started_at, ${at})` })
     .where('id', '=', sweepId)
     .where('status', 'in', LIVE)
-    .returning(['user_id', 'config'])
+    .returning(['user_id', 'config', 'started_at', 'submitted_at'])
     .executeTakeFirst()
   return sweep && { task, sweep }
 }

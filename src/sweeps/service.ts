@@ -15,6 +15,7 @@ import { runId } from './returns.js'
 import { runJobConfig } from './swept-exits.js'
 import type { RunsQuery, Sweep, SweepConfig, SweepCreate, SweepListQuery, SweepRun } from './schemas.js'
 import type { SweepTask } from './task-message.js'
+import { observeJob } from '../ops/registry.js'
 
 export interface SweepContext {
   db: Db
@@ -88,6 +89,7 @@ export async function cancelSweep({ db, userId, now }: SweepContext, id: string,
     if (current.status !== 'queued' && current.status !== 'running') throw new AppError('INVALID_STATE', `sweep ${id} is already ${current.status}`)
     return markSweepCancelled(trx, id, now, body.reason ?? null)
   })
+  observeJob('sweep', 'cancelled', row, now.getTime())
   return toSweep(row)
 }
 

@@ -5,6 +5,7 @@ import type { JobConfig } from '../backtests/schemas.js'
 import type { BarSeries } from '../engine/index.js'
 import type { CustomJob, RunSummary } from '../work/engine-thread.js'
 import type { WorkContext, WorkHandler } from '../work/work-handler.js'
+import { observeJob } from '../ops/registry.js'
 import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
 import { encodeFloats, returnsMatrix } from './returns.js'
 import { sweepResult } from './result.js'
@@ -38,6 +39,7 @@ export function taskHandler(): WorkHandler<SweepTask, ClaimedTask> {
   return {
     queue: SWEEP_QUEUE,
     name: 'sweep tasks',
+    kind: 'sweep',
     // One task more than engine threads: the next task is claimed and its configurations read while
     // the others run, so no thread waits between tasks.
     concurrency: (engineThreads) => engineThreads + 1,
@@ -54,7 +56,8 @@ export function taskHandler(): WorkHandler<SweepTask, ClaimedTask> {
       if (failure.code === 'ENGINE_ERROR' || failure.code === 'INTERNAL' || failure.code === 'STATISTICS_ERROR') work.log.error({ err: error, sweep: claimed.message.sweepId }, 'sweep failed')
       inputs.delete(claimed.message.sweepId)
       const { identity, fence } = ownership(claimed)
-      await work.db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'failed', error: failure }, new Date(work.now())))
+      const ended = await work.db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'failed', error: failure }, new Date(work.now())))
+      if (ended) observeJob('sweep', 'failed', claimed.sweep, work.now())
     },
     recover: (trx, lost) => recoverLostTasks(trx, lost.lostAfterMs, lost.at, lost.maxAttempts),
   }
@@ -74,7 +77,8 @@ async function runTask(work: WorkContext, inputs: Map<string, Promise<SweepInput
     const matrix = await returnsMatrix(db, message.sweepId)
     const result = sweepResult(config, matrix)
     const { identity, fence } = ownership(claimed)
-    await db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'done', result, best: result.best as Record<string, unknown> }, new Date(now())))
+    const ended = await db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'done', result, best: result.best as Record<string, unknown> }, new Date(now())))
+    if (ended) observeJob('sweep', 'done', sweep, now())
     return
   }
   const configurations = await configurationsOf(db, message.sweepId, task.first_run, task.run_count)

@@ -24,6 +24,7 @@ import { listenForEvents } from './outbox-listener.js'
 import type { TestDeliveryResult } from './schemas.js'
 import { signatureHeaders } from './signing.js'
 import { WebhookTransport } from './transport.js'
+import { metrics, secondsSince } from '../ops/registry.js'
 
 /** Waits before each retry (DESIGN §5): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 24 h; 8 attempts in all. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 86_400_000] as const
@@ -292,7 +293,15 @@ export class WebhookPipeline {
       return false
     }
     this.recorder.add({ outcome, lease: row.lease })
+    this.count(outcome, row.event_created_at)
     return outcome.delivered
+  }
+
+  /** One attempt in perpetua_webhook_deliveries_total; a delivery's latency from its event's creation. */
+  private count(outcome: Outcome, eventCreatedAt: Date | null): void {
+    const exhausted = outcome.attempt > RETRY_DELAYS_MS.length
+    metrics.webhookDeliveries.inc({ outcome: outcome.delivered ? 'delivered' : exhausted ? 'gave_up' : 'failed' })
+    if (outcome.delivered && eventCreatedAt) metrics.webhookDelivery.observe(secondsSince(new Date(eventCreatedAt).getTime(), this.deps.now()))
   }
 
   /** Gives leased deliveries back unattempted, due after `delayMs`. */

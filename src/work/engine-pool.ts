@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads'
 import type { BacktestResult } from '../engine/index.js'
 import { startWorker } from '../worker-thread.js'
 import type { CustomJob, EngineMessage, EngineRequest, RunSummary } from './engine-thread.js'
+import { metrics, sandboxOutcomeOf } from '../ops/registry.js'
 
 export class EngineFailure extends Error {
   constructor(
@@ -142,7 +143,12 @@ export class EnginePool {
     const onMessage = (message: EngineMessage) => {
       if (message.type === 'started') {
         const budgetMs = task.budgetMs
-        if (budgetMs !== undefined) watchdog = setTimeout(() => settle(() => this.drop(worker, task, `the strategy ran longer than its budget of ${budgetMs} ms`, 'STRATEGY_TIMEOUT')), budgetMs)
+        if (budgetMs !== undefined) {
+          watchdog = setTimeout(() => {
+            metrics.sandboxWatchdog.inc()
+            settle(() => this.drop(worker, task, `the strategy ran longer than its budget of ${budgetMs} ms`, 'STRATEGY_TIMEOUT'))
+          }, budgetMs)
+        }
         return
       }
       if (message.type === 'progress') return task.onProgress(message.fraction)
@@ -151,6 +157,11 @@ export class EnginePool {
           this.all.delete(worker)
           void worker.terminate()
         } else this.idle.push(worker)
+        // A user's module ran in this job (it has a budget): its outcome, engine failures aside.
+        if (task.budgetMs !== undefined && message.type !== 'cancelled') {
+          if (message.type !== 'failed') metrics.sandboxRuns.inc({ outcome: 'ok' })
+          else if (message.code.startsWith('STRATEGY_')) metrics.sandboxRuns.inc({ outcome: sandboxOutcomeOf(message.code) })
+        }
         if (message.type === 'done') task.resolve(message.result as never)
         else if (message.type === 'summary') task.resolve(message.summary as never)
         else if (message.type === 'cancelled') task.reject(new EngineCancelled('cancelled'))
@@ -168,6 +179,7 @@ export class EnginePool {
   }
 
   private drop(worker: Worker, task: Task, message: string, code = 'ENGINE_ERROR'): void {
+    if (task.budgetMs !== undefined) metrics.sandboxRuns.inc({ outcome: sandboxOutcomeOf(code) })
     this.all.delete(worker)
     void worker.terminate()
     task.reject(new EngineFailure(code, message))

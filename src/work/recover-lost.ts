@@ -1,5 +1,6 @@
 import { insertInTransaction } from '../db/queue.js'
 import type { AnyWorkHandler, WorkContext } from './work-handler.js'
+import { metrics } from '../ops/registry.js'
 
 /**
  * A running run without a heartbeat for this long lost its worker (10 missed beats), and every node
@@ -24,6 +25,10 @@ export async function recoverLost(work: Pick<WorkContext, 'db' | 'boss' | 'now' 
       await insertInTransaction(work.boss, trx, handler.queue, recovered.rerun)
       return recovered
     })
+    if (handler.kind) {
+      metrics.jobsWorkerLost.inc({ kind: handler.kind }, found.rerun.length + found.failed.length)
+      metrics.jobsRetried.inc({ kind: handler.kind }, found.rerun.length)
+    }
     if (found.rerun.length > 0) work.log.warn({ queue: handler.queue, rerun: found.rerun }, `${handler.name} whose worker was lost run again`)
     if (found.failed.length > 0) work.log.warn({ queue: handler.queue, failed: found.failed }, `${handler.name} whose worker was lost on each of their ${MAX_ATTEMPTS} runs failed`)
   } catch (error) {

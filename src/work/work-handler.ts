@@ -4,6 +4,7 @@ import type { DatabaseHandle, Db } from '../db/connect.js'
 import type { MarketData } from '../market/market-data.js'
 import type { EnginePool } from './engine-pool.js'
 import type { HistoryCaches } from './history-cache.js'
+import type { JobKind } from '../ops/registry.js'
 
 /** What a node's workers start from (start-work.ts). */
 export interface WorkDeps {
@@ -57,6 +58,8 @@ export interface WorkHandler<Message extends object, Claimed> {
   name: string
   /** Runs of it at once on a node with this many engine threads. */
   concurrency(engineThreads: number): number
+  /** What perpetua_jobs_worker_lost_total and perpetua_jobs_retried_total count this handler's work as. */
+  kind?: JobKind
   /** Fetch the next message as soon as a run ends, not at the next poll: its messages are queued many at once (a sweep's tasks). */
   nextAtOnce?: boolean
   /** Takes the work a message names for its attempt; undefined when it is not this run's (cancelled, ended, already claimed). */

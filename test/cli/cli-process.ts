@@ -30,7 +30,8 @@ function childEnv(env: Record<string, string>): Record<string, string> {
     const value = process.env[key]
     if (value !== undefined) base[key] = value
   }
-  return { ...base, ...env }
+  // Two test files run at once: a child never takes the fixed metrics port unless the test asks for one.
+  return { ...base, METRICS_ADDR: 'off', ...env }
 }
 
 function spawnCli(args: string[], env: Record<string, string>): ChildProcess {

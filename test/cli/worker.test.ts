@@ -15,7 +15,7 @@ describe('perpetua worker', () => {
     assert.equal(result.stdout, '')
   })
 
-  it('runs backtests submitted to a serve node sharing its PostgreSQL server, and stops on SIGTERM', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+  it('runs backtests submitted to a serve node sharing its PostgreSQL server, counts them on its metrics listener, and stops on SIGTERM', { skip: !process.env.TEST_DATABASE_URL }, async () => {
     const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
     try {
       const worker = startCli(['worker'], {
@@ -24,6 +24,7 @@ describe('perpetua worker', () => {
         DATA_DIR: tempDir('worker'),
         WORKERS: '1',
         LOG_LEVEL: 'info',
+        METRICS_ADDR: '127.0.0.1:0',
       })
       await poll('the worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
       const key = await t.createKey(['backtests:read', 'backtests:write'])
@@ -34,6 +35,11 @@ describe('perpetua worker', () => {
         return row && row.status !== 'queued' && row.status !== 'running' ? row : undefined
       })
       assert.equal(done.status, 'done', JSON.stringify(done.error))
+      const listening = worker.output().stdout.split('\n').find((line) => line.includes('metrics listener is serving'))
+      assert.ok(listening, worker.output().stdout)
+      const scrape = await (await fetch((JSON.parse(listening) as { metrics_url: string }).metrics_url)).text()
+      assert.match(scrape, /^perpetua_job_duration_seconds_count\{kind="backtest",outcome="done"\} 1$/m, 'the worker ran the job')
+      assert.match(scrape, /^perpetua_ready 1$/m)
       worker.child.kill('SIGTERM')
       const code = await new Promise((resolve) => worker.child.once('exit', resolve))
       assert.equal(code, 0, worker.output().stderr)
@@ -44,7 +50,7 @@ describe('perpetua worker', () => {
 
   it('runs a backtest again on a live worker within seconds when its worker is killed mid-run', { skip: !process.env.TEST_DATABASE_URL }, async (context) => {
     const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
-    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info' }
+    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info', METRICS_ADDR: '127.0.0.1:0' }
     const startWorker = async () => {
       const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
       await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
@@ -88,6 +94,15 @@ describe('perpetua worker', () => {
         return rows.every((r) => r.status === 'done') ? rows : undefined
       })
       assert.deepEqual(decodeResult(results[0]!.result!), decodeResult(results[1]!.result!))
+      // The node that found the loss counted it; whichever node ran the re-run timed it.
+      const scrape = async (worker: typeof survivor) => {
+        const listening = worker.output().stdout.split('\n').find((line) => line.includes('metrics listener is serving'))
+        return listening ? (await fetch((JSON.parse(listening) as { metrics_url: string }).metrics_url)).text() : ''
+      }
+      const text = await scrape(survivor)
+      assert.match(text, /^perpetua_jobs_worker_lost_total\{kind="backtest"\} 1$/m)
+      assert.match(text, /^perpetua_jobs_retried_total\{kind="backtest"\} 1$/m)
+      assert.match(text, /^perpetua_job_duration_seconds_count\{kind="backtest",outcome="done"\} 2$/m)
       survivor.child.kill('SIGTERM')
       assert.equal(await new Promise((resolve) => survivor.child.once('exit', resolve)), 0, survivor.output().stderr)
     } finally {

@@ -5,6 +5,7 @@ import type { ModuleAnswer } from '../../src/custom-templates/sandbox/module-ans
 import { SandboxWorker } from '../../src/custom-templates/sandbox/sandbox-worker.js'
 import { StrategyError } from '../../src/custom-templates/sandbox/strategy-error.js'
 import { StrategyInstance } from '../../src/custom-templates/sandbox/strategy-instance.js'
+import { metrics } from '../../src/ops/registry.js'
 
 const CONTEXT = { symbols: ['BTCUSDT'], timeframe: '1h', interval_ms: 3_600_000, rules: { BTCUSDT: { tick_size: 0.1, step_size: 0.001, min_qty: 0.001, min_notional: 100 } } }
 const NONE = new Float64Array(0)
@@ -52,8 +53,16 @@ describe('the strategy sandbox', () => {
     const code = 'export function create() { return { onBar() { return NaN } } }\nexport const params = { x: { type: "integer", default: Array.prototype.indexOf.call({ length: 2 ** 31 }, 1), minimum: -1, maximum: 1 } }'
     // A first request, so the thread has started (seconds under tsx on a loaded host) before the clock below runs.
     await worker.request({ type: 'inspect', source: 'export function create() { return { onBar() { return NaN } } }', language: 'javascript' }, 30_000)
+    const count = async () => ({
+      terminations: (await metrics.sandboxWatchdog.get()).values[0]!.value,
+      timeouts: (await metrics.sandboxRuns.get()).values.find((v) => v.labels.outcome === 'timeout')!.value,
+      ok: (await metrics.sandboxRuns.get()).values.find((v) => v.labels.outcome === 'ok')!.value,
+    })
+    const before = await count()
     const started = Date.now()
     await assert.rejects(worker.request({ type: 'inspect', source: code, language: 'javascript' }, 500), (error: StrategyError) => error.code === 'STRATEGY_TIMEOUT')
+    const after = await count()
+    assert.deepEqual([after.terminations - before.terminations, after.timeouts - before.timeouts, after.ok - before.ok], [1, 1, 0], 'one watchdog termination, one run timed out')
     // Unstopped, the loop runs for more than 30 s (research fact 3).
     assert.ok(Date.now() - started < 10_000, 'the watchdog ended it, not the loop')
     assert.equal(worker.alive, false)

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import { metrics } from '../../src/ops/registry.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
 import { account, liveHarness } from './live-accounts.js'
 import { startTestApp, type TestApp } from '../support/app.js'
@@ -14,6 +15,8 @@ import WebSocket from 'ws'
 const SPEED = 30
 const REPLAY_START = Date.UTC(2025, 5, 17, 6, 0, 0)
 const ACCOUNTS = { liq: account('LIQ'), adl: account('ADL') }
+/** perpetua_run_exchange_closes_total{reason} in this process, whose runners are the test's. */
+const closesCounted = async (reason: string) => (await metrics.exchangeCloses.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0
 
 for (const backend of backends()) {
   describe(`exchange-side closes of live runs (${backend})`, () => {
@@ -114,6 +117,7 @@ for (const backend of backends()) {
 
     it("books a liquidation as the run's closing trade at the exchange's price and fee, once, and the run carries on", async () => {
       const id = strategies.liq!
+      const countedBefore = await closesCounted('liquidation')
       const { order, held } = await closeByExchange('liq', 'liquidation')
       assert.match(String(order.clientOrderId), /^autoclose-\d+$/)
       const booked = await poll('the liquidation booked as a trade', 30_000, async () => (await trades(id)).find((r) => r.exit_reason === 'liquidation'))
@@ -154,6 +158,7 @@ for (const backend of backends()) {
       })
       const liquidations = (await trades(id)).filter((r) => r.exit_reason === 'liquidation')
       assert.equal(liquidations.length, 1, 'booked once')
+      assert.equal((await closesCounted('liquidation')) - countedBefore, 1, 'counted once')
       assert.equal((await closedEvents(id)).filter((e) => e.exit_reason === 'liquidation').length, 1)
       assert.equal(hooked(id).filter((e) => e.data.exit_reason === 'liquidation').length, 1, 'one webhook')
       assert.equal(await errorOf(id), undefined)

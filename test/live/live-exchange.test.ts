@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
+import { metrics } from '../../src/ops/registry.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
 import { account, hex, LIVE_PARAMS, liveHarness } from './live-accounts.js'
 import { btcMinuteBacktest } from './btc-minute-backtest.js'
@@ -11,6 +12,9 @@ import { backends } from '../support/database.js'
 import { poll } from '../support/poll.js'
 
 const MINUTE = 60_000
+/** A process counter's value for one label set (this process's runners are the test's). */
+const counted = async (counter: { get(): Promise<{ values: { labels: object; value: number }[] }> }, labels: Record<string, string>) =>
+  (await counter.get()).values.find((v) => Object.entries(labels).every(([k, x]) => (v.labels as Record<string, unknown>)[k] === x))?.value ?? 0
 // 1m bars close twice a wall second from 2025-06-17 06:00 UTC (inside the recorded minutes).
 const SPEED = 120
 const REPLAY_START = Date.UTC(2025, 5, 17, 6, 0, 0)
@@ -127,6 +131,10 @@ for (const backend of backends()) {
       assert.equal(picture.exchangeQty, picture.ledgerQty)
       const left = t.replay!.faults.active().filter((f) => String(f.path).includes(hex(id)))
       assert.deepEqual(left, [], 'both faults met an order')
+      // Counted when the answer returns, which may be after the stream booked the fill.
+      await poll('both unanswered orders counted unknown', 10_000, async () => ((await counted(metrics.liveOrders, { outcome: 'unknown' })) >= 2 ? true : undefined))
+      assert.ok((await counted(metrics.liveOrders, { outcome: 'accepted' })) >= 1)
+      assert.ok((await counted(metrics.liveOrderLookups, { outcome: 'found' })) >= 1, 'and found by a look-up')
     })
 
     it('does not send a "forgotten" order again: it stays unknown until a lookup finds it', async () => {
@@ -139,6 +147,8 @@ for (const backend of backends()) {
       assert.equal(picture.exchangeQty, picture.ledgerQty)
       const forgets = t.replay!.faults.active().filter((f) => f.forget && String(f.path).includes(hex(id)))
       assert.ok(forgets.length === 0 || forgets[0]!.times! <= 12 - 5, 'the order was looked up and "forgotten" at least five times first')
+      // A look-up asks twice (the order, then the recent orders), so five forgets are at least three look-ups.
+      assert.ok((await counted(metrics.liveOrderLookups, { outcome: 'not_found' })) >= 3, 'each look-up the exchange forgot counted not found')
     })
 
     it('an order found nowhere for 10 exchange minutes, with the position unchanged, is booked skipped and the run goes on', async () => {
@@ -164,6 +174,7 @@ for (const backend of backends()) {
       const id = strategies.foreign!
       await poll('a first fill', 60_000, async () => ((await filled(id)).some((o) => Number(o.qty) > 0) && (await runState(id))?.pendingOrder === null ? true : undefined))
       // Someone trades the same symbol on the account, and the user stream's events of it are lost.
+      const mismatches = await counted(metrics.reconciliationMismatches, { mode: 'live' })
       const remove = t.replay!.faults.add({ userEvents: 'drop' })
       const manual = await exchange(ACCOUNTS.foreign).placeOrder({ symbol: 'BTCUSDT', side: 'BUY', type: 'MARKET', quantity: '0.002', clientOrderId: 'manual-1' })
       assert.equal(manual.kind, 'ok')
@@ -177,6 +188,7 @@ for (const backend of backends()) {
       assert.equal(strategy.status, 'error')
       const mine = await errorOf(id)
       assert.equal(mine?.code, 'POSITION_MISMATCH')
+      assert.equal((await counted(metrics.reconciliationMismatches, { mode: 'live' })) - mismatches, 1, 'the mismatch counted once')
       assert.match(mine!.message, /exchange holds a position/)
       const run = await db().selectFrom('strategy_runs').selectAll().where('strategy_id', '=', id).executeTakeFirstOrThrow()
       assert.notEqual(run.ended_at, null)

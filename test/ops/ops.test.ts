@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 
+const value = (body: string, line: string) => Number(body.split('\n').find((l) => l.startsWith(`${line} `))?.slice(line.length + 1) ?? 0)
+const TOKEN = 'metrics-token-for-tests'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 /** The routes registered when this test was written; fewer means the route list parser broke. */
 const MIN_ROUTES = 11
@@ -16,9 +18,10 @@ for (const backend of backends()) {
   describe(`ops endpoints (${backend})`, () => {
     let t: TestApp
     before(async () => {
-      t = await startTestApp(backend)
+      t = await startTestApp(backend, { METRICS_TOKEN: TOKEN })
     })
     after(() => t.close())
+    const scrape = (authorization = `Bearer ${TOKEN}`) => t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization } })
 
     it('/healthz answers 200', async () => {
       const res = await t.app.inject({ method: 'GET', url: '/healthz' })
@@ -33,8 +36,11 @@ for (const backend of backends()) {
     })
 
     it('/metrics is Prometheus text counting requests by route pattern, never by raw URL', async () => {
+      // The process registry outlives an app: the other backend's apps in this process counted too.
+      const series = 'perpetua_http_requests_total{method="GET",route="/strategies/:strategy_id",status="404"}'
+      const before = value((await scrape()).body, series)
       for (let i = 0; i < 2; i++) assert.equal((await t.app.inject({ method: 'GET', url: '/strategies/424242' })).statusCode, 404)
-      const res = await t.app.inject({ method: 'GET', url: '/metrics' })
+      const res = await scrape()
       assert.equal(res.statusCode, 200)
       assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/)
       assert.match(res.body, /^# TYPE perpetua_http_requests_total counter$/m)
@@ -42,18 +48,16 @@ for (const backend of backends()) {
       const line = lines.find((l) => l.includes('route="/strategies/:strategy_id"'))
       assert.ok(line, res.body)
       assert.match(line, /method="GET"/)
-      assert.match(line, /status="404"\} 2$/)
+      assert.equal(value(res.body, series) - before, 2)
       assert.doesNotMatch(res.body, /424242/)
     })
 
     it('/metrics counts unmatched requests once and keeps a cumulative latency histogram per route', async () => {
-      const value = (body: string, line: string) => Number(body.split('\n').find((l) => l.startsWith(`${line} `))?.slice(line.length + 1) ?? 0)
-      const scrape = async () => (await t.app.inject({ method: 'GET', url: '/metrics' })).body
-      const before = await scrape()
+      const before = (await scrape()).body
       for (let i = 0; i < 3; i++) assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
       assert.equal((await t.app.inject({ method: 'GET', url: '/no-such-route-zqxj' })).statusCode, 404)
       assert.equal((await t.app.inject({ method: 'GET', url: '/v1/no-such-route-zqxj' })).statusCode, 404)
-      const after = await scrape()
+      const after = (await scrape()).body
 
       const healthz = 'perpetua_http_requests_total{method="GET",route="/healthz",status="200"}'
       assert.equal(value(after, healthz) - value(before, healthz), 3)
@@ -71,6 +75,16 @@ for (const backend of backends()) {
       assert.match(buckets.at(-1)!, /le="\+Inf"\} \d+$/)
       assert.equal(counts.at(-1), count)
       assert.ok(value(after, `perpetua_http_request_duration_seconds_sum{${labels}}`) > 0)
+    })
+
+    it('/metrics on the API port answers only to the METRICS_TOKEN bearer (401 otherwise)', async () => {
+      for (const authorization of [undefined, 'Bearer wrong-token', `Bearer ${TOKEN}x`, `Basic ${TOKEN}`, TOKEN]) {
+        const res = await t.app.inject({ method: 'GET', url: '/metrics', headers: authorization === undefined ? {} : { authorization } })
+        assert.equal(res.statusCode, 401, `for ${authorization}`)
+        assert.doesNotMatch(res.body, /perpetua_/)
+        assert.equal(res.headers['www-authenticate'], 'Bearer')
+      }
+      assert.equal((await scrape(`bearer ${TOKEN}`)).statusCode, 200, 'the scheme is case-insensitive (RFC 7235)')
     })
 
     it('/openapi.json is OpenAPI 3, documents every registered route and a success schema for each', async () => {
@@ -130,6 +144,22 @@ for (const backend of backends()) {
       const open = await t.app.inject({ method: 'GET', url: '/nope' })
       assert.equal(open.statusCode, 404)
       assert.deepEqual(open.json(), { detail: 'Not Found' })
+    })
+  })
+
+  describe(`/metrics without METRICS_TOKEN (${backend})`, () => {
+    let t: TestApp
+    before(async () => {
+      t = await startTestApp(backend)
+    })
+    after(() => t.close())
+
+    it('is not served on the API port: 404 with or without credentials', async () => {
+      for (const headers of [{}, { authorization: 'Bearer anything' }]) {
+        const res = await t.app.inject({ method: 'GET', url: '/metrics', headers })
+        assert.equal(res.statusCode, 404)
+        assert.doesNotMatch(res.body, /perpetua_/)
+      }
     })
   })
 

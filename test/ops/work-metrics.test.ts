@@ -2,6 +2,9 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { insertJob } from '../../src/backtests/queries.js'
 import { AppError } from '../../src/http/errors.js'
+import { pino } from 'pino'
+import { trackDatabase } from '../../src/ops/database-gauges.js'
+import { processRegistry } from '../../src/ops/registry.js'
 import { countRejections, type SandboxRejections } from '../../src/ops/work-metrics.js'
 import { createStrategySandbox } from '../../src/custom-templates/sandbox/sandbox-service.js'
 import { startTestApp, type TestApp } from '../support/app.js'
@@ -12,10 +15,15 @@ const value = (body: string, line: string) => body.split('\n').find((l) => l.sta
 for (const backend of backends()) {
   describe(`the operator's fairness metrics (${backend})`, () => {
     let t: TestApp
+    let untrack: () => void
     before(async () => {
       t = await startTestApp(backend)
+      untrack = trackDatabase(t.database.handle, t.clock.now, pino({ level: 'silent' }))
     })
-    after(() => t.close())
+    after(async () => {
+      untrack()
+      await t.close()
+    })
 
     it('counts engine work waiting and the oldest wait by kind and user plan', async () => {
       const db = t.database.handle.db
@@ -24,7 +32,7 @@ for (const backend of backends()) {
       await db.updateTable('users').set({ plan: 'pro' }).where('id', '=', user.id).execute()
       const submittedAt = new Date(Date.now() - 60_000)
       for (const id of ['bt_wait1', 'bt_wait2']) await insertJob(db, { id, userId: user.id, templateId: 'sma_cross', config: {}, submittedAt })
-      const body = (await t.app.inject({ method: 'GET', url: '/metrics' })).body
+      const body = await processRegistry.metrics()
       assert.equal(value(body, 'perpetua_work_waiting{kind="job",plan="pro"}'), '2')
       const oldest = Number(value(body, 'perpetua_work_oldest_wait_seconds{kind="job",plan="pro"}'))
       assert.ok(oldest >= 59, `the oldest waited ${oldest} s`)
@@ -47,6 +55,7 @@ describe('sandbox calls refused for their user’s limit', () => {
       assert.equal(refused.length, 1)
       await assert.rejects(sandbox.inspect(8, 'not a module', 'javascript'), (error: unknown) => error instanceof AppError && error.code === 'INVALID_PARAMETER')
       assert.equal(rejections.total, 1)
+      assert.match(await processRegistry.metrics(), /^perpetua_sandbox_calls_rejected_total 1$/m)
     } finally {
       await sandbox.close()
     }

@@ -3,6 +3,9 @@ import { AppError } from '../../http/errors.js'
 import { startWorker } from '../../worker-thread.js'
 import type { SandboxReply, SandboxRequest } from './sandbox-thread.js'
 import { StrategyError } from './strategy-error.js'
+import { metrics, sandboxOutcomeOf } from '../../ops/registry.js'
+
+const OK = { outcome: 'ok' }
 
 interface Pending {
   resolve: (value: unknown) => void
@@ -40,13 +43,23 @@ export class SandboxWorker {
     await this.ready
     if (!this.alive) throw new StrategyError('STRATEGY_ERROR', 'the sandbox has ended')
     const id = this.nextId++
-    return new Promise<T>((resolve, reject) => {
+    const answer = new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
+        metrics.sandboxWatchdog.inc()
         this.fail(new StrategyError('STRATEGY_TIMEOUT', `the strategy ran longer than ${limitMs} ms`), id)
       }, limitMs)
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer })
       this.worker.postMessage({ id, request })
     })
+    answer.then(
+      () => metrics.sandboxRuns.inc(OK),
+      (error: unknown) => {
+        // A params check the module answered (INVALID_PARAMETER) ran fine; only the module's own failures count against it.
+        if (error instanceof AppError) metrics.sandboxRuns.inc(OK)
+        else metrics.sandboxRuns.inc({ outcome: sandboxOutcomeOf(error instanceof StrategyError ? error.code : undefined) })
+      },
+    )
+    return answer
   }
 
   /** Ends the thread; whatever it was doing fails. */

@@ -5,6 +5,7 @@ import type { ExchangeAnswer } from '../../trading/binance/answer.js'
 import type { BinanceOrder, BinanceTrade, BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import { KEY_REFUSED, RunFailure } from '../exchange/run-failure.js'
 import type { OrderUpdate } from '../exchange/user-data-streams.js'
+import { metrics } from '../../ops/registry.js'
 
 /** What sending (or looking up) one intent came to; `O` is what booking a fill into the run's ledger returns. */
 export type Execution<O> = { kind: 'done'; outcome: O } | { kind: 'unknown'; reason: string } | { kind: 'refused'; code: number; msg: string }
@@ -48,6 +49,17 @@ export function exchangeCloseReason(clientOrderId: string): 'liquidation' | 'adl
   if (clientOrderId === 'adl_autoclose' || clientOrderId.startsWith('adl_autoclose')) return 'adl'
   if (clientOrderId.startsWith('autoclose-') || clientOrderId.startsWith('settlement_autoclose-')) return 'liquidation'
   return undefined
+}
+
+/** A live order sent, in perpetua_live_orders_total: accepted, rejected (or never sent: unavailable), or no answer (unknown). */
+function countOrder(answer: ExchangeAnswer<unknown>): void {
+  metrics.liveOrders.inc({ outcome: answer.kind === 'ok' ? 'accepted' : answer.kind === 'unknown' ? 'unknown' : 'rejected' })
+}
+
+/** A look-up of an order whose outcome was unknown, in perpetua_live_order_lookups_total; returns `result`. */
+function lookedUp<T>(outcome: 'found' | 'not_found' | 'failed', result: T): T {
+  metrics.liveOrderLookups.inc({ outcome })
+  return result
 }
 
 /** Order statuses after which a MARKET order changes nothing more. */
@@ -110,6 +122,7 @@ export class SymbolExchange<O> {
       reduceOnly,
       clientOrderId,
     })
+    countOrder(answer)
     return this.settle(answer, clientOrderId)
   }
 
@@ -130,6 +143,7 @@ export class SymbolExchange<O> {
       reduceOnly: true,
       clientOrderId,
     })
+    countOrder(answer)
     if (answer.kind === 'ok' && answer.value.status === 'FILLED') {
       return { kind: 'done', outcome: this.ledger.fillAt(0, Number(answer.value.avgPrice), answer.value.updateTime) }
     }
@@ -142,14 +156,15 @@ export class SymbolExchange<O> {
    */
   async lookUp(clientOrderId: string, sentAfter: number): Promise<Execution<O>> {
     const found = await this.client.order(this.symbol, { clientOrderId })
-    if (found.kind === 'ok') return this.settle(found, clientOrderId)
-    if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw keyRefused(found)
+    if (found.kind === 'ok') return lookedUp('found', this.settle(found, clientOrderId))
+    if (found.kind === 'rejected' && KEY_REFUSED.has(found.code)) throw lookedUp('failed', keyRefused(found))
     const recent = await this.client.allOrders(this.symbol, sentAfter === sentAfter ? { startTime: sentAfter - 60_000, limit: 1000 } : { limit: 1000 })
     if (recent.kind === 'ok') {
       const order = recent.value.find((o) => o.clientOrderId === clientOrderId)
-      if (order) return this.settle({ kind: 'ok', value: order }, clientOrderId)
-    } else if (recent.kind === 'rejected' && KEY_REFUSED.has(recent.code)) throw keyRefused(recent)
-    return { kind: 'unknown', reason: `order ${clientOrderId} was not found yet, which does not prove it was not placed` }
+      if (order) return lookedUp('found', this.settle({ kind: 'ok', value: order }, clientOrderId))
+    } else if (recent.kind === 'rejected' && KEY_REFUSED.has(recent.code)) throw lookedUp('failed', keyRefused(recent))
+    // Not in the list of recent orders is not found; no list at all is a look-up that failed.
+    return lookedUp(recent.kind === 'ok' ? 'not_found' : 'failed', { kind: 'unknown', reason: `order ${clientOrderId} was not found yet, which does not prove it was not placed` })
   }
 
   /** The exchange's signed position on the symbol (one-way mode: one row, positionSide BOTH). */

@@ -2,6 +2,7 @@ import type { BinanceTrade } from '../../trading/binance/trading-client.js'
 import { type ExchangeCloseFill, exchangeCloseReason, type Execution, type SymbolExchange } from '../brokers/symbol-exchange.js'
 import { RunFailure } from './run-failure.js'
 import type { AlgoUpdate, OrderUpdate } from './user-data-streams.js'
+import { metrics } from '../../ops/registry.js'
 
 /** What a protective order an ALGO_UPDATE named was: its kind and closing side. */
 export interface UpdatedOrder {
@@ -148,6 +149,7 @@ export class LiveOrders<O> {
       // close at that moment) shows as a difference that the next look books. Only a difference that
       // stays is a mismatch.
       if (look < RECONCILE_LOOKS) continue
+      metrics.reconciliationMismatches.inc({ mode: 'live' })
       throw new RunFailure(
         'POSITION_MISMATCH',
         `the exchange holds a position of ${theirs} where this run's own fills add up to ${ours}; close or explain it, then deploy again`,
@@ -358,6 +360,7 @@ export class LiveOrders<O> {
     if (this.exchangeFills.includes(key)) return
     this.exchangeFills = [...this.exchangeFills, key].slice(-EXCHANGE_FILLS_KEPT)
     await this.deps.commit(this.broker.bookExchangeClose(fill), undefined)
+    metrics.exchangeCloses.inc({ reason: fill.reason })
     await this.protect()
   }
 

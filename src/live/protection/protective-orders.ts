@@ -26,6 +26,7 @@ import { lockOwnedRuns } from '../queries.js'
 import { clientAlgoId, clientAlgoIdPrefix, type ProtectiveKind, protectiveKindOf } from './client-algo-ids.js'
 import { type DesiredOrder, sameOrder } from './desired-orders.js'
 import { activeProtective, insertProtective, markProtective, nextProtectiveSeq, type ProtectiveRow, protectiveRow } from './queries.js'
+import { metrics } from '../../ops/registry.js'
 
 export interface ProtectiveOrdersDeps {
   db: Db
@@ -425,6 +426,8 @@ export class ProtectiveOrders {
 
   private async mark(row: ProtectiveRow, status: ProtectiveStatus, change: { algoId?: string | number | undefined; lastError?: string | undefined }): Promise<void> {
     await markProtective(this.deps.db, row.client_algo_id, { status, algoId: change.algoId, lastError: change.lastError, now: new Date(this.deps.now()) })
+    // Every status a row takes passes here: a rejection at placement and one at trigger alike, each counted once.
+    if (status === 'rejected' && row.status !== 'rejected') metrics.protectiveRejected.inc()
     row.status = status
     if (change.algoId !== undefined) row.algo_id = String(change.algoId)
     if (change.lastError !== undefined) row.last_error = change.lastError

@@ -3,6 +3,7 @@ import type { KlineRow } from '../../backtests/history-store.js'
 import type { SymbolRules } from '../../engine/types.js'
 import type { MultiSymbolTemplate } from '../../templates/types.js'
 import type { ClosedBar, FundingEvent } from '../brokers/broker.js'
+import { DecisionLatency } from './decision-latency.js'
 import { MultiPaperBroker, type StepOutcome } from '../brokers/multi-paper-broker.js'
 import { PAPER_FEES } from '../brokers/paper-setup.js'
 import type { LiveState } from '../exchange/live-orders.js'
@@ -70,6 +71,7 @@ export class MultiSymbolRunner {
   private unsubscribeUser: (() => void) | undefined
   /** A dry run's protective exits: each symbol's minutes of each step they are examined on. */
   private minutes: RunMinutes[] = []
+  private readonly decisions: DecisionLatency
 
   constructor(
     readonly run: RunRow,
@@ -79,6 +81,7 @@ export class MultiSymbolRunner {
     this.interval = intervalMs(run.timeframe)
     this.funding = run.symbols.map((symbol) => new RunFunding(deps.history, symbol, this.interval))
     this.assembly = new StepAssembly(run.symbols.length, this.interval)
+    this.decisions = new DecisionLatency(run.dry_run, this.interval, deps.now)
   }
 
   async start(): Promise<void> {
@@ -124,6 +127,7 @@ export class MultiSymbolRunner {
         this.counters = { intent: await nextIntent(deps.db, run.strategy_id, run.run), trade: await nextTradeId(deps.db, run.strategy_id) }
         if (!run.dry_run) await this.goLive(rules, state)
         await this.warmUp(warmup)
+        this.decisions.warm(this.broker.lastOpenTime)
       } catch (error) {
         failed = error
         throw error
@@ -358,6 +362,7 @@ export class MultiSymbolRunner {
     }
     this.counters = counters
     this.pendingOrders = pendingOrders
+    this.decisions.committed(last)
     return Object.fromEntries(outcome.symbols.filter((o) => o.newTarget === o.newTarget).map((o) => [o.symbol, pendingOrders[o.symbol]!]))
   }
 }

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
 import type { Db } from '../../db/connect.js'
 import { exchangeServerTime } from '../../market/exchange-clock.js'
+import { observeExchangeClock } from '../../ops/registry.js'
 import { markPriceKlines } from '../../market/mark-price-klines.js'
 import type { MarketData } from '../../market/market-data.js'
 import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
@@ -89,7 +90,11 @@ export class RunnerPool {
     this.now = options.now ?? Date.now
     this.history = new SharedHistory(new UpstreamHistory(options.market), undefined, undefined, (...query) => markPriceKlines(options.market, ...query))
     this.commits = new RunCommits(options.db, this.owner, !options.serialTransactions)
-    this.exchangeNow = sharedClock(() => exchangeServerTime(options.market))
+    this.exchangeNow = sharedClock(async () => {
+      const serverTime = await exchangeServerTime(options.market)
+      observeExchangeClock(serverTime, this.now())
+      return serverTime
+    })
     if (options.secrets) {
       const { db, secrets, log } = options
       this.balances = new BalanceWatcher({ db, secrets, upstream: options.market.client, log, now: this.now, ...(options.balanceWatchMs ? { everyMs: options.balanceWatchMs } : {}) })

@@ -2,6 +2,7 @@ import type { SymbolRules } from '../../engine/types.js'
 import type { RunSandbox } from '../../custom-templates/sandbox/run-sandbox.js'
 import type { SingleSymbolTemplate } from '../../templates/types.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from '../brokers/broker.js'
+import { DecisionLatency } from './decision-latency.js'
 import { ExchangeBroker } from '../brokers/exchange-broker.js'
 import { PaperBroker, type PaperSetup } from '../brokers/paper-broker.js'
 import { RunFailure } from '../exchange/run-failure.js'
@@ -53,6 +54,7 @@ export class StrategyRunner {
   private minutes: RunMinutes | undefined
   /** A live run's protective orders on the exchange. */
   private protection: SymbolProtection | undefined
+  private readonly decisions: DecisionLatency
 
   constructor(
     readonly run: RunRow,
@@ -60,6 +62,7 @@ export class StrategyRunner {
   ) {
     this.interval = intervalMs(run.timeframe)
     this.funding = new RunFunding(deps.history, run.symbol, this.interval)
+    this.decisions = new DecisionLatency(run.dry_run, this.interval, deps.now)
   }
 
   async start(): Promise<void> {
@@ -146,6 +149,7 @@ export class StrategyRunner {
       if (deps.userStreams && run.exchange_key_id !== null) this.unsubscribeUser = deps.userStreams.subscribe(run.exchange_key_id, client, (event) => this.onUserEvent(event))
     }
     await this.warmUp(warmup)
+    this.decisions.warm(this.broker.lastOpenTime)
   }
 
   stop(): void {
@@ -288,6 +292,7 @@ export class StrategyRunner {
     }
     this.counters = rows.counters
     this.pendingOrder = pendingOrder
+    this.decisions.committed(lastBar)
     if (this.arrival) {
       const { openTime, receivedAt } = this.arrival
       this.arrival = undefined
