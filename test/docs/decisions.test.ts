@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { anchors, headings } from '../support/markdown-anchors.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const DIR = path.join(ROOT, 'docs/decisions')
@@ -14,31 +15,6 @@ const TEXT_FILE = /(\.(ts|tsx|js|mjs|cjs|md|sql|json|html|css|sh)|\/run)$/
 const read = (file: string) => fs.readFileSync(file, 'utf8')
 const decisionFiles = () => fs.readdirSync(DIR).filter((name) => name.endsWith('.md')).sort()
 const areaFiles = () => decisionFiles().filter((name) => name !== 'README.md')
-
-/** Heading texts of a markdown file, any level, outside code fences. */
-function headings(text: string): string[] {
-  const found: string[] = []
-  let fenced = false
-  for (const line of text.split('\n')) {
-    if (line.startsWith('```')) fenced = !fenced
-    const match = fenced ? null : /^#{1,6} (.+?)\s*$/.exec(line)
-    if (match) found.push(match[1]!)
-  }
-  return found
-}
-
-/** GitHub's anchors for a file's headings: lower case, punctuation dropped, spaces as dashes, repeats numbered. */
-function anchors(text: string): Set<string> {
-  const seen = new Map<string, number>()
-  const result = new Set<string>()
-  for (const heading of headings(text)) {
-    const base = heading.toLowerCase().replace(/[^\p{L}\p{M}\p{N}_\- ]/gu, '').replace(/ /g, '-')
-    const count = seen.get(base) ?? 0
-    seen.set(base, count + 1)
-    result.add(count === 0 ? base : `${base}-${count}`)
-  }
-  return result
-}
 
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length
 
