@@ -73,10 +73,12 @@ const runs = perScrape(async ({ database, now }) => {
         else r.last_bar_at + (tf.ms * interval '1 millisecond') < ${exchangeAt}::timestamptz - ((tf.ms + ${BEHIND_MARGIN_MS}) * interval '1 millisecond') end) as behind,
       extract(epoch from ${at}::timestamptz - min(coalesce(r.lease_expires_at - ${LEASE_TTL_MS} * interval '1 millisecond', r.started_at))
         filter (where s.status = 'deployed')) as oldest_renewal_age,
-      count(*) filter (where s.status = 'deployed' and not r.dry_run and s.last_error_code = ${PROTECTION_LOST}) as protection_lost
+      count(*) filter (where s.status = 'deployed' and not r.dry_run and s.last_error_code = ${PROTECTION_LOST} and not exists (
+        select 1 from protective_orders p where p.strategy_id = s.id and p.status = 'open' and p.updated_at > s.last_error_at)) as protection_lost
     from strategy_runs r join strategies s on s.id = r.strategy_id
       left join (values ${sql.join(timeframes)}) as tf(name, ms) on tf.name = r.timeframe
     where r.ended_at is null
+      or (s.status = 'error' and r.run = (select max(x.run) from strategy_runs x where x.strategy_id = r.strategy_id))
     group by 1, 2`.execute(database.db)
   return rows
 }, 'runs')
@@ -97,7 +99,9 @@ const jobs = perScrape(async ({ database, now }) => {
 const webhooks = perScrape(async ({ database, now }) => {
   const at = new Date(now())
   const { rows } = await sql<WebhookRow>`
-    select (select extract(epoch from ${at}::timestamptz - min(created_at)) from deliveries where state = 'pending') as oldest_pending_seconds,
+    select (select extract(epoch from ${at}::timestamptz - min(coalesce(d.next_attempt_at, d.created_at)))
+        from deliveries d join webhooks w on w.id = d.webhook_id
+        where d.state = 'pending' and w.status = 'active' and coalesce(d.next_attempt_at, d.created_at) <= ${at}::timestamptz) as oldest_pending_seconds,
       (select count(*) from webhooks where status = 'broken') as disabled`.execute(database.db)
   return rows[0]
 }, 'webhooks')
@@ -137,7 +141,7 @@ const MODES = ['live', 'dry_run']
 const JOB_KINDS = ['backtest', 'sweep']
 
 for (const metric of [
-  gauge('perpetua_runs', 'Current runs by mode (live, dry_run) and their strategy state (deployed, paused, error, ...)', async () =>
+  gauge('perpetua_runs', 'Current runs by mode (live, dry_run) and their strategy state (deployed, paused, ...), and each strategy in error by its last run\'s mode', async () =>
     (await runs())?.map((row) => ({ labels: { mode: row.mode, state: row.state }, value: num(row.runs) })),
   ),
   gauge('perpetua_runs_behind', "Deployed runs whose last processed bar is older than their timeframe plus 60 s", async () => {
@@ -148,7 +152,7 @@ for (const metric of [
     const rows = await runs()
     return rows && [{ labels: {}, value: Math.max(0, ...rows.map((row) => num(row.oldest_renewal_age))) }]
   }),
-  gauge('perpetua_protective_orders_missing', 'Deployed live runs whose protective orders are not all resting, per their last sync (a protection alarm)', async () => {
+  gauge('perpetua_protective_orders_missing', 'Deployed live runs under a protection alarm with no protective order placed since it (cleared once one rests again)', async () => {
     const rows = await runs()
     return rows && [{ labels: {}, value: rows.reduce((sum, row) => sum + num(row.protection_lost), 0) }]
   }),
@@ -161,7 +165,7 @@ for (const metric of [
     const rows = await jobs()
     return rows && JOB_KINDS.map((kind) => ({ labels: { kind }, value: num(rows.find((row) => row.kind === kind && row.state === 'queued')?.oldest_seconds) }))
   }),
-  gauge('perpetua_webhook_oldest_pending_seconds', 'Seconds since the oldest pending webhook delivery was created (0 if none)', async () => {
+  gauge('perpetua_webhook_oldest_pending_seconds', 'Seconds the oldest due delivery of an active webhook has waited past its attempt time (0 if none): retries not yet due and paused or broken webhooks do not count', async () => {
     const row = await webhooks()
     return row && [{ labels: {}, value: num(row.oldest_pending_seconds) }]
   }),
