@@ -51,6 +51,11 @@ export interface Config {
   dbPoolMax: number
   /** Sandbox threads of the API for users' strategy modules (uploads, params checks), shared fairly between users. */
   sandboxThreads: number
+  /**
+   * SHUTDOWN_GRACE_MS: how long a node that got SIGTERM lets HTTP requests in flight finish before it closes
+   * their connections (its runs and jobs are handed over first, without waiting on this).
+   */
+  shutdownGraceMs: number
 }
 
 export interface IdentityProviderConfig {
@@ -103,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     ipRequestsPerMinute: read.integer('RATE_LIMIT_IP_PER_MINUTE', 2400, 1, 1e9),
     dbPoolMax: read.integer('DB_POOL_MAX', 10, 1, 200),
     sandboxThreads: read.integer('SANDBOX_THREADS', 2, 1, 32),
+    shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

@@ -5,7 +5,7 @@ import type { JobConfig } from '../backtests/schemas.js'
 import type { BarSeries } from '../engine/index.js'
 import type { CustomJob, RunSummary } from '../work/engine-thread.js'
 import type { WorkContext, WorkHandler } from '../work/work-handler.js'
-import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
+import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, handBackTask, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
 import { encodeFloats, returnsMatrix } from './returns.js'
 import { sweepResult } from './result.js'
 import type { Objective, SweepConfig } from './schemas.js'
@@ -57,6 +57,7 @@ export function taskHandler(): WorkHandler<SweepTask, ClaimedTask> {
       await work.db.transaction().execute((trx) => finishSweep(trx, identity, fence, { status: 'failed', error: failure }, new Date(work.now())))
     },
     recover: (trx, lost) => recoverLostTasks(trx, lost.lostAfterMs, lost.at, lost.maxAttempts),
+    handBack: async (trx, { message, task }) => ((await handBackTask(trx, message.sweepId, task.task_no, task.attempt)) ? message : undefined),
   }
 }
 

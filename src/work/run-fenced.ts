@@ -1,3 +1,4 @@
+import { sendInTransaction } from '../db/queue.js'
 import { EngineCancelled } from './engine-pool.js'
 import type { WorkContext, WorkHandler } from './work-handler.js'
 
@@ -21,10 +22,25 @@ export async function runFenced<Message extends object, Claimed>(work: WorkConte
   try {
     await handler.run(work, claimed, lost.signal)
   } catch (error) {
-    // EngineCancelled without a lost signal: the node is stopping (the pool closed); recovery hands the work on.
-    if (error instanceof EngineCancelled || lost.signal.aborted) return
+    if (lost.signal.aborted) return
+    // EngineCancelled without a lost signal: the node is stopping (the pool closed): the work goes back to the
+    // queue now. Should that fail (the database going too), recovery hands it on once its beats stop. (A test
+    // throws it without closing the pool: then recovery alone, never a hand-back that would loop.)
+    if (error instanceof EngineCancelled) {
+      clearInterval(beat)
+      if (work.pool.closing) await handBack(work, handler, claimed).catch((failure: unknown) => work.log.warn({ err: failure, queue: handler.queue }, `could not hand ${handler.name} back: recovery will`))
+      return
+    }
     await handler.fail(work, claimed, error).catch(() => undefined)
   } finally {
     clearInterval(beat)
   }
+}
+
+/** The run's work back in the queue at the same attempt, with its message in the same transaction (which wakes every node). */
+async function handBack<Message extends object, Claimed>(work: WorkContext, handler: WorkHandler<Message, Claimed>, claimed: Claimed): Promise<void> {
+  await work.db.transaction().execute(async (trx) => {
+    const message = await handler.handBack(trx, claimed)
+    if (message !== undefined) await sendInTransaction(work.boss, trx, handler.queue, message)
+  })
 }

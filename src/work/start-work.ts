@@ -58,11 +58,18 @@ export async function startWork(deps: WorkDeps, handlers: readonly AnyWorkHandle
   const timer = setInterval(() => void recover(), SWEEP_MS)
   timer.unref()
   return {
+    /**
+     * No more claims (every poller told at once), then the engine threads close: each run in flight stops and
+     * hands its work back to the queue (run-fenced.ts), where another node takes it now. Waiting for the runs
+     * instead held a stopping node for a whole backtest or sweep task.
+     */
     async stop() {
       clearInterval(timer)
       await listener.close()
-      for (const worker of workers) for (const id of worker.ids) await deps.boss.offWork(worker.queue, { id }).catch(() => undefined)
+      const stopped = workers.flatMap((worker) => worker.ids.map((id) => deps.boss.offWork(worker.queue, { id, wait: false }).catch(() => undefined)))
+      await Promise.all(stopped)
       await work.pool.close()
+      for (const worker of workers) for (const id of worker.ids) await deps.boss.offWork(worker.queue, { id }).catch(() => undefined)
     },
   }
 }

@@ -65,6 +65,12 @@ export interface WorkHandler<Message extends object, Claimed> {
   beat(work: WorkContext, claimed: Claimed): Promise<boolean>
   /** Does the work. `lost` aborts when a beat found the work no longer this run's: the run then stops and writes nothing. */
   run(work: WorkContext, claimed: Claimed, lost: AbortSignal): Promise<void>
+  /**
+   * Inside `trx`, which also enqueues the message returned: gives the work of a run this node stopped (SIGTERM)
+   * back to the queue at the same attempt, so another node takes it now rather than when recovery finds it
+   * silent; undefined when the run no longer owned it.
+   */
+  handBack(trx: Db, claimed: Claimed): Promise<Message | undefined>
   /** Records that the run failed (never called for a run that was stopped). */
   fail(work: WorkContext, claimed: Claimed, error: unknown): Promise<void>
   /**

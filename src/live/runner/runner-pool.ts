@@ -6,7 +6,9 @@ import type { Db } from '../../db/connect.js'
 import { exchangeServerTime } from '../../market/exchange-clock.js'
 import { markPriceKlines } from '../../market/mark-price-klines.js'
 import type { MarketData } from '../../market/market-data.js'
-import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
+import { claimRuns, releaseLeases, renewLeases, RUNS_RELEASED_CHANNEL, vacuumRunTables } from '../queries.js'
+import type { DatabaseHandle } from '../../db/connect.js'
+import { type ChannelListener, listenOnChannel } from '../../db/listen.js'
 import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
@@ -34,12 +36,22 @@ export interface Runner {
 export const LEASE_RENEW_MS = 5_000
 export const LEASE_TTL_MS = 15_000
 const CLAIM_BATCH = 100
+/**
+ * How long a stopping pool waits for its runners' steps in flight (a bar being committed, an order's answer)
+ * before it frees their leases anyway: a step cut short is fenced by its lease and done again by the next owner.
+ */
+const STOP_IDLE_MS = 5_000
 
 export interface RunnerPoolOptions {
   db: Db
   market: MarketData
   wsUrl: string
   log: FastifyBaseLogger
+  /**
+   * A PostgreSQL server other nodes share: the pool LISTENs for leases they free on stopping and claims them at
+   * once. Unset (the embedded store, one node): nothing to hear.
+   */
+  database?: DatabaseHandle
   /** 'runs-changed' after a deploy or pause on this node: claim at once instead of at the next tick. */
   signals?: EventEmitter
   /** Opens registered exchange keys for live runs; without it this process leaves live runs alone. */
@@ -74,6 +86,7 @@ export class RunnerPool {
   private stopping = false
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
+  private released: Promise<ChannelListener | undefined> = Promise.resolve(undefined)
   private readonly balances: BalanceWatcher | undefined
   private readonly history: SharedHistory
   private readonly commits: RunCommits
@@ -101,6 +114,14 @@ export class RunnerPool {
     this.timer = setInterval(() => void this.tick(), this.options.renewMs ?? LEASE_RENEW_MS)
     if (this.options.vacuumMs) this.vacuumTimer = setInterval(() => void this.vacuum(), this.options.vacuumMs)
     this.options.signals?.on('runs-changed', this.onSignal)
+    const { database, log } = this.options
+    if (database?.kind === 'server') {
+      // A reconnect may have missed a release: a round looks at once.
+      this.released = listenOnChannel(database, RUNS_RELEASED_CHANNEL, this.onSignal, (error) => log.warn({ err: error }, 'listening for released runs failed: runs move at the next round meanwhile'), this.onSignal).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not listen for released runs: runs move at the next round')
+        return undefined
+      })
+    }
     void this.tick()
     this.balances?.start()
   }
@@ -111,21 +132,33 @@ export class RunnerPool {
     return this.ticking
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming, lets each runner finish its step in flight (up to STOP_IDLE_MS), then frees every lease this
+   * pool holds and wakes the other nodes to claim them (queries.ts releaseLeases): a planned stop hands over at
+   * once, lease expiry is only for crashes. Answers the strategy ids freed.
+   */
+  async stop(): Promise<string[]> {
     clearInterval(this.timer)
     clearInterval(this.vacuumTimer)
     this.options.signals?.off('runs-changed', this.onSignal)
     this.stopping = true
+    await (await this.released)?.close()
     // Runners first: behind on bars (an overloaded process), they would keep the database busy and the
     // round awaited below waiting (a bench stage of 3,000 strategies did not stop in 5 minutes).
     for (const runner of this.runners.values()) runner.stop()
     await this.ticking
     await this.balances?.stop()
     for (const runner of this.runners.values()) runner.stop()
+    // A stopped runner runs no further step; the one in flight commits under the lease still held.
+    let bound: NodeJS.Timeout | undefined
+    await Promise.race([Promise.allSettled([...this.runners.values()].map((runner) => runner.idle())), new Promise((resolve) => (bound = setTimeout(resolve, STOP_IDLE_MS)))])
+    clearTimeout(bound)
     this.runners.clear()
     this.streams.close()
     this.userStreams?.close()
-    await releaseLeases(this.options.db, this.owner)
+    const released = await releaseLeases(this.options.db, this.owner)
+    if (released.length > 0) this.options.log.info({ strategy_ids: released }, 'released run leases to the other nodes')
+    return released
   }
 
   /**
@@ -153,6 +186,7 @@ export class RunnerPool {
       }
     }
     const claimed = await claimRuns(db, this.owner, new Date(), until, CLAIM_BATCH)
+    if (claimed.length > 0) this.options.log.info({ strategy_ids: claimed.map((run) => run.strategy_id) }, 'claimed runs')
     for (const run of claimed) {
       this.runners.get(run.strategy_id)?.stop()
       const deps: RunnerDeps = {
