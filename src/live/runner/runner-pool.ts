@@ -86,7 +86,7 @@ export class RunnerPool {
   private stopping = false
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
-  private released: Promise<ChannelListener | undefined> = Promise.resolve(undefined)
+  private releases: Promise<ChannelListener | undefined> = Promise.resolve(undefined)
   private readonly balances: BalanceWatcher | undefined
   private readonly history: SharedHistory
   private readonly commits: RunCommits
@@ -117,7 +117,7 @@ export class RunnerPool {
     const { database, log } = this.options
     if (database?.kind === 'server') {
       // A reconnect may have missed a release: a round looks at once.
-      this.released = listenOnChannel(database, RUNS_RELEASED_CHANNEL, this.onSignal, (error) => log.warn({ err: error }, 'listening for released runs failed: runs move at the next round meanwhile'), this.onSignal).catch((error: unknown) => {
+      this.releases = listenOnChannel(database, RUNS_RELEASED_CHANNEL, this.onSignal, (error) => log.warn({ err: error }, 'listening for released runs failed: runs move at the next round meanwhile'), this.onSignal).catch((error: unknown) => {
         log.warn({ err: error }, 'could not listen for released runs: runs move at the next round')
         return undefined
       })
@@ -133,30 +133,48 @@ export class RunnerPool {
   }
 
   /**
-   * Stops claiming, lets each runner finish its step in flight (up to STOP_IDLE_MS), then frees every lease this
-   * pool holds and wakes the other nodes to claim them (queries.ts releaseLeases): a planned stop hands over at
-   * once, lease expiry is only for crashes. Answers the strategy ids freed.
+   * Stops claiming and frees every lease this pool holds, waking the other nodes to claim them (queries.ts
+   * releaseLeases): a planned stop hands over at once, lease expiry is only for crashes. Answers the strategy ids freed.
    */
   async stop(): Promise<string[]> {
     clearInterval(this.timer)
     clearInterval(this.vacuumTimer)
     this.options.signals?.off('runs-changed', this.onSignal)
     this.stopping = true
-    await (await this.released)?.close()
+    await (await this.releases)?.close()
     // Runners first: behind on bars (an overloaded process), they would keep the database busy and the
     // round awaited below waiting (a bench stage of 3,000 strategies did not stop in 5 minutes).
     for (const runner of this.runners.values()) runner.stop()
     await this.ticking
     await this.balances?.stop()
     for (const runner of this.runners.values()) runner.stop()
-    // A stopped runner runs no further step; the one in flight commits under the lease still held.
-    let bound: NodeJS.Timeout | undefined
-    await Promise.race([Promise.allSettled([...this.runners.values()].map((runner) => runner.idle())), new Promise((resolve) => (bound = setTimeout(resolve, STOP_IDLE_MS)))])
-    clearTimeout(bound)
+    // A stopped runner runs no further step. The idle ones' runs go at once, in one statement; a run with a step
+    // in flight (a bar being committed, an order awaiting its answer) goes once that step committed under the
+    // lease it still holds, or after STOP_IDLE_MS anyway (the next owner then does the step again, fenced).
+    const held = [...this.runners]
+    const idleNow = await Promise.all(held.map(([, runner]) => Promise.race([runner.idle().then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))])))
+    const released = await this.release(held.filter((_, k) => idleNow[k]).map(([id]) => id))
+    const deadline = Date.now() + STOP_IDLE_MS
+    await Promise.all(
+      held
+        .filter((_, k) => !idleNow[k])
+        .map(async ([id, runner]) => {
+          let bound: NodeJS.Timeout | undefined
+          await Promise.race([runner.idle(), new Promise((resolve) => (bound = setTimeout(resolve, Math.max(0, deadline - Date.now()))))])
+          clearTimeout(bound)
+          released.push(...(await this.release([id])))
+        }),
+    )
     this.runners.clear()
     this.streams.close()
     this.userStreams?.close()
-    const released = await releaseLeases(this.options.db, this.owner)
+    released.push(...(await this.release())) // what no runner here stood for (a start that had not registered)
+    return released
+  }
+
+  /** Frees leases of this pool (these runs, or all) and wakes the other nodes; logged for the operator. */
+  private async release(strategyIds?: readonly string[]): Promise<string[]> {
+    const released = await releaseLeases(this.options.db, this.owner, strategyIds)
     if (released.length > 0) this.options.log.info({ strategy_ids: released }, 'released run leases to the other nodes')
     return released
   }
