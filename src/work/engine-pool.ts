@@ -56,11 +56,6 @@ export class EnginePool {
   private started = 0
   private closed = false
 
-  /** Whether close() began: the node is stopping (a run cancelled now is handed back, not failed). */
-  get closing(): boolean {
-    return this.closed
-  }
-
   constructor(private readonly size: number) {}
 
   /** Runs one backtest; `cancel` set to true stops it at the engine's next progress point (within ~65k bars). */

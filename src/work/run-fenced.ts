@@ -19,21 +19,20 @@ export async function runFenced<Message extends object, Claimed>(work: WorkConte
       if (!owned) lost.abort()
     }, () => undefined) // a beat that could not be written is retried by the next; missing 10 hands the work on
   }, BEAT_MS)
+  // The node stopping stops the run as a loss does; what it leaves is handed back below, not to recovery.
+  const halted = AbortSignal.any([lost.signal, work.stopping])
   try {
-    await handler.run(work, claimed, lost.signal)
+    await handler.run(work, claimed, halted)
   } catch (error) {
-    if (lost.signal.aborted) return
-    // EngineCancelled without a lost signal: the node is stopping (the pool closed): the work goes back to the
-    // queue now. Should that fail (the database going too), recovery hands it on once its beats stop. (A test
-    // throws it without closing the pool: then recovery alone, never a hand-back that would loop.)
-    if (error instanceof EngineCancelled) {
-      clearInterval(beat)
-      if (work.pool.closing) await handBack(work, handler, claimed).catch((failure: unknown) => work.log.warn({ err: failure, queue: handler.queue }, `could not hand ${handler.name} back: recovery will`))
-      return
-    }
-    await handler.fail(work, claimed, error).catch(() => undefined)
+    // EngineCancelled: the engine threads closed under the run, the node stopping.
+    if (!lost.signal.aborted && !work.stopping.aborted && !(error instanceof EngineCancelled)) await handler.fail(work, claimed, error).catch(() => undefined)
   } finally {
     clearInterval(beat)
+  }
+  // A run the node's stop cut short (one that finished meanwhile is no longer handed back: handBack finds it ended).
+  // Should the hand-back fail (the database going too), recovery hands the work on once its beats stop.
+  if (work.stopping.aborted && !lost.signal.aborted) {
+    await handBack(work, handler, claimed).catch((failure: unknown) => work.log.warn({ err: failure, queue: handler.queue }, `could not hand ${handler.name} back: recovery will`))
   }
 }
 

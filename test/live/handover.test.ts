@@ -89,7 +89,10 @@ describe('SIGTERM hands runs over without a gap', () => {
 
         // Each run: released by the holder, claimed by the survivor (their log lines), within HAND_OVER_MS.
         const released = logTimes(holder!.stdout(), 'released run leases to the other nodes')
-        const claimed = logTimes(survivor.stdout(), 'claimed runs')
+        const claimed = await poll('the survivor to log its claim of both runs', 15_000, () => {
+          const times = logTimes(survivor.stdout(), 'claimed runs')
+          return times.has(live) && times.has(dry) ? times : undefined
+        })
         const handOver: Record<string, { fromSignal: number; fromRelease: number }> = {}
         for (const [name, id] of Object.entries({ live, dry })) {
           const releasedAt = released.get(id)
@@ -141,28 +144,37 @@ describe('SIGTERM hands runs over without a gap', () => {
     const market = replayMarket(nodes)
     try {
       await nodes.start()
-      const id = await deploy(nodes, 'dry', { leverage: 1 }, { dry_run: true })
-      const lastBar = async () => {
+      const one = await deploy(nodes, 'dry', { leverage: 1 }, { dry_run: true })
+      const many = await deploy(nodes, 'momentum', { leverage: 1, ...MOMENTUM }, { dry_run: true })
+      const ids = [one, many]
+      const strategy = async (id: string) => {
         const s = (await nodes.call('GET', `/v1/strategies/${id}`)).json as { status: string; last_bar_at: string | null; stats: { open_positions: number } }
-        assert.equal(s.status, 'deployed')
+        assert.equal(s.status, 'deployed', JSON.stringify(s))
         return s
       }
-      await poll('the dry run to hold a position', 90_000, async () => ((await lastBar()).stats.open_positions > 0 ? true : undefined), 200)
+      await poll('both dry runs to hold a position', 90_000, async () => ((await Promise.all(ids.map(strategy))).every((s) => s.stats.open_positions > 0) ? true : undefined), 200)
       const [node] = nodes.running()
       await nodes.terminate(node!)
-      assert.match(node!.stdout(), /released run leases to the other nodes/, 'the lease is released, not left to expire')
-      const stoppedAt = Date.parse((await withStore(nodes, (db) => db.selectFrom('strategy_runs').select('last_bar_at').where('strategy_id', '=', id).executeTakeFirstOrThrow())).last_bar_at!.toISOString())
+      const released = logTimes(node!.stdout(), 'released run leases to the other nodes')
+      assert.deepEqual(ids.filter((id) => !released.has(id)), [], 'every lease released at the stop, not left to expire')
+      const stoppedAt = await withStore(nodes, async (db) => {
+        const rows = await db.selectFrom('strategy_runs').select(['strategy_id', 'last_bar_at', 'lease_owner']).where('strategy_id', 'in', ids).execute()
+        assert.deepEqual(rows.map((r) => r.lease_owner), [null, null])
+        return new Map(rows.map((r) => [r.strategy_id, r.last_bar_at!.getTime()]))
+      })
 
       await nodes.start()
-      await poll('the run to act on five bars after the restart', 60_000, async () => {
-        const at = (await lastBar()).last_bar_at
-        return at && Date.parse(at) >= stoppedAt + 5 * MINUTE ? true : undefined
+      await poll('each run to act on five bars after the restart', 60_000, async () => {
+        const at = await Promise.all(ids.map(async (id) => (await strategy(id)).last_bar_at))
+        return at.every((a, k) => a && Date.parse(a) >= stoppedAt.get(ids[k]!)! + 5 * MINUTE) ? true : undefined
       }, 200)
       await nodes.terminate(nodes.running()[0]!)
       await withStore(nodes, async (db) => {
-        const runs = await db.selectFrom('strategy_runs').select(['run', 'lease_owner']).where('strategy_id', '=', id).execute()
-        assert.deepEqual(runs, [{ run: 1, lease_owner: null }], 'one run throughout, its lease released at the stop')
-        await assertBacktestParity({ database: { handle: { db } }, services: { market } }, id, { params: FAST_PARAMS, capital: 1000, leverage: 1 })
+        const runs = await db.selectFrom('strategy_runs').select(['strategy_id', 'run', 'lease_owner']).where('strategy_id', 'in', ids).orderBy('strategy_id').execute()
+        assert.deepEqual(runs.map((r) => [r.run, r.lease_owner]), [[1, null], [1, null]], 'one run each throughout, released at each stop')
+        const source = { database: { handle: { db } }, services: { market } }
+        await assertBacktestParity(source, one, { params: FAST_PARAMS, capital: 1000, leverage: 1 })
+        await assertBacktestParity(source, many, { templateId: 'cross_sectional_momentum', params: MOMENTUM.params, capital: 3000, leverage: 1, symbols: MOMENTUM.symbols })
       })
     } finally {
       await market.close()
@@ -178,8 +190,11 @@ function replayMarket(nodes: PerpetuaNodes): MarketData {
   return createMarketData(loadConfig({ UPSTREAM_URL: nodes.replay.url, DATA_DIR: dataDir }), Date.now)
 }
 
-/** Creates an sma_cross 3/8 strategy on BTCUSDT 1m (capital 1000) and deploys it; its id. */
-async function deploy(nodes: PerpetuaNodes, name: string, fields: { leverage: number }, how: Record<string, unknown>): Promise<string> {
+/** A two-symbol dry run (test/live/runner-takeover.test.ts's). */
+const MOMENTUM = { template_id: 'cross_sectional_momentum', params: { lookback: 5, rebalance_every: 3, long_count: 1, short_count: 1 }, symbols: ['BTCUSDT', 'ETHUSDT'], capital: '3000' }
+
+/** Creates a strategy (sma_cross 3/8 on BTCUSDT 1m unless `fields` say otherwise; capital 1000) and deploys it; its id. */
+async function deploy(nodes: PerpetuaNodes, name: string, fields: { leverage: number } & Partial<typeof MOMENTUM>, how: Record<string, unknown>): Promise<string> {
   const created = await nodes.call('POST', '/v1/strategies', { name, template_id: 'sma_cross', params: FAST_PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', ...fields })
   assert.equal(created.status, 200, created.text)
   const deployed = await nodes.call('POST', `/v1/strategies/${created.json.id}/deploy`, how)
