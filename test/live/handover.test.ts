@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { after, describe, it } from 'node:test'
+import WebSocket from 'ws'
 import { loadConfig } from '../../src/config.js'
 import type { Db } from '../../src/db/connect.js'
 import { createMarketData, type MarketData } from '../../src/market/market-data.js'
@@ -153,8 +154,16 @@ describe('SIGTERM hands runs over without a gap', () => {
         return s
       }
       await poll('both dry runs to hold a position', 90_000, async () => ((await Promise.all(ids.map(strategy))).every((s) => s.stats.open_positions > 0) ? true : undefined), 200)
+      // A status stream open on the node: it ends with the reconnect code, not a dropped connection.
       const [node] = nodes.running()
+      const stream = new WebSocket(`${node!.url.replace(/^http/, 'ws')}/v1/strategies/${one}/stream`, { headers: { authorization: nodes.authorization() } })
+      const closed = new Promise<{ code: number; reason: string }>((resolve) => stream.once('close', (code, reason) => resolve({ code, reason: reason.toString() })))
+      await new Promise((resolve, reject) => {
+        stream.once('message', resolve)
+        stream.once('error', reject)
+      })
       await nodes.terminate(node!)
+      assert.deepEqual(await closed, { code: 1012, reason: 'server restarting: reconnect' })
       const released = logTimes(node!.stdout(), 'released run leases to the other nodes')
       assert.deepEqual(ids.filter((id) => !released.has(id)), [], 'every lease released at the stop, not left to expire')
       const stoppedAt = await withStore(nodes, async (db) => {

@@ -32,6 +32,8 @@ export interface PerpetuaNodes {
   terminate(node: ServerProcess): Promise<{ signalledAt: number }>
   /** Node k's DATA_DIR (the embedded store's database lives there). */
   dataDir(k: number): string
+  /** The test user's Authorization header (once a node has started). */
+  authorization(): string
   /** An API call on a running node as the test's user; the parsed JSON body (undefined for 204). */
   call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>
   /** The account's trading client on the replay exchange, as its holder sees it (signed with the wall clock). */
@@ -106,6 +108,7 @@ export async function startPerpetuaNodes(backend: Backend, options: NodesOptions
         return { signalledAt }
       },
       dataDir,
+      authorization: () => `Bearer ${token}`,
       async call(method, path, body) {
         const node = running[0]
         assert.ok(node, 'no Perpetua node is running')
