@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { decodeResult } from '../../src/backtests/result-codec.js'
-import { startTestApp } from '../support/app.js'
+import { startTestApp, type TestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { killChildren, poll, runCli, startCli } from './cli-process.js'
 
@@ -44,22 +44,10 @@ describe('perpetua worker', () => {
 
   it('runs a backtest again on a live worker within seconds when its worker is killed mid-run', { skip: !process.env.TEST_DATABASE_URL }, async (context) => {
     const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
-    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info' }
-    const startWorker = async () => {
-      const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
-      await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
-      return worker
-    }
+    const startWorker = workerStarter(t)
     try {
       const doomed = await startWorker()
-      // Slow history pages keep the first run loading for about 15 s (30 pages), so the kill lands mid-run.
-      const slow = t.replay!.faults.add({ path: '/fapi/v1/klines', latencyMs: 500 })
-      const key = await t.createKey(['backtests:read', 'backtests:write'])
-      const body = { template_id: 'sma_cross', params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2020-06-01T00:00:00Z', end: '2025-05-31T23:00:00Z', capital: '10000' }
-      const created = await t.signed(key, 'POST', '/v1/backtest/jobs', body)
-      assert.equal(created.statusCode, 200, created.body)
-      const id = created.json().id as string
-      const row = () => t.database.handle.db.selectFrom('backtest_jobs').select(['status', 'attempt', 'heartbeat_at', 'progress', 'error']).where('id', '=', id).executeTakeFirstOrThrow()
+      const { key, body, id, row, slow } = await slowBacktest(t)
       await poll('the first run to start', 60_000, async () => ((await row()).status === 'running' ? true : undefined))
       const survivor = await startWorker() // started while the first run is alive: it must not take the job over
       const before = await row()
@@ -97,22 +85,10 @@ describe('perpetua worker', () => {
 
   it('hands a backtest in flight back to the queue on SIGTERM: another worker runs it at once, at the same attempt', { skip: !process.env.TEST_DATABASE_URL }, async (context) => {
     const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
-    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info' }
-    const startWorker = async () => {
-      const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
-      await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
-      return worker
-    }
+    const startWorker = workerStarter(t)
     try {
       const stopping = await startWorker()
-      // Slow history pages keep the run loading for about 15 s: the SIGTERM lands mid-run.
-      const slow = t.replay!.faults.add({ path: '/fapi/v1/klines', latencyMs: 500 })
-      const key = await t.createKey(['backtests:read', 'backtests:write'])
-      const body = { template_id: 'sma_cross', params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2020-06-01T00:00:00Z', end: '2025-05-31T23:00:00Z', capital: '10000' }
-      const created = await t.signed(key, 'POST', '/v1/backtest/jobs', body)
-      assert.equal(created.statusCode, 200, created.body)
-      const id = created.json().id as string
-      const row = () => t.database.handle.db.selectFrom('backtest_jobs').select(['status', 'attempt', 'heartbeat_at', 'error']).where('id', '=', id).executeTakeFirstOrThrow()
+      const { row, slow } = await slowBacktest(t)
       await poll('the run to start', 60_000, async () => ((await row()).status === 'running' ? true : undefined))
       const other = await startWorker()
       const running = await row()
@@ -138,3 +114,28 @@ describe('perpetua worker', () => {
     }
   })
 })
+
+/** Starts `perpetua worker` processes on the test app's database and replay; each resolves once it runs. */
+function workerStarter(t: TestApp) {
+  const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info' }
+  return async () => {
+    const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
+    await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
+    return worker
+  }
+}
+
+/**
+ * A five-year 1h backtest whose history pages the replay serves slowly (500 ms each, about 15 s for 30 pages), so
+ * a stop lands mid-run; `slow()` ends the slowness. `row()` reads the job.
+ */
+async function slowBacktest(t: TestApp) {
+  const slow = t.replay!.faults.add({ path: '/fapi/v1/klines', latencyMs: 500 })
+  const key = await t.createKey(['backtests:read', 'backtests:write'])
+  const body = { template_id: 'sma_cross', params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2020-06-01T00:00:00Z', end: '2025-05-31T23:00:00Z', capital: '10000' }
+  const created = await t.signed(key, 'POST', '/v1/backtest/jobs', body)
+  assert.equal(created.statusCode, 200, created.body)
+  const id = created.json().id as string
+  const row = () => t.database.handle.db.selectFrom('backtest_jobs').select(['status', 'attempt', 'heartbeat_at', 'progress', 'error']).where('id', '=', id).executeTakeFirstOrThrow()
+  return { key, body, id, row, slow }
+}
