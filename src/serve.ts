@@ -12,7 +12,7 @@ import { withUpstream } from './upstream.js'
 import { startQueue } from './db/queue.js'
 import { createServices } from './services.js'
 import { startRunners } from './live/runner/start-runners.js'
-import type { DrainState } from './ops/drain-state.js'
+import { type DrainState, drainAndHandOver } from './ops/drain-state.js'
 import { beginOpeningStorage, type OpeningStorage, type Storage } from './storage.js'
 
 export interface RunningServer {
@@ -39,8 +39,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
   let drain: DrainState | undefined
   let closeStreams: (() => void) | undefined
   const cleanUp = async () => {
-    drain?.setDraining(true)
-    await Promise.all(handOvers.map((handOver) => handOver().catch((error: unknown) => logger.error({ err: error }, 'handing work over failed'))))
+    if (drain) await drainAndHandOver(drain, handOvers, logger)
     closeStreams?.()
     await closeApp?.() // then: waits for in-flight requests, up to SHUTDOWN_GRACE_MS
     for (const cleanup of cleanups.reverse()) await cleanup()

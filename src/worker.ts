@@ -10,7 +10,7 @@ import { withUpstream } from './upstream.js'
 import { loadOrCreateKey } from './auth/local-keys.js'
 import { SecretBox } from './auth/secret-box.js'
 import { createWebhookPipeline } from './webhooks/pipeline.js'
-import { DrainState } from './ops/drain-state.js'
+import { DrainState, drainAndHandOver } from './ops/drain-state.js'
 
 /**
  * `perpetua worker`: backtest workers and webhook deliveries without HTTP, for scale-out beside `serve` nodes on one
@@ -27,8 +27,7 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
   const handOvers: (() => Promise<unknown>)[] = []
   const drain = new DrainState()
   const cleanUp = async () => {
-    drain.setDraining(true)
-    await Promise.all(handOvers.map((handOver) => handOver().catch((error: unknown) => logger.error({ err: error }, 'handing work over failed'))))
+    await drainAndHandOver(drain, handOvers, logger)
     for (const cleanup of cleanups.reverse()) await cleanup()
   }
   try {

@@ -27,3 +27,13 @@ export class DrainState {
     return () => this.listeners.delete(listener)
   }
 }
+
+/**
+ * The first half of a node's stop (serve.ts and worker.ts): draining on, then whatever takes work (the runner pool,
+ * the job workers) stopped side by side, each handing its runs and jobs to the other nodes. One failing is logged
+ * and the others go on: the rest of the stop must still happen.
+ */
+export async function drainAndHandOver(drain: DrainState, handOvers: readonly (() => Promise<unknown>)[], log: { error(obj: unknown, msg?: string): void }): Promise<void> {
+  drain.setDraining(true)
+  await Promise.all(handOvers.map((handOver) => handOver().catch((error: unknown) => log.error({ err: error }, 'handing work over failed'))))
+}
