@@ -135,3 +135,29 @@ describe('perpetua with a bad configuration', () => {
     }
   })
 })
+
+describe('perpetua serve: SHUTDOWN_GRACE_MS', () => {
+  after(killChildren)
+
+  it('ends a request still in flight once SHUTDOWN_GRACE_MS has passed, and exits 0', async () => {
+    const dataDir = tempDir('grace')
+    try {
+      const server = await startServe({ DATA_DIR: dataDir, SHUTDOWN_GRACE_MS: '500' })
+      const socket = await connect(server.port)
+      try {
+        socket.write(`POST /strategies HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n`)
+        assert.match(await readUntil(socket, (text) => text.includes('\r\n\r\n')), /^HTTP\/1\.1 100 Continue\r\n/)
+        socket.write('{"name":') // and never the rest
+        const ended = readUntil(socket, () => false, 30_000).catch((error: Error) => error.message) // 'end' or a reset
+        server.child.kill('SIGTERM')
+        assert.deepEqual(await server.exited(30_000), { code: 0, signal: null }, server.stderr())
+        assert.doesNotMatch(await ended, /HTTP\/1\.1 [2-5]\d\d /, 'the unfinished request got no answer: its connection was ended')
+        assert.match(server.stdout(), /requests still in flight after SHUTDOWN_GRACE_MS/)
+      } finally {
+        socket.destroy()
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})
