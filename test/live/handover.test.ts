@@ -128,7 +128,9 @@ describe('SIGTERM hands runs over without a gap', () => {
         assert.equal(sent.filter((c) => c === inFlight).length, 1, 'the order in flight at SIGTERM went out once')
         assert.equal(quiet.book.position, quiet.ledgerQty, 'the exchange holds what the ledger holds')
         const trades = await db.selectFrom('strategy_trades').selectAll().where('strategy_id', '=', live).orderBy('id').execute()
-        const expected = await btcMinuteBacktest(market, { params: LIVE_PARAMS, capital: 1000, leverage: 2, start: quiet.state.warmupFrom, end: quiet.state.broker.lastOpenTime! })
+        // Through the last exit: a bar's order fills after the bar (at the next one's open in the backtest).
+        const end = Math.max(quiet.state.broker.lastOpenTime!, ...trades.map((trade) => trade.exit_time.getTime()))
+        const expected = await btcMinuteBacktest(market, { params: LIVE_PARAMS, capital: 1000, leverage: 2, start: quiet.state.warmupFrom, end })
         assertLiveTrades('live', trades, expected.trades)
         process.stdout.write(`# SIGTERM hand-over (postgres): dry run claimed ${handOver.dry!.fromSignal} ms after the signal (${handOver.dry!.fromRelease} ms after its release); live run with an order held ${HELD_MS} ms: ${handOver.live!.fromSignal} ms (${handOver.live!.fromRelease} ms after its release); /readyz answers while draining: ${answers.length}\n`)
       } finally {
