@@ -92,7 +92,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     const services = createServices(config, storage.database, Date.now, boss)
     await services.webhooks.start({ database: storage.database, log: logger })
     // As `perpetua serve` starts them (src/serve.ts), plus the timing hook.
-    const pool = startRunners(config, storage.database.db, services.market, logger, services.runSignals, services.secrets, services.now, {
+    const pool = startRunners(config, storage.database, services.market, logger, services.runSignals, services.secrets, services.now, {
       observe: (timing) => {
         started.add(timing.strategyId)
         if (recording) timings.push(timing)

@@ -136,7 +136,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } })
   app.get('/openapi.json', { config: { access: { kind: 'ops' } }, schema: { hide: true } }, async () => app.swagger())
 
-  await app.register(opsRoutes, { db: services.database.db, metricsToken: services.config.metricsToken })
+  await app.register(opsRoutes, { db: services.database.db, metricsToken: services.config.metricsToken, drain: services.drain })
   await app.register(publicStrategyRoutes, { db: services.database.db })
   await app.register(identityRoutes, { db: services.database.db, tokens: services.tokens, now: services.now, providers: services.config })
   const templates = templateCatalog(services.database.db, services.sandbox)

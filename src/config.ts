@@ -80,6 +80,11 @@ export interface Config {
   metricsAddr: { host: string; port: number } | 'off'
   /** METRICS_TOKEN: the bearer token /metrics on the API port asks for; unset, the API port has no /metrics (404). */
   metricsToken: string | undefined
+  /**
+   * SHUTDOWN_GRACE_MS: how long a node that got SIGTERM lets HTTP requests in flight finish before it closes
+   * their connections (its runs and jobs are handed over first, without waiting on this).
+   */
+  shutdownGraceMs: number
 }
 
 export interface IdentityProviderConfig {
@@ -137,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxThreads: read.integer('SANDBOX_THREADS', 2, 1, 32),
     metricsAddr: read.address('METRICS_ADDR', { host: '127.0.0.1', port: 9464 }),
     metricsToken: read.string('METRICS_TOKEN'),
+    shutdownGraceMs: read.integer('SHUTDOWN_GRACE_MS', 10_000, 0, 3_600_000),
   }
   if (problems.length > 0) throw new ConfigError(problems)
   return config

@@ -1,6 +1,6 @@
 import type http from 'node:http'
 import type net from 'node:net'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
 import { controlSocketPath, serveControlSocket } from './control/control-socket.js'
@@ -14,13 +14,18 @@ import { createServices } from './services.js'
 import { startRunners } from './live/runner/start-runners.js'
 import { trackDatabase } from './ops/database-gauges.js'
 import { startMetricsListener } from './ops/metrics-listener.js'
+import { type DrainState, drainAndHandOver } from './ops/drain-state.js'
+import { setDraining } from './ops/registry.js'
 import { beginOpeningStorage, type OpeningStorage, type Storage } from './storage.js'
 
 export interface RunningServer {
   url: string
   /** The metrics listener's http://host:port (METRICS_ADDR); undefined when off or its port was taken. */
   metricsUrl: string | undefined
-  /** Stops accepting, lets in-flight requests finish, stops the queue, closes the database. */
+  /**
+   * Drains (/readyz 503 at once), hands its runs and jobs to other nodes, closes streams, stops accepting, lets
+   * in-flight requests finish (up to SHUTDOWN_GRACE_MS), stops the queue, closes the database.
+   */
   stop(): Promise<void>
 }
 
@@ -32,9 +37,16 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
   const started = performance.now()
   opening.opened.catch(() => undefined) // awaited below
   const cleanups: (() => Promise<unknown>)[] = [() => opening.close()]
+  // What takes work (runners, job and sweep workers): stopped first, side by side, so runs and jobs are handed
+  // to other nodes while this one still answers requests (and /readyz says it drains).
+  const handOvers: (() => Promise<unknown>)[] = []
   let closeApp: (() => Promise<unknown>) | undefined
+  let drain: DrainState | undefined
+  let closeStreams: (() => void) | undefined
   const cleanUp = async () => {
-    await closeApp?.() // first: waits for in-flight requests
+    if (drain) await drainAndHandOver(drain, handOvers, logger)
+    closeStreams?.()
+    await closeApp?.() // then: waits for in-flight requests, up to SHUTDOWN_GRACE_MS
     for (const cleanup of cleanups.reverse()) await cleanup()
   }
   let url: string
@@ -44,6 +56,9 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     // The replay exchange, the services and the app are built while the embedded database opens in
     // its thread (0.3–0.7 s on a warm DATA_DIR); none of them queries it before it is open.
     const services = createServices(await withUpstream(config, logger, cleanups), opening.database, Date.now)
+    drain = services.drain
+    drain.onChange(setDraining) // perpetua_draining and perpetua_ready follow it
+    closeStreams = () => services.strategyFeed.streams.closeAll()
     cleanups.push(() => services.market.close())
     cleanups.push(() => services.webhooks.close())
     cleanups.push(() => services.sandbox.close())
@@ -52,7 +67,7 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     const closeAfterResponse = trackResponses(app.server)
     closeApp = () => {
       closeAfterResponse()
-      return app.close()
+      return closeWithin(app, config.shutdownGraceMs, logger)
     }
     storage = await opening.opened
     const untrack = trackDatabase(storage.database, services.now, logger)
@@ -66,9 +81,9 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     await services.webhooks.start({ database: storage.database, log: logger })
     const deps = { db: storage.database.db, database: storage.database, boss, market: services.market, now: services.now, log: logger, workers: config.workers, historyCacheMb: config.historyCacheMb }
     const workers = await startWork(deps, workHandlers())
-    cleanups.push(() => workers.stop())
-    const runners = startRunners(services.config, storage.database.db, services.market, logger, services.runSignals, services.secrets, services.now)
-    if (runners) cleanups.push(() => runners.stop())
+    handOvers.push(() => workers.stop())
+    const runners = startRunners(services.config, storage.database, services.market, logger, services.runSignals, services.secrets, services.now)
+    if (runners) handOvers.push(() => runners.stop())
     if (storage.database.kind === 'embedded') {
       cleanups.push(await serveControlSocket(controlSocketPath(socketDirFor(config.dataDir)), operatorCommands(services)))
     }
@@ -95,6 +110,22 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
       return stopping
     },
   }
+}
+
+/**
+ * Closes the app (its listener, then each connection once its response is out), giving requests in flight up
+ * to `graceMs`; then ends the connections still open, so a client that never finishes its request cannot hold
+ * the node (Kubernetes' terminationGracePeriodSeconds would SIGKILL it, runs and all, at 30 s).
+ */
+async function closeWithin(app: FastifyInstance, graceMs: number, logger: FastifyBaseLogger): Promise<void> {
+  const closed = app.close()
+  let timer: NodeJS.Timeout | undefined
+  const late = await Promise.race([closed.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), graceMs)))])
+  clearTimeout(timer)
+  if (!late) return
+  logger.warn({ grace_ms: graceMs }, 'requests still in flight after SHUTDOWN_GRACE_MS: closing their connections')
+  app.server.closeAllConnections()
+  await closed
 }
 
 /**

@@ -7,6 +7,7 @@ import { SecretBox } from './auth/secret-box.js'
 import type { Config } from './config.js'
 import type { StrategySandbox } from './custom-templates/sandbox/contract.js'
 import { createStrategySandbox } from './custom-templates/sandbox/sandbox-service.js'
+import { DrainState } from './ops/drain-state.js'
 import { countRejections, type SandboxRejections } from './ops/work-metrics.js'
 import type { DatabaseHandle } from './db/connect.js'
 import { ReadCache } from './db/read-cache.js'
@@ -43,6 +44,8 @@ export interface Services {
   sandbox: StrategySandbox
   /** The sandbox's calls refused for their user's limit, for the operator's metrics (ops/work-metrics.ts). */
   sandboxRejections: SandboxRejections
+  /** Turned on when this node begins to stop (SIGTERM): /readyz answers 503 from then on. */
+  drain: DrainState
   now: () => number
 }
 
@@ -67,6 +70,7 @@ export function createServices(config: Config, database: DatabaseHandle, now: ()
     webhooks: createWebhookPipeline(config, database.db, secrets, now),
     sandbox: countRejections(createStrategySandbox(config.sandboxThreads), sandboxRejections),
     sandboxRejections,
+    drain: new DrainState(),
     now,
   }
 }

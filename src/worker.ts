@@ -12,19 +12,26 @@ import { SecretBox } from './auth/secret-box.js'
 import { createWebhookPipeline } from './webhooks/pipeline.js'
 import { trackDatabase } from './ops/database-gauges.js'
 import { startMetricsListener } from './ops/metrics-listener.js'
+import { DrainState, drainAndHandOver } from './ops/drain-state.js'
+import { setDraining } from './ops/registry.js'
 
 /**
  * `perpetua worker`: backtest workers and webhook deliveries without HTTP, for scale-out beside `serve` nodes on one
  * PostgreSQL server (DESIGN §1). The embedded database belongs to the one `serve` process, which runs
  * its own workers, so a worker process needs DATABASE_URL.
  */
-export async function work(config: Config, logger: FastifyBaseLogger): Promise<{ metricsUrl: string | undefined; stop(): Promise<void> }> {
+export async function work(config: Config, logger: FastifyBaseLogger): Promise<{ metricsUrl: string | undefined; drain: DrainState; stop(): Promise<void> }> {
   if (!config.databaseUrl) {
     throw new Error('perpetua worker needs DATABASE_URL: the embedded database is owned by `perpetua serve`, which runs its own workers')
   }
   const storage = await openStorage(config, 'worker')
   const cleanups: (() => Promise<unknown>)[] = [() => storage.close()]
+  // Runners and job workers stop first, side by side: their runs and jobs go to other nodes at once (serve.ts).
+  const handOvers: (() => Promise<unknown>)[] = []
+  const drain = new DrainState()
+  drain.onChange(setDraining) // perpetua_draining and perpetua_ready follow it
   const cleanUp = async () => {
+    await drainAndHandOver(drain, handOvers, logger)
     for (const cleanup of cleanups.reverse()) await cleanup()
   }
   let metricsUrl: string | undefined
@@ -41,11 +48,11 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     cleanups.push(() => market.close())
     const deps = { db: storage.database.db, database: storage.database, boss, market, now: Date.now, log: logger, workers: config.workers, historyCacheMb: config.historyCacheMb }
     const workers = await startWork(deps, workHandlers())
-    cleanups.push(() => workers.stop())
+    handOvers.push(() => workers.stop())
     // Webhook secrets and exchange keys are sealed under MASTER_KEY: every node of one deployment must share it.
     const secrets = new SecretBox(loadOrCreateKey(config.masterKey, config.dataDir, 'master.key'))
-    const runners = startRunners(upstreamConfig, storage.database.db, market, logger, undefined, secrets)
-    if (runners) cleanups.push(() => runners.stop())
+    const runners = startRunners(upstreamConfig, storage.database, market, logger, undefined, secrets)
+    if (runners) handOvers.push(() => runners.stop())
     const webhooks = createWebhookPipeline(config, storage.database.db, secrets, Date.now)
     cleanups.push(() => webhooks.close())
     await webhooks.start({ database: storage.database, log: logger })
@@ -55,5 +62,5 @@ export async function work(config: Config, logger: FastifyBaseLogger): Promise<{
     throw error
   }
   let stopping: Promise<void> | undefined
-  return { metricsUrl, stop: () => (stopping ??= cleanUp()) }
+  return { metricsUrl, drain, stop: () => (stopping ??= cleanUp()) }
 }

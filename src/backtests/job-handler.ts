@@ -6,7 +6,7 @@ import { TIMEFRAME_MS } from '../strategies/timeframes.js'
 import type { WorkContext, WorkHandler } from '../work/work-handler.js'
 import { checkedHistory, customJob, describeFailure, engineInput } from './engine-input.js'
 import { BACKTEST_QUEUE, type BacktestRun } from './job-message.js'
-import { claimJob, finishJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
+import { claimJob, finishJob, handBackJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
 import { encodeResult } from './result-codec.js'
 import { formatMetrics, formatResult } from './result-format.js'
 import type { JobConfig } from './schemas.js'
@@ -36,6 +36,7 @@ export function jobHandler(): WorkHandler<BacktestRun, ClaimedJob> {
     beat: (work, run) => recordProgress(work.db, run.job.id, run.attempt, run.progress),
     run: runJob,
     fail: failJob,
+    handBack: async (trx, { job, attempt }) => ((await handBackJob(trx, job.id, attempt)) ? ({ jobId: job.id, attempt, user: job.user_id } satisfies BacktestRun) : undefined),
     async recover(trx, lost) {
       const found = await recoverLostJobs(trx, lost.lostAfterMs, lost.at, lost.maxAttempts)
       return { rerun: found.rerun.map((run) => ({ jobId: run.id, attempt: run.attempt, user: run.userId }) satisfies BacktestRun), failed: found.failed }

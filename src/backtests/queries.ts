@@ -195,3 +195,20 @@ export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, ma
   }
   return { rerun, failed }
 }
+
+/**
+ * Hands run `attempt` of a job back to the queue (its node is stopping): queued again, no heartbeat, the same
+ * attempt, so another node's claim takes it at once and a planned stop does not count as a lost worker. False
+ * when that run no longer owns the job.
+ */
+export async function handBackJob(trx: Db, id: string, attempt: number): Promise<boolean> {
+  const row = await trx
+    .updateTable('backtest_jobs')
+    .set({ status: 'queued', heartbeat_at: null })
+    .where('id', '=', id)
+    .where('status', '=', 'running')
+    .where('attempt', '=', attempt)
+    .returning('id')
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import type { Db } from './connect.js'
 
 const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations')
 
@@ -31,6 +32,22 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+/** The names of the migrations this code knows, in order. */
+export async function migrationNames(): Promise<string[]> {
+  return Object.keys(await new SqlFileProvider().getMigrations())
+}
+
+/** Which of `names` the database has not applied (all of them when it was never migrated). */
+export async function pendingMigrations(db: Db, names: readonly string[]): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db).catch((error: unknown) => {
+    // undefined_table: never migrated. Anything else is the database failing, which the caller reports as such.
+    if ((error as { code?: string }).code === '42P01') return { rows: [] as { name: string }[] }
+    throw error
+  })
+  const applied = new Set(rows.map((row) => row.name))
+  return names.filter((name) => !applied.has(name))
 }
 
 /**

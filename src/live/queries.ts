@@ -119,12 +119,24 @@ export async function vacuumRunTables(db: Db): Promise<void> {
   await sql`VACUUM strategy_runs, strategies, strategy_orders`.execute(db)
 }
 
-/** Frees `owner`'s leases (a pool stopping), the rows locked in key order like every writer of runs. */
-export async function releaseLeases(db: Db, owner: string): Promise<void> {
-  await sql`
+/** The channel a node NOTIFYs when it frees run leases, so every other node claims them at once. */
+export const RUNS_RELEASED_CHANNEL = 'perpetua_runs_released'
+
+/**
+ * Frees `owner`'s leases (a pool stopping), the rows locked in key order like every writer of runs; once that
+ * committed, NOTIFYs RUNS_RELEASED_CHANNEL so every other node claims them now, not at its next round (up to
+ * LEASE_RENEW_MS later: 0.6–5.1 s measured, issue 32). Only `strategyIds` when given. Returns the strategy ids freed.
+ */
+export async function releaseLeases(db: Db, owner: string, strategyIds?: readonly string[]): Promise<string[]> {
+  if (strategyIds?.length === 0) return []
+  const only = strategyIds === undefined ? sql`` : sql`AND strategy_id = ANY(${[...strategyIds]}::text[])`
+  const result = await sql<{ strategy_id: string }>`
     UPDATE strategy_runs r SET lease_owner = NULL, lease_expires_at = NULL
-    FROM (SELECT strategy_id, run FROM strategy_runs WHERE lease_owner = ${owner} AND ended_at IS NULL ORDER BY strategy_id, run FOR UPDATE) AS held
-    WHERE r.strategy_id = held.strategy_id AND r.run = held.run`.execute(db)
+    FROM (SELECT strategy_id, run FROM strategy_runs WHERE lease_owner = ${owner} AND ended_at IS NULL ${only} ORDER BY strategy_id, run FOR UPDATE) AS held
+    WHERE r.strategy_id = held.strategy_id AND r.run = held.run
+    RETURNING r.strategy_id`.execute(db)
+  if (result.rows.length > 0) await sql`SELECT pg_notify(${RUNS_RELEASED_CHANNEL}, '')`.execute(db)
+  return result.rows.map((row) => row.strategy_id)
 }
 
 /** Saves a runner's state if it still owns the active run; false when the run was paused or taken over. */

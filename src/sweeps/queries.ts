@@ -311,3 +311,17 @@ export async function runEquities(db: Db, sweepId: string, runs: { runNos: reado
   else query = query.where('run_no', '>', runs.after).where('run_no', '<=', runs.last).limit(runs.limit)
   return query.orderBy('run_no').execute()
 }
+
+/** Hands run `attempt` of a task back to the queue (its node is stopping), as backtests/queries.ts handBackJob does a job's. */
+export async function handBackTask(trx: Db, sweepId: string, taskNo: number, attempt: number): Promise<boolean> {
+  const row = await trx
+    .updateTable('backtest_sweep_tasks')
+    .set({ status: 'queued', heartbeat_at: null })
+    .where('sweep_id', '=', sweepId)
+    .where('task_no', '=', taskNo)
+    .where('attempt', '=', attempt)
+    .where('status', '=', 'running')
+    .returning('task_no')
+    .executeTakeFirst()
+  return row !== undefined
+}

@@ -1,3 +1,4 @@
+import { sendInTransaction } from '../db/queue.js'
 import { EngineCancelled } from './engine-pool.js'
 import type { WorkContext, WorkHandler } from './work-handler.js'
 
@@ -18,13 +19,27 @@ export async function runFenced<Message extends object, Claimed>(work: WorkConte
       if (!owned) lost.abort()
     }, () => undefined) // a beat that could not be written is retried by the next; missing 10 hands the work on
   }, BEAT_MS)
+  // The node stopping stops the run as a loss does; what it leaves is handed back below, not to recovery.
+  const halted = AbortSignal.any([lost.signal, work.stopping])
   try {
-    await handler.run(work, claimed, lost.signal)
+    await handler.run(work, claimed, halted)
   } catch (error) {
-    // EngineCancelled without a lost signal: the node is stopping (the pool closed); recovery hands the work on.
-    if (error instanceof EngineCancelled || lost.signal.aborted) return
-    await handler.fail(work, claimed, error).catch(() => undefined)
+    // EngineCancelled: the engine threads closed under the run, the node stopping.
+    if (!lost.signal.aborted && !work.stopping.aborted && !(error instanceof EngineCancelled)) await handler.fail(work, claimed, error).catch(() => undefined)
   } finally {
     clearInterval(beat)
   }
+  // A run the node's stop cut short (one that finished meanwhile is no longer handed back: handBack finds it ended).
+  // Should the hand-back fail (the database going too), recovery hands the work on once its beats stop.
+  if (work.stopping.aborted && !lost.signal.aborted) {
+    await handBack(work, handler, claimed).catch((failure: unknown) => work.log.warn({ err: failure, queue: handler.queue }, `could not hand ${handler.name} back: recovery will`))
+  }
+}
+
+/** The run's work back in the queue at the same attempt, with its message in the same transaction (which wakes every node). */
+async function handBack<Message extends object, Claimed>(work: WorkContext, handler: WorkHandler<Message, Claimed>, claimed: Claimed): Promise<void> {
+  await work.db.transaction().execute(async (trx) => {
+    const message = await handler.handBack(trx, claimed)
+    if (message !== undefined) await sendInTransaction(work.boss, trx, handler.queue, message)
+  })
 }

@@ -14,7 +14,8 @@ import type { AnyWorkHandler, WorkContext, WorkDeps } from './work-handler.js'
  * by run-fenced.ts. The engine threads and the decoded history are the node's, shared by every kind.
  */
 export async function startWork(deps: WorkDeps, handlers: readonly AnyWorkHandler[]): Promise<{ stop(): Promise<void> }> {
-  const work: WorkContext = { ...deps, pool: new EnginePool(deps.workers), caches: historyCaches(deps.historyCacheMb) }
+  const stopping = new AbortController()
+  const work: WorkContext = { ...deps, pool: new EnginePool(deps.workers), caches: historyCaches(deps.historyCacheMb), stopping: stopping.signal }
   await ensureQueues(deps.boss, handlers)
   const workers: { queue: string; ids: string[]; wake(): void }[] = []
   for (const handler of handlers) {
@@ -58,11 +59,19 @@ export async function startWork(deps: WorkDeps, handlers: readonly AnyWorkHandle
   const timer = setInterval(() => void recover(), SWEEP_MS)
   timer.unref()
   return {
+    /**
+     * No more claims (every poller told at once), then each run in flight is stopped (its `lost` signal, and the
+     * engine threads closing) and hands its work back to the queue (run-fenced.ts), where another node takes it
+     * now. Waiting for the runs instead held a stopping node for a whole backtest or sweep task.
+     */
     async stop() {
       clearInterval(timer)
       await listener.close()
-      for (const worker of workers) for (const id of worker.ids) await deps.boss.offWork(worker.queue, { id }).catch(() => undefined)
+      const stopped = workers.flatMap((worker) => worker.ids.map((id) => deps.boss.offWork(worker.queue, { id, wait: false }).catch(() => undefined)))
+      await Promise.all(stopped)
+      stopping.abort()
       await work.pool.close()
+      for (const worker of workers) for (const id of worker.ids) await deps.boss.offWork(worker.queue, { id }).catch(() => undefined)
     },
   }
 }

@@ -27,6 +27,8 @@ export interface WorkDeps {
 export interface WorkContext extends WorkDeps {
   pool: EnginePool
   caches: HistoryCaches
+  /** Aborts when this node begins to stop: each run in flight stops as if lost, and its work is handed back (run-fenced.ts). */
+  stopping: AbortSignal
 }
 
 /** The rule recovery applies: a run silent for `lostAfterMs` lost its worker; one on its `maxAttempts`-th run fails for good. */
@@ -66,8 +68,17 @@ export interface WorkHandler<Message extends object, Claimed> {
   claim(work: WorkContext, message: Message): Promise<Claimed | undefined>
   /** A heartbeat (database clock); false once the run no longer owns its work. */
   beat(work: WorkContext, claimed: Claimed): Promise<boolean>
-  /** Does the work. `lost` aborts when a beat found the work no longer this run's: the run then stops and writes nothing. */
+  /**
+   * Does the work. `lost` aborts when a beat found the work no longer this run's, or when the node stops: the run
+   * then stops and writes nothing (the work is handed on by recovery, or handed back at once).
+   */
   run(work: WorkContext, claimed: Claimed, lost: AbortSignal): Promise<void>
+  /**
+   * Inside `trx`, which also enqueues the message returned: gives the work of a run this node stopped (SIGTERM)
+   * back to the queue at the same attempt, so another node takes it now rather than when recovery finds it
+   * silent; undefined when the run no longer owned it.
+   */
+  handBack(trx: Db, claimed: Claimed): Promise<Message | undefined>
   /** Records that the run failed (never called for a run that was stopped). */
   fail(work: WorkContext, claimed: Claimed, error: unknown): Promise<void>
   /**

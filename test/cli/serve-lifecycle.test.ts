@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
 import { after, describe, it } from 'node:test'
 import { socketDirFor } from '../../src/db/pglite-host.js'
 import { tempDir } from '../support/database.js'
 import { killChildren, parseSingleJsonLine, poll, PROJECT_ROOT, runCli, type ServerProcess, startServe } from './cli-process.js'
+import { completeResponse, connect, readUntil } from './raw-http.js'
 
 const MIGRATIONS = fs
   .readdirSync(path.join(PROJECT_ROOT, 'src/db/migrations'))
@@ -21,47 +21,6 @@ function deadPid(): number {
   assert.ok(Number.isInteger(pid) && pid > 0)
   assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' })
   return pid
-}
-
-function connect(port: number): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1')
-    socket.once('connect', () => resolve(socket))
-    socket.once('error', reject)
-  })
-}
-
-/** Resolves with everything the socket has sent once `done(text)` holds or the peer ends; rejects on a deadline. */
-function readUntil(socket: net.Socket, done: (text: string) => boolean, timeoutMs = 20_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = ''
-    const finish = (error?: Error) => {
-      clearTimeout(timer)
-      socket.off('data', onData)
-      socket.off('end', onEnd)
-      socket.off('error', onError)
-      if (error) reject(error)
-      else resolve(text)
-    }
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('utf8')
-      if (done(text)) finish()
-    }
-    const onEnd = () => finish()
-    const onError = (error: Error) => finish(error)
-    const timer = setTimeout(() => finish(new Error(`no complete answer within ${timeoutMs} ms; got ${JSON.stringify(text)}`)), timeoutMs)
-    socket.on('data', onData)
-    socket.on('end', onEnd)
-    socket.on('error', onError)
-  })
-}
-
-/** True once a complete HTTP/1.1 response with a Content-Length body is in `text`. */
-function completeResponse(text: string): boolean {
-  const split = text.indexOf('\r\n\r\n')
-  if (split < 0 || text.startsWith('HTTP/1.1 100')) return false
-  const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, split))
-  return length !== null && Buffer.byteLength(text.slice(split + 4)) >= Number(length[1])
 }
 
 describe('perpetua serve: lock, migrations, graceful shutdown, restart', () => {
@@ -172,6 +131,32 @@ describe('perpetua with a bad configuration', () => {
       assert.equal(fs.existsSync(path.join(dataDir, 'server.lock')), false, 'nothing was started')
     } finally {
       await killChildren()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('perpetua serve: SHUTDOWN_GRACE_MS', () => {
+  after(killChildren)
+
+  it('ends a request still in flight once SHUTDOWN_GRACE_MS has passed, and exits 0', async () => {
+    const dataDir = tempDir('grace')
+    try {
+      const server = await startServe({ DATA_DIR: dataDir, SHUTDOWN_GRACE_MS: '500' })
+      const socket = await connect(server.port)
+      try {
+        socket.write(`POST /strategies HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n`)
+        assert.match(await readUntil(socket, (text) => text.includes('\r\n\r\n')), /^HTTP\/1\.1 100 Continue\r\n/)
+        socket.write('{"name":') // and never the rest
+        const ended = readUntil(socket, () => false, 30_000).catch((error: Error) => error.message) // 'end' or a reset
+        server.child.kill('SIGTERM')
+        assert.deepEqual(await server.exited(30_000), { code: 0, signal: null }, server.stderr())
+        assert.doesNotMatch(await ended, /HTTP\/1\.1 [2-5]\d\d /, 'the unfinished request got no answer: its connection was ended')
+        assert.match(server.stdout(), /requests still in flight after SHUTDOWN_GRACE_MS/)
+      } finally {
+        socket.destroy()
+      }
+    } finally {
       fs.rmSync(dataDir, { recursive: true, force: true })
     }
   })

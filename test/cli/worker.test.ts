@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
 import { decodeResult } from '../../src/backtests/result-codec.js'
-import { startTestApp } from '../support/app.js'
+import { startTestApp, type TestApp } from '../support/app.js'
 import { tempDir } from '../support/database.js'
 import { killChildren, poll, runCli, startCli } from './cli-process.js'
 
@@ -50,22 +50,10 @@ describe('perpetua worker', () => {
 
   it('runs a backtest again on a live worker within seconds when its worker is killed mid-run', { skip: !process.env.TEST_DATABASE_URL }, async (context) => {
     const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
-    const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info', METRICS_ADDR: '127.0.0.1:0' }
-    const startWorker = async () => {
-      const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
-      await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
-      return worker
-    }
+    const startWorker = workerStarter(t)
     try {
       const doomed = await startWorker()
-      // Slow history pages keep the first run loading for about 15 s (30 pages), so the kill lands mid-run.
-      const slow = t.replay!.faults.add({ path: '/fapi/v1/klines', latencyMs: 500 })
-      const key = await t.createKey(['backtests:read', 'backtests:write'])
-      const body = { template_id: 'sma_cross', params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2020-06-01T00:00:00Z', end: '2025-05-31T23:00:00Z', capital: '10000' }
-      const created = await t.signed(key, 'POST', '/v1/backtest/jobs', body)
-      assert.equal(created.statusCode, 200, created.body)
-      const id = created.json().id as string
-      const row = () => t.database.handle.db.selectFrom('backtest_jobs').select(['status', 'attempt', 'heartbeat_at', 'progress', 'error']).where('id', '=', id).executeTakeFirstOrThrow()
+      const { key, body, id, row, slow } = await slowBacktest(t)
       await poll('the first run to start', 60_000, async () => ((await row()).status === 'running' ? true : undefined))
       const survivor = await startWorker() // started while the first run is alive: it must not take the job over
       const before = await row()
@@ -109,4 +97,61 @@ describe('perpetua worker', () => {
       await t.close()
     }
   })
+
+  it('hands a backtest in flight back to the queue on SIGTERM: another worker runs it at once, at the same attempt', { skip: !process.env.TEST_DATABASE_URL }, async (context) => {
+    const t = await startTestApp('postgres', {}, { replay: true, queue: 'queue' })
+    const startWorker = workerStarter(t)
+    try {
+      const stopping = await startWorker()
+      const { row, slow } = await slowBacktest(t)
+      await poll('the run to start', 60_000, async () => ((await row()).status === 'running' ? true : undefined))
+      const other = await startWorker()
+      const running = await row()
+      assert.deepEqual([running.status, running.attempt], ['running', 1], 'still running when its worker is stopped')
+      stopping.child.kill('SIGTERM')
+      const signalledAt = Date.now()
+      assert.equal(await new Promise((resolve) => stopping.child.once('exit', resolve)), 0, stopping.output().stderr)
+      const exitedMs = Date.now() - signalledAt
+      slow()
+      // The same attempt: handed back, not found lost (recovery would have made it attempt 2, after 5 s of silence).
+      const done = await poll('the handed-back run to finish on the other worker', 90_000, async () => {
+        const now = await row()
+        return now.status === 'done' || now.status === 'failed' ? now : undefined
+      })
+      assert.equal(done.status, 'done', JSON.stringify(done.error))
+      assert.equal(done.attempt, 1)
+      context.diagnostic(`worker SIGTERMed mid-backtest: exited after ${exitedMs} ms`)
+      assert.ok(exitedMs < 10_000, `the stopping worker did not wait for the backtest: exited after ${exitedMs} ms`)
+      other.child.kill('SIGTERM')
+      assert.equal(await new Promise((resolve) => other.child.once('exit', resolve)), 0, other.output().stderr)
+    } finally {
+      await t.close()
+    }
+  })
 })
+
+/** Starts `perpetua worker` processes on the test app's database and replay; each resolves once it runs. */
+function workerStarter(t: TestApp) {
+  // Each worker's metrics listener on a port of its own (the test reads the lost job's counters from it).
+  const env = { DATABASE_URL: t.database.url!, UPSTREAM_URL: t.replay!.url, WORKERS: '1', LOG_LEVEL: 'info', METRICS_ADDR: '127.0.0.1:0' }
+  return async () => {
+    const worker = startCli(['worker'], { ...env, DATA_DIR: tempDir('worker') })
+    await poll('a worker to start', 60_000, () => (worker.output().stdout.includes('perpetua worker is running backtests') ? true : undefined))
+    return worker
+  }
+}
+
+/**
+ * A five-year 1h backtest whose history pages the replay serves slowly (500 ms each, about 15 s for 30 pages), so
+ * a stop lands mid-run; `slow()` ends the slowness. `row()` reads the job.
+ */
+async function slowBacktest(t: TestApp) {
+  const slow = t.replay!.faults.add({ path: '/fapi/v1/klines', latencyMs: 500 })
+  const key = await t.createKey(['backtests:read', 'backtests:write'])
+  const body = { template_id: 'sma_cross', params: {}, symbols: ['BTCUSDT'], timeframe: '1h', start: '2020-06-01T00:00:00Z', end: '2025-05-31T23:00:00Z', capital: '10000' }
+  const created = await t.signed(key, 'POST', '/v1/backtest/jobs', body)
+  assert.equal(created.statusCode, 200, created.body)
+  const id = created.json().id as string
+  const row = () => t.database.handle.db.selectFrom('backtest_jobs').select(['status', 'attempt', 'heartbeat_at', 'progress', 'error']).where('id', '=', id).executeTakeFirstOrThrow()
+  return { key, body, id, row, slow }
+}

@@ -9,6 +9,7 @@ import { PAPER_FEES } from '../../src/live/brokers/paper-setup.js'
 import type { MarketData } from '../../src/market/market-data.js'
 import type { Template } from '../../src/templates/types.js'
 import type { TestApp } from '../support/app.js'
+import type { Db } from '../../src/db/connect.js'
 import type { KeyPair } from '../support/signing.js'
 import { loadFunding, loadKlines } from '../engine/helpers.js'
 
@@ -23,8 +24,14 @@ export interface RunState {
   broker: { lastOpenTime: number | null; ledger: { cash: number; feesPaid: number; fundingPaid: number; arrays: { qty: number[] } & Partial<Record<string, (number | null)[]>> } }
 }
 
+/** What the parity checks read: the runs' database and the market a backtest takes its rules from (a TestApp, or Perpetua nodes' database and the replay). */
+export interface ParitySource {
+  database: { handle: { db: Db } }
+  services: { market: MarketData }
+}
+
 /** The saved state of a strategy's (latest) run. */
-export async function runState(t: TestApp, id: string): Promise<RunState | null> {
+export async function runState(t: Pick<ParitySource, 'database'>, id: string): Promise<RunState | null> {
   const row = await t.database.handle.db.selectFrom('strategy_runs').select('state').where('strategy_id', '=', id).orderBy('run', 'desc').executeTakeFirst()
   return (row?.state ?? null) as RunState | null
 }
@@ -104,7 +111,7 @@ async function replayKlines(
  * `replay` over the replay's bars of its timeframe with its exits, from its warm-up boundary to its last bar.
  */
 export async function assertBacktestParity(
-  t: TestApp,
+  t: ParitySource,
   id: string,
   run: { params: Record<string, unknown>; capital: number; leverage: number; template?: Template; templateId?: string; symbols?: string[]; closedAtPause?: boolean; replay?: ReplayBars },
 ): Promise<RunState> {

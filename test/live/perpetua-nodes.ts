@@ -28,6 +28,12 @@ export interface PerpetuaNodes {
   killAll(): Promise<void>
   /** SIGKILL of one node. */
   kill(node: ServerProcess): Promise<void>
+  /** SIGTERM of one node: resolves once it has exited, with 0 (asserted), and when the signal was sent (Unix ms). */
+  terminate(node: ServerProcess): Promise<{ signalledAt: number }>
+  /** Node k's DATA_DIR (the embedded store's database lives there). */
+  dataDir(k: number): string
+  /** The test user's Authorization header (once a node has started). */
+  authorization(): string
   /** An API call on a running node as the test's user; the parsed JSON body (undefined for 204). */
   call(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>
   /** The account's trading client on the replay exchange, as its holder sees it (signed with the wall clock). */
@@ -94,6 +100,17 @@ export async function startPerpetuaNodes(backend: Backend, options: NodesOptions
         assert.equal(signal, 'SIGKILL')
         running.splice(running.indexOf(node), 1)
       },
+      async terminate(node) {
+        const exited = node.exited(60_000)
+        const signalledAt = Date.now()
+        node.child.kill('SIGTERM')
+        const { code, signal } = await exited
+        assert.deepEqual({ code, signal }, { code: 0, signal: null }, `a SIGTERMed node exits 0\n${node.stderr()}`)
+        running.splice(running.indexOf(node), 1)
+        return { signalledAt }
+      },
+      dataDir,
+      authorization: () => `Bearer ${token}`,
       async call(method, path, body) {
         const node = running[0]
         assert.ok(node, 'no Perpetua node is running')

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
 import { startTestApp, type TestApp } from '../support/app.js'
 import { backends } from '../support/database.js'
 
@@ -32,7 +33,36 @@ for (const backend of backends()) {
     it('/readyz answers 200 while the database answers', async () => {
       const res = await t.app.inject({ method: 'GET', url: '/readyz' })
       assert.equal(res.statusCode, 200)
-      assert.deepEqual(res.json(), { status: 'ready' })
+      assert.deepEqual(res.json(), { status: 'ready', reasons: [] })
+    })
+
+    it('/readyz answers 503 saying so while the node drains, and /healthz stays 200', async () => {
+      t.services.drain.setDraining(true)
+      try {
+        const res = await t.app.inject({ method: 'GET', url: '/readyz' })
+        assert.equal(res.statusCode, 503)
+        const body = res.json() as { status: string; reasons: string[]; message: string }
+        assert.deepEqual([body.status, body.reasons], ['not ready', ['draining']])
+        assert.match(body.message, /stopping/)
+        assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
+      } finally {
+        t.services.drain.setDraining(false)
+      }
+      assert.equal((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200)
+    })
+
+    it('/readyz answers 503 migrations_pending while the database lacks a migration this version knows', async () => {
+      const db = t.database.handle.db
+      const last = await sql<{ name: string; timestamp: string }>`delete from kysely_migration where name = (select max(name) from kysely_migration) returning name, timestamp`.execute(db)
+      try {
+        const res = await t.app.inject({ method: 'GET', url: '/readyz' })
+        assert.equal(res.statusCode, 503)
+        assert.deepEqual((res.json() as { reasons: string[] }).reasons, ['migrations_pending'])
+      } finally {
+        const row = last.rows[0]!
+        await sql`insert into kysely_migration (name, timestamp) values (${row.name}, ${row.timestamp})`.execute(db)
+      }
+      assert.equal((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200)
     })
 
     it('/metrics is Prometheus text counting requests by route pattern, never by raw URL', async () => {
@@ -174,7 +204,9 @@ for (const backend of backends()) {
     it('/readyz answers 503 while /healthz still answers 200', async () => {
       const ready = await t.app.inject({ method: 'GET', url: '/readyz' })
       assert.equal(ready.statusCode, 503)
-      assert.deepEqual(ready.json(), { status: 'database unavailable' })
+      const body = ready.json() as { status: string; reasons: string[]; message: string }
+      assert.deepEqual([body.status, body.reasons], ['not ready', ['database_unavailable']])
+      assert.match(body.message, /database does not answer/)
       assert.equal((await t.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200)
     })
   })

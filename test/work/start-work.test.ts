@@ -75,6 +75,11 @@ function itemHandler(queue: string, seen: { ran: string[]; stopped: string[] }, 
       await finish(work.db, item, 'done', null)
     },
     fail: (work, item, error) => finish(work.db, item, 'failed', error instanceof Error ? error.message : String(error)),
+    async handBack(trx, item) {
+      const { rows } = await sql<{ id: string }>`update work_items set status = 'queued', heartbeat_at = null
+        where id = ${item.id} and attempt = ${item.attempt} and status = 'running' returning id`.execute(trx)
+      return rows[0] && { id: item.id, attempt: item.attempt }
+    },
     async recover(trx, lost) {
       const { rows } = await sql<{ id: string; attempt: number }>`select id, attempt from work_items
         where queue = ${queue} and status = 'running' and heartbeat_at < now() - make_interval(secs => ${lost.lostAfterMs / 1000})

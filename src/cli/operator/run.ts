@@ -30,13 +30,13 @@ export async function runWorker(config: Config): Promise<void> {
   await untilSignal(logger, await work(config, logger))
 }
 
-/** Runs until SIGTERM or SIGINT, then stops the role gracefully; a second signal exits at once. */
+/** Runs until SIGTERM or SIGINT, then stops the role gracefully (docs/operating.md, "Stopping, hand-over and readiness"); a second signal exits at once. */
 async function untilSignal(logger: { info(obj: unknown, msg?: string): void; error(obj: unknown, msg?: string): void }, role: { stop(): Promise<void> }): Promise<void> {
   await new Promise<void>((resolve) => {
     let signals = 0
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) process.exit(130)
-      logger.info({ signal }, 'shutting down: finishing work in flight')
+      logger.info({ signal }, 'shutting down: draining, handing runs and jobs to other nodes')
       void role.stop().then(resolve, (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed')
         resolve()

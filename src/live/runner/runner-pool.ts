@@ -2,12 +2,13 @@ import crypto from 'node:crypto'
 import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { symbolRules, UpstreamHistory } from '../../backtests/upstream-history.js'
-import type { Db } from '../../db/connect.js'
+import type { DatabaseHandle, Db } from '../../db/connect.js'
 import { exchangeServerTime } from '../../market/exchange-clock.js'
 import { observeExchangeClock } from '../../ops/registry.js'
 import { markPriceKlines } from '../../market/mark-price-klines.js'
 import type { MarketData } from '../../market/market-data.js'
-import { claimRuns, releaseLeases, renewLeases, vacuumRunTables } from '../queries.js'
+import { claimRuns, releaseLeases, renewLeases, RUNS_RELEASED_CHANNEL, vacuumRunTables } from '../queries.js'
+import { type ChannelListener, listenOnChannel } from '../../db/listen.js'
 import { KlineStreams } from '../stream/kline-streams.js'
 import type { SecretBox } from '../../auth/secret-box.js'
 import { BalanceWatcher } from '../balance-watch/balance-watcher.js'
@@ -35,12 +36,22 @@ export interface Runner {
 export const LEASE_RENEW_MS = 5_000
 export const LEASE_TTL_MS = 15_000
 const CLAIM_BATCH = 100
+/**
+ * How long a stopping pool waits for its runners' steps in flight (a bar being committed, an order's answer)
+ * before it frees their leases anyway: a step cut short is fenced by its lease and done again by the next owner.
+ */
+const STOP_IDLE_MS = 5_000
 
 export interface RunnerPoolOptions {
   db: Db
   market: MarketData
   wsUrl: string
   log: FastifyBaseLogger
+  /**
+   * A PostgreSQL server other nodes share: the pool LISTENs for leases they free on stopping and claims them at
+   * once. Unset (the embedded store, one node): nothing to hear.
+   */
+  database?: DatabaseHandle
   /** 'runs-changed' after a deploy or pause on this node: claim at once instead of at the next tick. */
   signals?: EventEmitter
   /** Opens registered exchange keys for live runs; without it this process leaves live runs alone. */
@@ -75,6 +86,7 @@ export class RunnerPool {
   private stopping = false
   private ticking: Promise<void> = Promise.resolve()
   private readonly onSignal = () => void this.tick()
+  private releases: Promise<ChannelListener | undefined> = Promise.resolve(undefined)
   private readonly balances: BalanceWatcher | undefined
   private readonly history: SharedHistory
   private readonly commits: RunCommits
@@ -106,6 +118,14 @@ export class RunnerPool {
     this.timer = setInterval(() => void this.tick(), this.options.renewMs ?? LEASE_RENEW_MS)
     if (this.options.vacuumMs) this.vacuumTimer = setInterval(() => void this.vacuum(), this.options.vacuumMs)
     this.options.signals?.on('runs-changed', this.onSignal)
+    const { database, log } = this.options
+    if (database?.kind === 'server') {
+      // A reconnect may have missed a release: a round looks at once.
+      this.releases = listenOnChannel(database, RUNS_RELEASED_CHANNEL, this.onSignal, (error) => log.warn({ err: error }, 'listening for released runs failed: runs move at the next round meanwhile'), this.onSignal).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not listen for released runs: runs move at the next round')
+        return undefined
+      })
+    }
     void this.tick()
     this.balances?.start()
   }
@@ -116,21 +136,51 @@ export class RunnerPool {
     return this.ticking
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming and frees every lease this pool holds, waking the other nodes to claim them (queries.ts
+   * releaseLeases): a planned stop hands over at once, lease expiry is only for crashes. Answers the strategy ids freed.
+   */
+  async stop(): Promise<string[]> {
     clearInterval(this.timer)
     clearInterval(this.vacuumTimer)
     this.options.signals?.off('runs-changed', this.onSignal)
     this.stopping = true
+    await (await this.releases)?.close()
     // Runners first: behind on bars (an overloaded process), they would keep the database busy and the
     // round awaited below waiting (a bench stage of 3,000 strategies did not stop in 5 minutes).
     for (const runner of this.runners.values()) runner.stop()
     await this.ticking
     await this.balances?.stop()
     for (const runner of this.runners.values()) runner.stop()
+    // A stopped runner runs no further step. The idle ones' runs go at once, in one statement; a run with a step
+    // in flight (a bar being committed, an order awaiting its answer) goes once that step committed under the
+    // lease it still holds, or after STOP_IDLE_MS anyway (the next owner then does the step again, fenced).
+    const held = [...this.runners]
+    const idleNow = await Promise.all(held.map(([, runner]) => Promise.race([runner.idle().then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))])))
+    const released = await this.release(held.filter((_, k) => idleNow[k]).map(([id]) => id))
+    const deadline = Date.now() + STOP_IDLE_MS
+    await Promise.all(
+      held
+        .filter((_, k) => !idleNow[k])
+        .map(async ([id, runner]) => {
+          let bound: NodeJS.Timeout | undefined
+          await Promise.race([runner.idle(), new Promise((resolve) => (bound = setTimeout(resolve, Math.max(0, deadline - Date.now()))))])
+          clearTimeout(bound)
+          released.push(...(await this.release([id])))
+        }),
+    )
     this.runners.clear()
     this.streams.close()
     this.userStreams?.close()
-    await releaseLeases(this.options.db, this.owner)
+    released.push(...(await this.release())) // what no runner here stood for (a start that had not registered)
+    return released
+  }
+
+  /** Frees leases of this pool (these runs, or all) and wakes the other nodes; logged for the operator. */
+  private async release(strategyIds?: readonly string[]): Promise<string[]> {
+    const released = await releaseLeases(this.options.db, this.owner, strategyIds)
+    if (released.length > 0) this.options.log.info({ strategy_ids: released }, 'released run leases to the other nodes')
+    return released
   }
 
   /**
@@ -158,6 +208,7 @@ export class RunnerPool {
       }
     }
     const claimed = await claimRuns(db, this.owner, new Date(), until, CLAIM_BATCH)
+    if (claimed.length > 0) this.options.log.info({ strategy_ids: claimed.map((run) => run.strategy_id) }, 'claimed runs')
     for (const run of claimed) {
       this.runners.get(run.strategy_id)?.stop()
       const deps: RunnerDeps = {

@@ -2,14 +2,20 @@ import type { WebSocket } from 'ws'
 import type { KeyRevocation } from './status-messages.js'
 
 /**
- * Why the server ended a status stream, as WebSocket close codes in the application range (4000–4999,
- * RFC 6455 §7.4.2) with a reason a person reads. Each means: authenticate afresh and reopen. Listed in
- * README and docs/decisions/live.md.
+ * Why the server ended a status stream, as WebSocket close codes with a reason a person reads: the credential's
+ * end in the application range (4000–4999, RFC 6455 §7.4.2), each meaning authenticate afresh and reopen; the
+ * node's stop as 1012, meaning reopen. Listed in README and docs/decisions/live.md.
  */
 export const STREAM_CLOSES = {
   revoked: { code: 4001, reason: 'api key revoked' },
   rotated: { code: 4002, reason: 'api key rotated' },
   expired: { code: 4003, reason: 'app token expired' },
+  /**
+   * The node is stopping (SIGTERM): reconnect, with the same credential, and another node answers. 1012 is
+   * IANA's "Service Restart" (RFC 6455 §11.7 registry), which says exactly that; the default close of the
+   * WebSocket plugin sent none (1005), which a client cannot tell from a dropped connection.
+   */
+  restarting: { code: 1012, reason: 'server restarting: reconnect' },
 } as const
 
 export type StreamCloseCause = keyof typeof STREAM_CLOSES
@@ -28,11 +34,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1
  */
 export class OpenStreams {
   private readonly byKey = new Map<string, Map<WebSocket, string>>()
+  private readonly all = new Set<WebSocket>()
 
   constructor(private readonly now: () => number) {}
 
   /** Keeps `socket` under its credential until it closes; a token's socket is closed at the token's expiry. */
   add(socket: WebSocket, credential: StreamCredential): void {
+    this.all.add(socket)
+    socket.once('close', () => this.all.delete(socket))
     if ('keyId' in credential) {
       let sockets = this.byKey.get(credential.keyId)
       if (!sockets) this.byKey.set(credential.keyId, (sockets = new Map()))
@@ -51,6 +60,11 @@ export class OpenStreams {
     }
     socket.once('close', () => clearTimeout(timer))
     arm()
+  }
+
+  /** Ends every stream of this process (it is stopping), each with the reconnect code. */
+  closeAll(): void {
+    for (const socket of this.all) endStream(socket, 'restarting')
   }
 
   /** Closes this process's sockets of a revoked key, or of a rotated key's older secrets. */
