@@ -119,10 +119,9 @@ export function guideRows(guide: string): Map<string, string> {
 
 /**
  * What is wrong with the guide's reference: a setting config.ts reads that the guide lacks or
- * describes otherwise, a row for a setting config.ts does not read. `pending`: rows allowed ahead of
- * the settings (another branch adds them to config.ts); one that config.ts reads is no longer pending.
+ * describes otherwise, a row for a setting config.ts does not read.
  */
-export function referenceProblems(settings: Setting[], guide: string, pending: readonly string[] = []): string[] {
+export function referenceProblems(settings: Setting[], guide: string): string[] {
   const rows = guideRows(guide)
   const problems: string[] = []
   for (const s of settings) {
@@ -131,11 +130,7 @@ export function referenceProblems(settings: Setting[], guide: string, pending: r
     else if (row !== renderRow(s)) problems.push(`${s.name}: the guide says\n  ${row}\nbut src/config.ts gives\n  ${renderRow(s)}`)
   }
   const read = new Set(settings.map((s) => s.name))
-  for (const name of rows.keys()) {
-    if (read.has(name)) continue
-    if (!pending.includes(name)) problems.push(`${name} is in the guide but src/config.ts does not read it`)
-  }
-  for (const name of pending) if (read.has(name)) problems.push(`${name} is read by src/config.ts now: it is no longer pending (drop it from the pending list)`)
+  for (const name of rows.keys()) if (!read.has(name)) problems.push(`${name} is in the guide but src/config.ts does not read it`)
   return problems
 }
 
