@@ -153,25 +153,34 @@ describe('database gauges', () => {
           const oldest = async () => samplesOf(await processRegistry.metrics(), 'perpetua_webhook_oldest_pending_seconds')
           const event = (at: Date) => recordEvent(db, { userId, type: 'strategy.error', data: { strategy_id: 'strat_00000000', code: 'POSITION_UNEXPLAINED', message: 'x' }, at })
 
-          // An event 10 minutes ago: the active webhook's delivery leased and sent (it failed; its retry is due in a
-          // minute), the paused and broken webhooks' deliveries held since.
+          /** Sends the round's one leased delivery, which fails (503): its retry is due at `retryAt`. */
+          const failedAttempt = async (at: Date, retryAt: Date) => {
+            const round = await dispatchRound(db, at, `lease-${at.getTime()}`, new Date(at.getTime() + 30_000), { events: 10, due: 10, full: [] })
+            assert.equal(round.leased.length, 1)
+            const sent = round.leased[0]!
+            await settle(
+              db,
+              {
+                attempts: [{ deliveryId: sent.id, webhookId: active, eventId: sent.event_id, eventType: sent.event_type, attempt: 1, at, delivered: false, status: 503, timeMs: 40, error: null }],
+                settlements: [{ deliveryId: sent.id, lease: sent.lease, state: 'pending', attempts: 1, nextAttemptAt: retryAt, result: { status: 503, error: null } }],
+                tallies: [{ webhookId: active, failures: 1, failuresAfterLastSuccess: null, lastAttemptAt: at, lastSuccessAt: null, gone: false }],
+              },
+              { pauseAfter: 20, breakAfter: 50 },
+              at,
+            )
+          }
+
+          // An event 10 minutes ago: the active webhook's delivery failed and its retry is due in a minute; the
+          // paused and broken webhooks' deliveries are held since.
           await event(ago(600))
-          const first = await dispatchRound(db, ago(600), 'lease-1', ago(570), { events: 10, due: 10, full: [] })
-          assert.equal(first.leased.length, 1)
-          const sent = first.leased[0]!
-          await settle(
-            db,
-            {
-              attempts: [{ deliveryId: sent.id, webhookId: active, eventId: sent.event_id, eventType: sent.event_type, attempt: 1, at: ago(599), delivered: false, status: 503, timeMs: 40, error: null }],
-              settlements: [{ deliveryId: sent.id, lease: 'lease-1', state: 'pending', attempts: 1, nextAttemptAt: ago(-60), result: { status: 503, error: null } }],
-              tallies: [{ webhookId: active, failures: 1, failuresAfterLastSuccess: null, lastAttemptAt: ago(599), lastSuccessAt: null, gone: false }],
-            },
-            { pauseAfter: 20, breakAfter: 50 },
-            ago(599),
-          )
-          const pending = await db.selectFrom('deliveries').select(['webhook_id', 'next_attempt_at']).where('state', '=', 'pending').execute()
-          assert.equal(pending.length, 3)
+          await failedAttempt(ago(600), ago(-60))
+          assert.equal((await db.selectFrom('deliveries').select('id').where('state', '=', 'pending').execute()).length, 3)
           assert.deepEqual(await oldest(), ['perpetua_webhook_oldest_pending_seconds 0'], 'nothing is due')
+
+          // An event 5 minutes ago whose delivery failed too, its retry due 30 s ago: it has waited 30 s, not 300.
+          await event(ago(300))
+          await failedAttempt(ago(300), ago(30))
+          assert.deepEqual(await oldest(), ['perpetua_webhook_oldest_pending_seconds 30'])
 
           // An event 2 minutes ago whose delivery to the active webhook waits for a round (the webhook had enough in flight).
           await event(ago(120))
