@@ -8,14 +8,14 @@ import { newId } from '../../src/http/ids.js'
 import { raiseProtectionAlarm } from '../../src/live/protection/alarm.js'
 import { clientAlgoId } from '../../src/live/protection/client-algo-ids.js'
 import { insertProtective, markProtective } from '../../src/live/protection/queries.js'
-import { activeRun, insertRun } from '../../src/live/queries.js'
+import { activeRun, endRun, insertRun } from '../../src/live/queries.js'
 import { enterError } from '../../src/live/run-error.js'
 import { trackDatabase } from '../../src/ops/database-gauges.js'
 import { processRegistry, setDraining } from '../../src/ops/registry.js'
 import { insertStrategy } from '../../src/strategies/queries.js'
 import { dispatchRound, settle } from '../../src/webhooks/delivery-queries.js'
 import { insertWebhook, updateWebhook } from '../../src/webhooks/queries.js'
-import { backends, openTestDatabase, type TestDatabase } from '../support/database.js'
+import { type Backend, backends, openTestDatabase } from '../support/database.js'
 
 const samplesOf = (text: string, family: string) => text.split('\n').filter((line) => line.startsWith(`${family} `) || line.startsWith(`${family}{`))
 
@@ -25,11 +25,11 @@ const ago = (seconds: number) => new Date(NOW - seconds * 1000)
 const quiet = pino({ level: 'silent' })
 
 /** A fresh database whose gauges a scrape reads at NOW, for the length of `body`. */
-async function withGauges(backend: Parameters<typeof openTestDatabase>[0], body: (db: Db, database: TestDatabase) => Promise<void>): Promise<void> {
+async function withGauges(backend: Backend, body: (db: Db) => Promise<void>): Promise<void> {
   const database = await openTestDatabase(backend)
   const untrack = trackDatabase(database.handle, () => NOW, quiet)
   try {
-    await body(database.handle.db as Db, database)
+    await body(database.handle.db as Db)
   } finally {
     untrack()
     await database.close()
@@ -43,7 +43,7 @@ async function deployedStrategy(db: Db, userId: number, modes: readonly ('live' 
   await insertStrategy(db, { ...base, id, name: id, symbols: ['BTCUSDT'], exits: null, deployed_at: ago(3600), created_at: ago(7200), updated_at: ago(3600), deleted_at: null })
   await db.updateTable('strategies').set({ status: 'deployed' }).where('id', '=', id).execute()
   for (const [at, mode] of modes.entries()) {
-    if (at > 0) await db.updateTable('strategy_runs').set({ ended_at: ago(3600 - at) }).where('strategy_id', '=', id).where('run', '=', at).execute()
+    if (at > 0) await endRun(db, id, at, ago(3600 - at))
     await insertRun(db, { ...base, strategy_id: id, run: at + 1, template_version: null, seed: null, symbol: 'BTCUSDT', dry_run: mode === 'dry_run', exchange_key_id: null, started_at: ago(3600 - at) })
   }
   return id
