@@ -74,7 +74,8 @@ const runs = perScrape(async ({ database, now }) => {
       extract(epoch from ${at}::timestamptz - min(coalesce(r.lease_expires_at - ${LEASE_TTL_MS} * interval '1 millisecond', r.started_at))
         filter (where s.status = 'deployed')) as oldest_renewal_age,
       count(*) filter (where s.status = 'deployed' and not r.dry_run and s.last_error_code = ${PROTECTION_LOST} and not exists (
-        select 1 from protective_orders p where p.strategy_id = s.id and p.status = 'open' and p.updated_at > s.last_error_at)) as protection_lost
+        select 1 from protective_orders p where p.strategy_id = s.id and p.updated_at > s.last_error_at
+          and (p.status = 'open' or (p.type = 'MARKET' and p.status = 'finished')))) as protection_lost
     from strategy_runs r join strategies s on s.id = r.strategy_id
       left join (values ${sql.join(timeframes)}) as tf(name, ms) on tf.name = r.timeframe
     where r.ended_at is null
@@ -152,7 +153,7 @@ for (const metric of [
     const rows = await runs()
     return rows && [{ labels: {}, value: Math.max(0, ...rows.map((row) => num(row.oldest_renewal_age))) }]
   }),
-  gauge('perpetua_protective_orders_missing', 'Deployed live runs under a protection alarm with no protective order placed since it (cleared once one rests again)', async () => {
+  gauge('perpetua_protective_orders_missing', 'Deployed live runs under a protection alarm with no protective order resting since it (cleared once one rests again, or the alarm\'s close at market went out)', async () => {
     const rows = await runs()
     return rows && [{ labels: {}, value: rows.reduce((sum, row) => sum + num(row.protection_lost), 0) }]
   }),

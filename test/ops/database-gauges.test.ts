@@ -111,16 +111,16 @@ describe('database gauges', () => {
         })
       })
 
-      it('perpetua_protective_orders_missing counts a deployed live run under a protection alarm until a protective order rests again after it', async () => {
+      it('perpetua_protective_orders_missing counts a deployed live run under a protection alarm until a protective order rests again after it, or its close at market went out', async () => {
         await withGauges(backend, async (db) => {
           const userId = await findOrCreateUserByEmail(db, 'protection@example.test')
           const id = await deployedStrategy(db, userId, ['live'])
           const missing = async () => samplesOf(await processRegistry.metrics(), 'perpetua_protective_orders_missing')
           let seq = 0
-          const protective = async (status: 'open' | 'rejected', at: Date) => {
+          const protective = async (status: 'open' | 'rejected' | 'finished', at: Date, type: 'STOP_MARKET' | 'MARKET' = 'STOP_MARKET') => {
             const clientAlgo = clientAlgoId(id, 'stop_loss', ++seq)
             await insertProtective(db, {
-              client_algo_id: clientAlgo, strategy_id: id, run: 1, seq, symbol: 'BTCUSDT', kind: 'stop_loss', type: 'STOP_MARKET', side: 'SELL',
+              client_algo_id: clientAlgo, strategy_id: id, run: 1, seq, symbol: 'BTCUSDT', kind: 'stop_loss', type, side: 'SELL',
               trigger_price: '58000', quantity: null, close_position: true, working_type: 'MARK_PRICE', activate_price: null, callback_rate: null,
               status: 'intent', algo_id: null, last_error: null, sent_at: at, created_at: at, updated_at: at,
             })
@@ -136,6 +136,11 @@ describe('database gauges', () => {
           assert.deepEqual(await missing(), ['perpetua_protective_orders_missing 1'])
           await protective('open', ago(400))
           assert.deepEqual(await missing(), ['perpetua_protective_orders_missing 0'], 'a stop resting again clears it')
+          // A later alarm that ended with the position closed at market: nothing is left to protect.
+          await raiseProtectionAlarm(db, { strategy_id: id, user_id: userId }, 'the stop loss of BTCUSDT could not rest: the position is closed at market', ago(300))
+          assert.deepEqual(await missing(), ['perpetua_protective_orders_missing 1'])
+          await protective('finished', ago(200), 'MARKET')
+          assert.deepEqual(await missing(), ['perpetua_protective_orders_missing 0'], 'the alarm\'s close at market clears it')
         })
       })
 
