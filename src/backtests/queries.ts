@@ -1,6 +1,6 @@
-import { type Selectable, sql } from 'kysely'
+import { type Selectable, sql, type UpdateObject } from 'kysely'
 import type { Db } from '../db/connect.js'
-import type { BacktestJobsTable, JobStatus } from '../db/schema.js'
+import type { BacktestJobsTable, Database, JobStatus } from '../db/schema.js'
 import { recordEvents } from '../events/outbox.js'
 import type { KeysetPosition } from '../http/cursor.js'
 
@@ -126,15 +126,7 @@ export async function claimJob(db: Db, id: string, attempt: number, at: Date): P
  * the furthest point reached until it passes it.
  */
 export async function recordProgress(db: Db, id: string, attempt: number, progress: number): Promise<boolean> {
-  const row = await db
-    .updateTable('backtest_jobs')
-    .set({ progress: sql`greatest(progress, ${progress})`, heartbeat_at: sql`now()` })
-    .where('id', '=', id)
-    .where('status', '=', 'running')
-    .where('attempt', '=', attempt)
-    .returning('id')
-    .executeTakeFirst()
-  return row !== undefined
+  return updateOwnedRun(db, id, attempt, { progress: sql`greatest(progress, ${progress})`, heartbeat_at: sql`now()` })
 }
 
 /** Run `attempt` finishes the job (a done result as encodeResult stores it); false when that run no longer owns it. */
@@ -149,17 +141,7 @@ export async function finishJob(
     outcome.status === 'done'
       ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: outcome.result, error: null }
       : { status: 'failed' as const, error: JSON.stringify(outcome.error), result: null }
-  const row = await db
-    .updateTable('backtest_jobs')
-    .set({ ...values, finished_at: at, heartbeat_at: at })
-    .where('id', '=', id)
-    .where('status', '=', 'running')
-    .where('attempt', '=', attempt)
-    // Only whether the run still owned the job: returning the row sent the whole result back
-    // through the database.
-    .returning('id')
-    .executeTakeFirst()
-  return row !== undefined
+  return updateOwnedRun(db, id, attempt, { ...values, finished_at: at, heartbeat_at: at })
 }
 
 /**
@@ -201,14 +183,15 @@ export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, ma
  * attempt, so another node's claim takes it at once and a planned stop does not count as a lost worker. False
  * when that run no longer owns the job.
  */
-export async function handBackJob(trx: Db, id: string, attempt: number): Promise<boolean> {
-  const row = await trx
-    .updateTable('backtest_jobs')
-    .set({ status: 'queued', heartbeat_at: null })
-    .where('id', '=', id)
-    .where('status', '=', 'running')
-    .where('attempt', '=', attempt)
-    .returning('id')
-    .executeTakeFirst()
+export function handBackJob(trx: Db, id: string, attempt: number): Promise<boolean> {
+  return updateOwnedRun(trx, id, attempt, { status: 'queued', heartbeat_at: null })
+}
+
+/**
+ * Updates the job while run `attempt` still owns it (running at that attempt); false when it no longer does. Only
+ * whether it did comes back: returning the row sent a done job's whole result back through the database.
+ */
+async function updateOwnedRun(db: Db, id: string, attempt: number, values: UpdateObject<Database, 'backtest_jobs'>): Promise<boolean> {
+  const row = await db.updateTable('backtest_jobs').set(values).where('id', '=', id).where('status', '=', 'running').where('attempt', '=', attempt).returning('id').executeTakeFirst()
   return row !== undefined
 }

@@ -169,16 +169,7 @@ export async function storeRuns(trx: Db, sweepId: string, runs: readonly StoredR
  */
 export async function finishRunsTask(trx: Db, sweepId: string, taskNo: number, attempt: number): Promise<{ owned: boolean; statisticsTask?: number }> {
   await trx.selectFrom('backtest_sweeps').select('id').where('id', '=', sweepId).forUpdate().executeTakeFirst()
-  const done = await trx
-    .updateTable('backtest_sweep_tasks')
-    .set({ status: 'done', heartbeat_at: null })
-    .where('sweep_id', '=', sweepId)
-    .where('task_no', '=', taskNo)
-    .where('attempt', '=', attempt)
-    .where('status', '=', 'running')
-    .returning('task_no')
-    .executeTakeFirst()
-  if (!done) return { owned: false }
+  if (!(await leaveRunning(trx, sweepId, taskNo, attempt, 'done'))) return { owned: false }
   const open = await trx
     .selectFrom('backtest_sweep_tasks')
     .select((eb) => eb.fn.countAll<string>().as('open'))
@@ -313,10 +304,15 @@ export async function runEquities(db: Db, sweepId: string, runs: { runNos: reado
 }
 
 /** Hands run `attempt` of a task back to the queue (its node is stopping), as backtests/queries.ts handBackJob does a job's. */
-export async function handBackTask(trx: Db, sweepId: string, taskNo: number, attempt: number): Promise<boolean> {
+export function handBackTask(trx: Db, sweepId: string, taskNo: number, attempt: number): Promise<boolean> {
+  return leaveRunning(trx, sweepId, taskNo, attempt, 'queued')
+}
+
+/** Moves a task that run `attempt` still runs to `status`, its heartbeat cleared; false when that run no longer owns it. */
+async function leaveRunning(trx: Db, sweepId: string, taskNo: number, attempt: number, status: 'done' | 'queued'): Promise<boolean> {
   const row = await trx
     .updateTable('backtest_sweep_tasks')
-    .set({ status: 'queued', heartbeat_at: null })
+    .set({ status, heartbeat_at: null })
     .where('sweep_id', '=', sweepId)
     .where('task_no', '=', taskNo)
     .where('attempt', '=', attempt)
