@@ -112,6 +112,10 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     for (const verdict of ['more likely overfit than not', 'treat it with care', 'mostly stays above the median']) assert.ok(!pboText.includes(verdict), pboText)
     assert.ok(pboText.includes(`of ${s.pbo.combinations.toLocaleString('en-US')} splits`), pboText)
     assert.match(await page.innerText('[data-testid=statistics-words] li[data-statistic=few]'), /^Only 6 configurations: the PBO and the DSR /)
+    // fast swept over 5, 10, 15: a best run at 5 or 15 sits on the grid's edge, and the page says so.
+    const fast = (sweep.result.best.params as Record<string, unknown>).fast
+    const edge = await page.$eval('[data-testid=statistics-words]', (ul) => ul.querySelector('li[data-statistic=edge]')?.textContent ?? null)
+    assert.equal(edge && /: (.*)\. Widen the grid/.exec(edge)?.[1], fast === 15 ? "fast = 15 is the grid's largest value" : fast === 5 ? "fast = 5 is the grid's smallest value" : null, String(edge))
     for (const [name, value] of [['dsr', s.dsr], ['psr', s.psr], ['n_trials', s.n_trials], ['combinations', s.pbo.combinations]] as const) {
       assert.equal(await page.getAttribute(`[data-testid=statistics] [data-statistic=${name}]`, 'data-value'), value === null ? 'null' : String(value), name)
     }
