@@ -15,7 +15,7 @@ const LANGUAGES: Record<string, 'javascript' | 'typescript'> = {
   '.mts': 'typescript',
 }
 
-/** `perpetua templates [push|show]`: what `--template` and `--param` accept, and your own modules. */
+/** `perpetua templates [push|show|types]`: what `--template` and `--param` accept, and your own modules. */
 export function templatesCommand(context: CliContext): Command {
   const templates = new Command('templates').description(
     'the strategy templates: the built-ins and your own modules (signed; push and show: scopes strategies:write, strategies:read)',
@@ -76,7 +76,32 @@ export function templatesCommand(context: CliContext): Command {
       printTemplate(context, template)
     })
 
+  templates
+    .command('types')
+    .description("print the strategy module's TypeScript types (what `perpetua/strategy` names in a clone): perpetua templates types > perpetua-strategy.d.ts")
+    .action(() => {
+      context.output.out(strategyTypes().replace(/\n$/, '')) // out() ends the text with one newline
+    })
+
   return templates
+}
+
+/**
+ * The module contract's types as a .d.ts text, read from beside this file: tsc's declaration output in
+ * dist (the bundle rewrites import.meta.url to tsc's file, scripts/bundle-cli.ts), else the source when
+ * run from a clone through tsx. src/strategy-types.ts holds types only, so its text is itself a valid
+ * .d.ts. Why a command: outside a clone `perpetua/strategy` does not resolve (the package is not
+ * published), and an author's editor needs the types (issue 35).
+ */
+function strategyTypes(): string {
+  for (const name of ['../strategy-types.d.ts', '../strategy-types.ts']) {
+    try {
+      return fs.readFileSync(new URL(name, import.meta.url), 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+  }
+  throw new Error('the strategy types are missing beside the perpetua command (strategy-types.d.ts): reinstall it')
 }
 
 function readModule(file: string): string {

@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { PerpetuaClient } from '../../src/client/index.js'
 import { gridFlag, spaceFlag, walkForwardFlag } from '../../src/cli/sweep/grid-flags.js'
+import { probability } from '../../src/sweeps/statistics-words.js'
 import { tempDir } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
 import { killChildren, parseSingleJsonLine, runCli, type ServerProcess, startServe } from './cli-process.js'
@@ -57,8 +58,14 @@ describe('perpetua sweep against a running perpetua serve', () => {
     assert.equal(result.code, 0, result.stderr)
     const shown = await client.sweeps.wait(id) // waits out the 5 s since the CLI's last poll
     const { pbo, dsr } = shown.result!.statistics
-    assert.match(result.stdout, new RegExp(`^PBO ${pbo.value!.toFixed(2)}: `, 'm'))
-    assert.match(result.stdout, new RegExp(`^DSR ${dsr!.toFixed(2)}: .*a search of 6 skill-less configurations would find by luck`, 'm'))
+    // Six configurations are below the 16 the PBO and DSR need: the numbers without a verdict (issue 35).
+    assert.match(result.stdout, /^Only 6 configurations: the PBO and the DSR compare configurations/m)
+    assert.match(result.stdout, new RegExp(`^PBO ${probability(pbo.value!)}\\. In `, 'm'))
+    assert.match(result.stdout, new RegExp(`^DSR ${probability(dsr!)}\\. The probability .*a search of 6 skill-less configurations would find by luck`, 'm'))
+    // fast swept over 5, 10, 15: a best run at 5 or 15 sits on the grid's edge (slow has two values: no edge).
+    const fast = ranked[0]!.params.fast
+    const edge = /^The best run sits on the edge of the grid: (.*)\. Widen the grid/m.exec(result.stdout)?.[1]
+    assert.equal(edge, fast === 15 ? "fast = 15 is the grid's largest value" : fast === 5 ? "fast = 5 is the grid's smallest value" : undefined, result.stdout)
     assert.match(result.stdout, new RegExp(`^best: ${ranked[0]!.run_id} \\(fast=`, 'm'))
   })
 

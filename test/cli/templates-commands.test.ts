@@ -6,6 +6,7 @@ import type { PerpetuaClient } from '../../src/client/index.js'
 import { type ClientServer, startClientServer } from '../client/server.js'
 import { BROKEN, SMA, SMA_TS } from '../custom-templates/modules.js'
 import { tempDir } from '../support/database.js'
+import ts from 'typescript'
 import { killChildren, parseSingleJsonLine, runCli } from './cli-process.js'
 
 // `perpetua templates …` as a user runs it: child processes talking HTTP to the app on a loopback port.
@@ -97,5 +98,35 @@ describe('perpetua templates push|show', () => {
       assert.match(result.stderr, message)
     }
     assert.equal((await client.templates.list()).filter((t) => t.custom && t.name === 'broken').length, 0)
+  })
+})
+
+describe('perpetua templates types', () => {
+  it('prints the module types as a .d.ts an author type-checks against outside a clone, with no server or key', async () => {
+    const dir = tempDir('cli-templates-types')
+    try {
+      const result = await runCli(['templates', 'types'], { HOME: dir })
+      assert.equal(result.code, 0, result.stderr)
+      assert.equal(result.stdout, fs.readFileSync('src/strategy-types.ts', 'utf8').replace(/\n$/, '') + '\n')
+      // `perpetua templates types > perpetua-strategy.d.ts` beside a module, as the guide shows, and tsc finds a wrong type.
+      fs.writeFileSync(path.join(dir, 'perpetua-strategy.d.ts'), result.stdout)
+      const module = (onBar: string) => `import type { Bar, ParamValues, SingleSymbolStrategy, StrategyContext, StrategyParams } from './perpetua-strategy.js'
+export const params = { period: { type: 'integer', default: 14, minimum: 2, maximum: 500 } } satisfies StrategyParams
+type Params = ParamValues<typeof params>
+export function create(p: Params, ctx: StrategyContext): SingleSymbolStrategy {
+  return { onBar: (bar: Bar) => ${onBar} }
+}
+`
+      const check = (source: string) => {
+        fs.writeFileSync(path.join(dir, 'strategy.ts'), source)
+        const options = { strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, types: [] }
+        const program = ts.createProgram([path.join(dir, 'strategy.ts')], options)
+        return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+      }
+      assert.deepEqual(check(module('bar.close > 0 ? 1 : 0')), [])
+      assert.ok(check(module("'long'")).length > 0, 'a string target type-checks')
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type { Page } from 'playwright-core'
 import { SWEEP_QUEUE } from '../../src/sweeps/task-message.js'
+import { probability } from '../../src/sweeps/statistics-words.js'
 import { poll } from '../support/poll.js'
 import { browserMissing } from './browser.js'
 import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
@@ -106,10 +107,15 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.waitForSelector('[data-testid=statistics-words] li[data-statistic=pbo]')
     assert.equal(await page.getAttribute('[data-testid=statistics-words] li[data-statistic=pbo]', 'data-value'), String(s.pbo.value))
     const pboText = await page.innerText('[data-testid=statistics-words] li[data-statistic=pbo]')
-    assert.ok(pboText.startsWith(`PBO ${s.pbo.value.toFixed(2)}: `), pboText)
-    const verdict = s.pbo.value > 0.5 ? 'more likely overfit than not' : s.pbo.value > 0.2 ? 'treat it with care' : 'mostly stays above the median'
-    assert.ok(pboText.includes(verdict), pboText)
+    // Six configurations, below the 16 the PBO and DSR need: the numbers, no verdict, and a first sentence that says so (issue 35).
+    assert.ok(pboText.startsWith(`PBO ${probability(s.pbo.value)}. In `), pboText)
+    for (const verdict of ['more likely overfit than not', 'treat it with care', 'mostly stays above the median']) assert.ok(!pboText.includes(verdict), pboText)
     assert.ok(pboText.includes(`of ${s.pbo.combinations.toLocaleString('en-US')} splits`), pboText)
+    assert.match(await page.innerText('[data-testid=statistics-words] li[data-statistic=few]'), /^Only 6 configurations: the PBO and the DSR /)
+    // fast swept over 5, 10, 15: a best run at 5 or 15 sits on the grid's edge, and the page says so.
+    const fast = (sweep.result.best.params as Record<string, unknown>).fast
+    const edge = await page.$eval('[data-testid=statistics-words]', (ul) => ul.querySelector('li[data-statistic=edge]')?.textContent ?? null)
+    assert.equal(edge && /: (.*)\. Widen the grid/.exec(edge)?.[1], fast === 15 ? "fast = 15 is the grid's largest value" : fast === 5 ? "fast = 5 is the grid's smallest value" : null, String(edge))
     for (const [name, value] of [['dsr', s.dsr], ['psr', s.psr], ['n_trials', s.n_trials], ['combinations', s.pbo.combinations]] as const) {
       assert.equal(await page.getAttribute(`[data-testid=statistics] [data-statistic=${name}]`, 'data-value'), value === null ? 'null' : String(value), name)
     }

@@ -1,6 +1,6 @@
 import type { Sweep, SweepRun } from '../../client/operations.js'
 import { decimal, fieldTable, NONE, type Output, percent, table, time } from '../output.js'
-import { statisticsInWords as sentences } from '../../sweeps/statistics-words.js'
+import { probability, statisticsInWords as sentences } from '../../sweeps/statistics-words.js'
 
 /** A sweep: its configuration line, then its best runs and statistics (done) or its status. */
 export function printSweep(output: Output, sweep: Sweep, top: SweepRun[]): void {
@@ -58,7 +58,7 @@ export function statisticsInWords(sweep: Sweep): string[] {
   const params = sweptParams(sweep).map((name) => `${name}=${String(best.params[name])}`).join(', ')
   const lines = [
     `best: ${best.run_id} (${params}), ${sweep.config.objective} ${decimal(best.metrics[sweep.config.objective as keyof typeof best.metrics] as string | number | null)}`,
-    ...sentences(s).map((sentence) => sentence.text),
+    ...sentences(s, { grid: sweep.config.grid, bestParams: best.params }).map((sentence) => sentence.text),
   ]
   const wf = result.walk_forward
   if (wf) {
@@ -71,6 +71,9 @@ export function statisticsInWords(sweep: Sweep): string[] {
   }
   return lines
 }
+
+/** A probability for the list: never 1.00 for 0.9995 (issue 35). */
+const chance = (p: number | null | undefined): string => (p === null || p === undefined ? NONE : probability(p))
 
 export function printSweepList(output: Output, sweeps: Sweep[]): void {
   if (sweeps.length === 0) return output.err('no sweeps')
@@ -87,8 +90,8 @@ export function printSweepList(output: Output, sweeps: Sweep[]): void {
         sweep.config.configurations,
         sweep.config.objective,
         sweep.result?.best.run_id ?? NONE,
-        decimal(sweep.result?.statistics.pbo.value, 2),
-        decimal(sweep.result?.statistics.dsr, 2),
+        chance(sweep.result?.statistics.pbo.value),
+        chance(sweep.result?.statistics.dsr),
         time(sweep.submitted_at),
       ]),
     ),

@@ -12,7 +12,7 @@ import { backtestThis } from '../backtests/repeat-config.js'
 import { heatCells } from './heatmap-cells.js'
 import { equityFromReturns } from './returns-equity.js'
 import { RunsTable } from './runs-table.js'
-import { statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
+import { probability, statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
 import { runJobConfig } from '../../../../src/sweeps/swept-exits.js'
 import { WalkForward } from './walk-forward.js'
 
@@ -50,7 +50,7 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
     <>
       <h2>Is the winner real?</h2>
       <ul class="card sentences" data-testid="statistics-words">
-        {statisticsInWords(statistics).map((s) => (
+        {statisticsInWords(statistics, { grid: sweep.config.grid, bestParams: result.best.params }).map((s) => (
           <li key={s.name} data-statistic={s.name} data-value={s.value === null ? 'null' : String(s.value)}>
             {s.text}
           </li>
@@ -60,18 +60,18 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
         {(
           [
             ['n_trials', 'Trials (N)', statistics.n_trials, 0],
-            ['pbo', 'PBO', statistics.pbo.value, 2],
-            ['dsr', 'DSR', statistics.dsr, 3],
-            ['psr', 'PSR', statistics.psr, 3],
+            ['pbo', 'PBO', statistics.pbo.value, 2, true],
+            ['dsr', 'DSR', statistics.dsr, 3, true],
+            ['psr', 'PSR', statistics.psr, 3, true],
             ['expected_max_sharpe', 'SR₀ (per day)', statistics.expected_max_sharpe, 4],
             ['sharpe_variance', 'Var of Sharpe (per day)', statistics.sharpe_variance, 6],
             ['combinations', 'CSCV splits', statistics.pbo.combinations, 0],
             ['logit_median', 'Median logit', statistics.pbo.logit_median, 2],
           ] as const
-        ).map(([name, label, value, digits]) => (
+        ).map(([name, label, value, digits, isProbability]) => (
           <div key={name} data-statistic={name} data-value={value === null ? 'null' : String(value)}>
             <dt>{label}</dt>
-            <dd>{num(value, digits)}</dd>
+            <dd>{isProbability && value !== null ? probability(value, digits) : num(value, digits)}</dd>
           </div>
         ))}
       </dl>
