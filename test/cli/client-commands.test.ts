@@ -8,7 +8,7 @@ import { PerpetuaClient } from '../../src/client/index.js'
 import { tempDir } from '../support/database.js'
 import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
 import type { KeyPair } from '../support/signing.js'
-import { killChildren, parseSingleJsonLine, poll, runCli, type ServerProcess, startCli, startServe } from './cli-process.js'
+import { killChildren, parseSingleJsonLine, poll, runCli, type ServerProcess, startCli, startCliOnTerminal, startServe } from './cli-process.js'
 
 // The user CLI as a user runs it: `perpetua <client command>` child processes talking HTTP to a real
 // `perpetua serve` child (embedded database, built-in replay exchange, in-process workers).
@@ -189,6 +189,19 @@ describe('perpetua client commands against a running perpetua serve', () => {
       const unconfirmed = await runCli(['strategies', 'deploy', strategy.id, '--live'], env)
       assert.equal(unconfirmed.code, 2, unconfirmed.stderr)
       assert.match(unconfirmed.stderr, /--live off a terminal needs --yes/)
+      // On a terminal it asks, naming the strategy, the key the server will pick (an API key cannot list keys) and the capital; "n" sends nothing.
+      const asked = startCliOnTerminal(['strategies', 'deploy', strategy.id, '--live', '--capital', '400'], env)
+      if (asked) {
+        const exited = exitOf(asked.child)
+        // What the terminal shows, without readline's cursor codes and the terminal's line ends.
+        const shown = () => asked.output().stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r?\n|\r/g, '')
+        const prompt = await poll('the question on the terminal', 60_000, () => (shown().includes('[y/N]') ? shown() : undefined))
+        assert.match(prompt, new RegExp(`Deploy strategy ${strategy.id} \\(unsaid\\) LIVE on your newest verified exchange key with 400 USDT at 1x\\? Real orders will be placed\\. \\[y/N\\]`))
+        asked.child.stdin!.write('n\r')
+        const end = await exited
+        assert.equal(end.code, 1, asked.output().stdout)
+        assert.match(shown(), new RegExp(`not deployed: ${strategy.id} stays draft`))
+      }
       const after = await client.strategies.get(strategy.id)
       assert.equal(after.status, 'draft')
       assert.equal(after.mode, null, 'never deployed')
