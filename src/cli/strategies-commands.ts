@@ -1,6 +1,9 @@
 import { Command, Option } from 'commander'
 import type { StreamMessage, Strategy, StrategyCreate, StrategyUpdate } from '../client/operations.js'
+import { PerpetuaError } from '../client/errors.js'
+import { DRY_RUN_HINT } from '../strategies/live-deploy-question.js'
 import { UsageError } from './cli-errors.js'
+import { confirmLiveDeploy, type DeployModeFlags, deployMode } from './live-deploy-confirm.js'
 import { type CliContext, Interrupted } from './context.js'
 import { type ListFlags, printList, withListFlags } from './list-command.js'
 import { decimal, fieldTable, NONE, type Output, percent, printJson, table, time } from './output.js'
@@ -120,20 +123,31 @@ export function strategiesCommand(context: CliContext): Command {
 
   strategies
     .command('deploy')
-    .description('start running a draft or paused strategy: live on your exchange key, or a dry run on your paper wallet')
+    .description('start running a draft or paused strategy: --live on your exchange key, or --dry-run on your paper wallet (one of them is required)')
     .argument('<id>', 'strategy id (strat_…)')
+    .option('--live', 'place real orders on your newest verified exchange key; asks first on a terminal')
     .option('--dry-run', 'trade on live market data against the paper wallet, placing no real orders')
+    .option('--yes', 'deploy --live without asking (required off a terminal)')
     .option('--capital <decimal>', 'capital for this run only (default: the stored capital)')
     .option('--leverage <n>', 'leverage for this run only, 1 to 20', integer)
     .option('--json', "print the API's answer exactly")
-    .action(async (id: string, options: { dryRun?: boolean; capital?: string; leverage?: number; json?: boolean }, command: Command) => {
-      const strategy = await context.client(command, 'signed').strategies.deploy(id, {
-        ...(options.dryRun ? { dry_run: true } : {}),
-        ...(options.capital === undefined ? {} : { capital: options.capital }),
-        ...(options.leverage === undefined ? {} : { leverage: options.leverage }),
-      })
+    .action(async (id: string, options: DeployModeFlags & { json?: boolean }, command: Command) => {
+      const dryRun = deployMode(options)
+      const client = context.client(command, 'signed')
+      if (!dryRun) await confirmLiveDeploy(client, id, options, context.interrupted())
+      const strategy = await client.strategies
+        .deploy(id, {
+          dry_run: dryRun,
+          ...(options.capital === undefined ? {} : { capital: options.capital }),
+          ...(options.leverage === undefined ? {} : { leverage: options.leverage }),
+        })
+        .catch((error: unknown) => {
+          // The API's hint names its body field; a CLI user's way to a dry run is the flag.
+          if (error instanceof PerpetuaError) error.message = error.message.replace(DRY_RUN_HINT, 'deploy with --dry-run')
+          throw error
+        })
       if (options.json) return printJson(context.output, strategy)
-      // The mode as the server recorded it: a deploy without --dry-run trades real money and says so.
+      // The mode as the server recorded it: a live deploy trades real money and says so.
       const mode = strategy.mode === 'live' ? ` ${modeText(strategy)}` : strategy.mode === 'dry_run' ? ' (dry run)' : ''
       context.output.out(`${strategy.id} ${strategy.status}${mode} at ${time(strategy.deployed_at)}: follow it with perpetua strategies watch ${strategy.id}`)
     })

@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js'
 import { findSealedKey } from '../exchange-keys/queries.js'
 import { AppError } from '../http/errors.js'
 import type { UpstreamClient } from '../market/upstream-client.js'
+import { DRY_RUN_HINT } from '../strategies/live-deploy-question.js'
 import { BinanceTradingClient } from '../trading/binance/trading-client.js'
 
 /** The verified exchange key a live run trades: the one named, else the user's newest verified key (DESIGN §6). */
@@ -13,7 +14,7 @@ export async function verifiedKey(db: Db, userId: number, keyId: string | undefi
   if (!row) {
     throw new AppError(
       'INVALID_STATE',
-      keyId !== undefined ? `exchange key ${keyId} is not a verified key of yours` : 'a live run needs a verified exchange key: register one at POST /v1/exchange-keys, or deploy with dry_run true',
+      keyId !== undefined ? `exchange key ${keyId} is not a verified key of yours` : `a live run needs a verified exchange key: register one at POST /v1/exchange-keys, or ${DRY_RUN_HINT}`,
     )
   }
   return row.id

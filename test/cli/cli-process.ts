@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { poll } from '../support/poll.js'
@@ -56,6 +57,22 @@ export async function runCli(args: string[], env: Record<string, string>, timeou
 /** Starts a long-running command (e.g. `worker`); read its output as it comes. */
 export function startCli(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => { stdout: string; stderr: string } } {
   const child = spawnCli(args, env)
+  return { child, output: collect(child) }
+}
+
+/**
+ * Starts a command on a terminal of its own: util-linux `script` gives it a pseudo-terminal as stdin,
+ * stdout and stderr (both arrive on the returned stdout), for the prompts a command shows only there.
+ * Write the answers to `child.stdin`. Undefined where `script` is missing.
+ */
+export function startCliOnTerminal(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => { stdout: string; stderr: string } } | undefined {
+  const script = ['/usr/bin/script', '/bin/script'].find((file) => fs.existsSync(file))
+  if (!script) return undefined
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
+  const command = [process.execPath, '--import', 'tsx', 'src/cli.ts', ...args].map(quote).join(' ')
+  const child = spawn(script, ['-qec', command, '/dev/null'], { cwd: PROJECT_ROOT, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] })
+  children.add(child)
+  child.once('exit', () => children.delete(child))
   return { child, output: collect(child) }
 }
 

@@ -8,7 +8,7 @@ import { PerpetuaClient } from '../../src/client/index.js'
 import { tempDir } from '../support/database.js'
 import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
 import type { KeyPair } from '../support/signing.js'
-import { killChildren, parseSingleJsonLine, poll, runCli, type ServerProcess, startCli, startServe } from './cli-process.js'
+import { killChildren, parseSingleJsonLine, poll, runCli, type ServerProcess, startCli, startCliOnTerminal, startServe } from './cli-process.js'
 
 // The user CLI as a user runs it: `perpetua <client command>` child processes talking HTTP to a real
 // `perpetua serve` child (embedded database, built-in replay exchange, in-process workers).
@@ -177,7 +177,44 @@ describe('perpetua client commands against a running perpetua serve', () => {
       assert.match(again.stderr, /\(INVALID_STATE, HTTP 409/)
     })
 
-    it('deploy without --dry-run says LIVE and names the exchange key; show prints the mode', async () => {
+    it('deploy names its mode: no flag (or both) is a usage error naming --live and --dry-run, and sends nothing', async () => {
+      const strategy = await client.strategies.create({ name: 'unsaid', template_id: 'sma_cross', symbols: ['BTCUSDT'], timeframe: '1h', capital: '500' })
+      const neither = await runCli(['strategies', 'deploy', strategy.id], env)
+      assert.equal(neither.code, 2, neither.stderr)
+      assert.match(neither.stderr, /--live .*--dry-run/)
+      const both = await runCli(['strategies', 'deploy', strategy.id, '--live', '--dry-run', '--yes'], env)
+      assert.equal(both.code, 2, both.stderr)
+      assert.match(both.stderr, /--live and --dry-run exclude each other/)
+      // Off a terminal (the test's stdin is not one) nothing can confirm, so --live needs --yes.
+      const unconfirmed = await runCli(['strategies', 'deploy', strategy.id, '--live'], env)
+      assert.equal(unconfirmed.code, 2, unconfirmed.stderr)
+      assert.match(unconfirmed.stderr, /--live off a terminal needs --yes/)
+      // On a terminal it asks, naming the strategy, the key the server will pick (an API key cannot list keys) and the capital; "n" sends nothing.
+      const asked = startCliOnTerminal(['strategies', 'deploy', strategy.id, '--live', '--capital', '400'], env)
+      if (asked) {
+        const exited = exitOf(asked.child)
+        // What the terminal shows, without readline's cursor codes and the terminal's line ends.
+        const shown = () => asked.output().stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r?\n|\r/g, '')
+        const prompt = await poll('the question on the terminal', 60_000, () => (shown().includes('[y/N]') ? shown() : undefined))
+        assert.match(prompt, new RegExp(`Deploy strategy ${strategy.id} \\(unsaid\\) LIVE on your newest verified exchange key with 400 USDT at 1x\\? Real orders will be placed\\. \\[y/N\\]`))
+        asked.child.stdin!.write('n\r')
+        const end = await exited
+        assert.equal(end.code, 1, asked.output().stdout)
+        assert.match(shown(), new RegExp(`not deployed: ${strategy.id} stays draft`))
+      }
+      const after = await client.strategies.get(strategy.id)
+      assert.equal(after.status, 'draft')
+      assert.equal(after.mode, null, 'never deployed')
+      await client.strategies.delete(strategy.id)
+    })
+
+    it('deploy --live --yes says LIVE and names the exchange key; show prints the mode; without a key the refusal names --dry-run', async () => {
+      const strategy = await client.strategies.create({ name: 'real money', template_id: 'sma_cross', symbols: ['ETHUSDT'], timeframe: '1h', capital: '500' })
+      // No exchange key yet: the API's hint names its body field, the CLI's names the flag.
+      const keyless = await runCli(['strategies', 'deploy', strategy.id, '--live', '--yes'], env)
+      assert.equal(keyless.code, 1, keyless.stderr)
+      assert.match(keyless.stderr, /a live run needs a verified exchange key: .*or deploy with --dry-run \(INVALID_STATE, HTTP 409/)
+      assert.doesNotMatch(keyless.stderr, /dry_run true/)
       // The built-in replay exchange's demo account (data/accounts.json), registered by the same user as the API key.
       const issued = await runCli(['tokens', 'issue', '--email', 'trader@example.test'], { DATA_DIR: dataDir })
       assert.equal(issued.code, 0, issued.stderr)
@@ -189,9 +226,8 @@ describe('perpetua client commands against a running perpetua serve', () => {
       })
       assert.equal(registered.status, 200, await registered.clone().text())
       const keyId = ((await registered.json()) as { id: string }).id
-      const strategy = await client.strategies.create({ name: 'real money', template_id: 'sma_cross', symbols: ['ETHUSDT'], timeframe: '1h', capital: '500' })
       try {
-        const deploy = await runCli(['strategies', 'deploy', strategy.id], env)
+        const deploy = await runCli(['strategies', 'deploy', strategy.id, '--live', '--yes'], env)
         assert.equal(deploy.code, 0, deploy.stderr)
         assert.match(deploy.stdout, new RegExp(`^${strategy.id} deployed LIVE on exchange key ${keyId} \\(demo\\) at \\S+Z`))
         const show = await runCli(['strategies', 'show', strategy.id], env)

@@ -26,6 +26,7 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
   let d: DashboardApp
   let pool: RunnerPool
   let id: string
+  let keyId: string
   let placed: NewAlgoOrder[]
 
   before(async () => {
@@ -41,6 +42,7 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
       return res.json()
     }
     const key = await bearer('POST', '/v1/exchange-keys', { api_key: TRADER.apiKey, api_secret: TRADER.secretKey, label: 'guarded' })
+    keyId = key.id
     id = (await bearer('POST', '/v1/strategies', { name: 'guarded', template_id: 'sma_cross', params: LIVE_PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', leverage: 2 })).id
     await bearer('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: key.id })
     await poll('the live run to hold a position', 60_000, async () => ((await bearer('GET', `/v1/strategies/${id}/positions`)).length > 0 ? true : undefined))
@@ -99,4 +101,57 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
       assert.deepEqual(d.consoleErrors, [])
     })
   }
+
+  for (const viewport of VIEWPORTS) {
+    it(`at ${viewport.width} px a live resume asks first, naming the exchange key and the capital, and cancelling sends nothing`, async () => {
+      const { page } = d
+      await page.setViewportSize(viewport)
+      await page.goto(`${d.base}/app/strategies/${id}`)
+      await page.waitForSelector('[data-testid=deploy-form]')
+      const deploys: string[] = []
+      const onRequest = (request: { method(): string; url(): string }) => {
+        if (request.method() === 'POST' && new URL(request.url()).pathname.endsWith('/deploy')) deploys.push(request.url())
+      }
+      page.on('request', onRequest)
+      try {
+        await page.check('[data-testid=mode-live]')
+        await page.fill('[data-testid=deploy-form] input[name=capital]', '750')
+        await page.click('[data-testid=deploy]')
+        const confirm = await page.waitForSelector('[data-testid=deploy-confirm]')
+        assert.match(await confirm.innerText(), new RegExp(`^Deploy strategy ${id} \\(guarded\\) LIVE on exchange key ${keyId} \\(guarded\\) with 750 USDT at 2x\\? Real orders will be placed\\.`))
+        const box = (await confirm.boundingBox())!
+        assert.ok(box.x >= 0 && box.x + box.width <= viewport.width + 0.5, `the question overflows at ${viewport.width} px`)
+        await page.click('[data-testid=deploy-cancel]')
+        await page.waitForSelector('[data-testid=deploy-confirm]', { state: 'detached' })
+        await page.waitForSelector('[data-testid=deploy]')
+        assert.deepEqual(deploys, [], 'cancelled: no deploy request')
+        assert.equal((await d.api<{ status: string }>('GET', `/v1/strategies/${id}`)).status, 'paused')
+        // A change to the form withdraws the question, so what is confirmed is what would be sent.
+        await page.click('[data-testid=deploy]')
+        await page.waitForSelector('[data-testid=deploy-confirm]')
+        await page.fill('[data-testid=deploy-form] input[name=capital]', '600')
+        await page.waitForSelector('[data-testid=deploy-confirm]', { state: 'detached' })
+        assert.deepEqual(deploys, [])
+      } finally {
+        page.off('request', onRequest)
+      }
+      assert.deepEqual(d.consoleErrors, [])
+    })
+  }
+
+  it('confirming the question resumes the run live with the capital it named', async () => {
+    const { page } = d
+    await page.goto(`${d.base}/app/strategies/${id}`)
+    await page.check('[data-testid=mode-live]')
+    await page.fill('[data-testid=deploy-form] input[name=capital]', '750')
+    await page.click('[data-testid=deploy]')
+    await page.click('[data-testid=deploy-live-yes]')
+    await page.waitForSelector('[data-testid=pause-form]')
+    const resumed = await d.api<{ status: string; mode: string; exchange_key: { id: string } | null }>('GET', `/v1/strategies/${id}`)
+    assert.deepEqual([resumed.status, resumed.mode, resumed.exchange_key?.id], ['deployed', 'live', keyId])
+    const run = await d.t.database.handle.db.selectFrom('strategy_runs').select(['capital', 'dry_run']).where('strategy_id', '=', id).orderBy('run', 'desc').executeTakeFirstOrThrow()
+    assert.deepEqual([Number(run.capital), run.dry_run], [750, false])
+    await d.api('POST', `/v1/strategies/${id}/pause`, {})
+    assert.deepEqual(d.consoleErrors, [])
+  })
 })

@@ -44,6 +44,14 @@ export const api = {
   strategy: (strategyId: string) => client().strategies.get(strategyId),
   createStrategy: (body: StrategyCreate) => client().strategies.create(body),
   deploy: (strategyId: string, body: DeployBody) => client().strategies.deploy(strategyId, body),
+  /** The user's exchange keys, newest first; undefined when the credentials cannot list them (an API key: 403, app tokens only). */
+  exchangeKeys: async () => {
+    try {
+      return (await client().get('/v1/exchange-keys')).data
+    } catch {
+      return undefined
+    }
+  },
   /** Any edit moves a strategy in error (or stopped) back to draft. */
   updateStrategy: (strategyId: string, body: StrategyUpdate) => client().strategies.update(strategyId, body),
   /** What the current (or last) run holds now, from its ledger; [] when flat. */

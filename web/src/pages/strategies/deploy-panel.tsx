@@ -2,27 +2,45 @@ import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import type { Strategy } from '../../api/types.js'
 import { ErrorBox, toError } from '../../components/async.js'
+import { liveDeployKeyText, liveDeployQuestion } from '../../../../src/strategies/live-deploy-question.js'
 
-/** Deploy (dry run or live, with this run's capital and leverage) from draft or paused; pause when deployed. */
+/**
+ * Deploy (dry run or live, with this run's capital and leverage) from draft or paused; pause when deployed.
+ * A live deploy first asks, naming the exchange key and the capital (issue 35); a dry run sends at once.
+ */
 export function DeployPanel({ strategy, onChange }: { strategy: Strategy; onChange: (s: Strategy) => void }) {
-  const [dryRun, setDryRun] = useState(true)
-  const [capital, setCapital] = useState('')
-  const [leverage, setLeverage] = useState('')
+  const [dryRun, setDryRunState] = useState(true)
+  const [capital, setCapitalState] = useState('')
+  const [leverage, setLeverageState] = useState('')
+  // The question shown before a live deploy; any change to the form withdraws it, so what was confirmed is what is sent.
+  const [question, setQuestion] = useState<string>()
+  const setDryRun = (value: boolean) => (setQuestion(undefined), setDryRunState(value))
+  const setCapital = (value: string) => (setQuestion(undefined), setCapitalState(value))
+  const setLeverage = (value: string) => (setQuestion(undefined), setLeverageState(value))
   const [closePositions, setClosePositions] = useState(true)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<Error>()
 
-  const act = async (call: () => Promise<Strategy>) => {
+  /** Runs one call with the form busy; a call that changes the strategy returns it. */
+  const act = async (call: () => Promise<Strategy | void>) => {
     setBusy(true)
     setError(undefined)
     try {
-      onChange(await call())
+      const changed = await call()
+      if (changed) onChange(changed)
     } catch (failure) {
       setError(toError(failure))
     } finally {
       setBusy(false)
     }
   }
+
+  const deploy = () =>
+    api.deploy(strategy.id, {
+      dry_run: dryRun,
+      ...(capital.trim() ? { capital: capital.trim() } : {}),
+      ...(leverage.trim() ? { leverage: Number(leverage) } : {}),
+    })
 
   if (strategy.status === 'deployed') {
     return (
@@ -51,13 +69,11 @@ export function DeployPanel({ strategy, onChange }: { strategy: Strategy; onChan
       data-testid="deploy-form"
       onSubmit={(e) => {
         e.preventDefault()
-        void act(() =>
-          api.deploy(strategy.id, {
-            dry_run: dryRun,
-            ...(capital.trim() ? { capital: capital.trim() } : {}),
-            ...(leverage.trim() ? { leverage: Number(leverage) } : {}),
-          }),
-        )
+        if (dryRun) return void act(deploy)
+        void act(async () => {
+          const keyText = liveDeployKeyText(await api.exchangeKeys(), undefined)
+          setQuestion(liveDeployQuestion(strategy, keyText, capital.trim() || strategy.capital, leverage.trim() ? Number(leverage) : strategy.leverage))
+        })
       }}
     >
       <fieldset class="radios">
@@ -78,9 +94,21 @@ export function DeployPanel({ strategy, onChange }: { strategy: Strategy; onChan
         Leverage for this run
         <input name="leverage" type="number" min={1} max={20} placeholder={String(strategy.leverage)} value={leverage} onInput={(e) => setLeverage(e.currentTarget.value)} />
       </label>
-      <button type="submit" class="primary" disabled={busy} data-testid="deploy">
-        {busy ? 'Deploying…' : strategy.status === 'paused' ? 'Resume' : 'Deploy'}
-      </button>
+      {question ? (
+        <p class="confirm" role="alertdialog" data-testid="deploy-confirm">
+          {question}{' '}
+          <button type="button" class="danger" disabled={busy} onClick={() => void act(deploy).then(() => setQuestion(undefined))} data-testid="deploy-live-yes">
+            {busy ? 'Deploying…' : 'Deploy live'}
+          </button>{' '}
+          <button type="button" disabled={busy} onClick={() => setQuestion(undefined)} data-testid="deploy-cancel">
+            Cancel
+          </button>
+        </p>
+      ) : (
+        <button type="submit" class="primary" disabled={busy} data-testid="deploy">
+          {busy ? 'Deploying…' : strategy.status === 'paused' ? 'Resume' : 'Deploy'}
+        </button>
+      )}
       <ErrorBox error={error} />
     </form>
   )
