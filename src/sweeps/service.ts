@@ -10,7 +10,7 @@ import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
 import { type BacktestContext, POLL_INTERVAL_MS, reserveJobSlot } from '../backtests/service.js'
 import type { CancelBody } from '../backtests/schemas.js'
 import { findSweep, insertSweep, listSweeps, markSweepCancelled, pageRuns, type SweepRow } from './queries.js'
-import { resolveSweep } from './resolve.js'
+import { resolveSweep, underBase } from './resolve.js'
 import { runId } from './returns.js'
 import { runJobConfig } from './swept-exits.js'
 import type { RunsQuery, Sweep, SweepConfig, SweepCreate, SweepListQuery, SweepRun } from './schemas.js'
@@ -39,7 +39,7 @@ export const taskSize = (configurations: number): number => Math.min(25, Math.ma
 export async function createSweep(context: SweepContext, input: SweepCreate): Promise<Sweep> {
   const { db, userId, now } = context
   const { config, configurations } = await resolveSweep(db, userId, input, context.templates, now.getTime())
-  await context.tradable(config.base.symbols, 'defer', 'listed')
+  await underBase(() => context.tradable(config.base.symbols, 'defer', 'listed'))
   const size = taskSize(configurations.length)
   const tasks = Array.from({ length: Math.ceil(configurations.length / size) }, (_, i) => ({
     first_run: i * size + 1,
