@@ -116,7 +116,8 @@ for (const backend of backends()) {
     })
 
     it('fails a job whose worker stopped beating on its second run with WORKER_LOST', async () => {
-      const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, symbols: ['NOSUCHUSDT'] })).json()
+      // DOGEUSDT: listed, without bars, so a worker that takes the job before the update below ends it at once.
+      const created = (await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, symbols: ['DOGEUSDT'] })).json()
       // A re-run whose worker died too: running, attempt 2, heartbeat long ago.
       const stale = sql<Date>`now() - interval '2 minutes'`
       await t.database.handle.db.updateTable('backtest_jobs').set({ status: 'running', attempt: 2, started_at: stale, heartbeat_at: stale }).where('id', '=', created.id).execute()
