@@ -140,6 +140,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(publicStrategyRoutes, { db: services.database.db })
   await app.register(identityRoutes, { db: services.database.db, tokens: services.tokens, now: services.now, providers: services.config })
   const templates = templateCatalog(services.database.db, services.sandbox)
+  const tradable = tradableSymbols(services.market)
   await app.register(strategyRoutes, {
     db: services.database.db,
     now: services.now,
@@ -150,7 +151,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       secrets: services.secrets,
       upstream: services.market.client,
       rules: (symbol) => symbolRules(services.market, symbol),
-      tradable: tradableSymbols(services.market),
+      tradable,
       onRunsChanged: () => services.runSignals.emit('runs-changed'),
       feed: services.strategyFeed,
       templates,
@@ -175,6 +176,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     shared: services.shared,
     templates,
     semantics: ENGINE_SEMANTICS,
+    tradable,
     enqueue: async (trx, run, priority) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
       await sendInTransaction(services.boss, trx, BACKTEST_QUEUE, run, priority)
@@ -185,6 +187,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
     now: services.now,
     shared: services.shared,
     templates,
+    tradable,
     enqueue: async (trx, tasks) => {
       if (!services.boss) throw new AppError('SERVICE_UNAVAILABLE', 'the job queue is not running on this node')
       await insertInTransaction(services.boss, trx, SWEEP_QUEUE, tasks, taskPriority)

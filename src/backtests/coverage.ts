@@ -1,6 +1,7 @@
 import { AppError } from '../http/errors.js'
 import type { KlineKind } from '../market/archive/archive-files.js'
 import { symbolDirectory } from '../market/exchange-info.js'
+import { unlistedSymbol } from '../market/closest-symbol.js'
 import type { MarketSession, UpstreamRequest } from '../market/market-data.js'
 import { exchangeNow } from '../market/mirror/server-time.js'
 import { okJson } from '../market/upstream-payloads.js'
@@ -89,9 +90,8 @@ function klineOpenTimes(payload: unknown): number[] {
 
 /** GET /v1/backtest/coverage: the answer for a form, after checking the symbol against the exchange's list. */
 export async function coverageOf(market: MarketSession, symbol: string, timeframe: Timeframe, now: number) {
-  if (!(await symbolDirectory(market)).symbols.has(symbol)) {
-    throw new AppError('INVALID_PARAMETER', `the exchange lists no symbol ${symbol}`, { field: 'symbol' })
-  }
+  const listed = (await symbolDirectory(market)).symbols
+  if (!listed.has(symbol)) throw unlistedSymbol('symbol', symbol, listed.keys())
   const span = await exchangeCoverage(market, symbol, timeframe, now)
   return { symbol, timeframe, start: span ? isoTime(span.start) : null, end: span ? isoTime(span.end) : null }
 }

@@ -18,6 +18,7 @@ export interface BacktestRoutesOptions {
   shared: SharedState
   templates: TemplateCatalog
   enqueue: BacktestContext['enqueue']
+  tradable: BacktestContext['tradable']
   /** Markdown describing fills, fees, funding, liquidation and metrics, shown on the job schema. */
   semantics: string
 }
@@ -37,6 +38,7 @@ export const backtestRoutes: FastifyPluginAsync<BacktestRoutesOptions> = async (
     templates: options.templates,
     shared: options.shared,
     enqueue: options.enqueue,
+    tradable: options.tradable,
   })
   const job = { ...JobSchema, description: options.semantics }
 

@@ -14,6 +14,7 @@ import { findJob, insertJob, type JobRow, listJobs, lockUserAndCountLiveJobs, ma
 import type { BacktestRun } from './job-message.js'
 import type { CancelBody, Job, JobConfig, JobCreate, JobListQuery } from './schemas.js'
 import { observeJob } from '../ops/registry.js'
+import type { SymbolCheck } from '../strategies/tradable-symbols.js'
 
 /** Queued or running jobs one user may have (spec "Limits"). */
 export const MAX_LIVE_JOBS = 5
@@ -31,11 +32,17 @@ export interface BacktestContext {
    * at `priority`: minus the jobs and sweeps the user already had live, so users' jobs are taken in turn.
    */
   enqueue: (trx: Db, run: BacktestRun, priority: number) => Promise<void>
+  /**
+   * Refuses a symbol the exchange does not list (a typo such as BTCUSTD) before a job exists: the run would
+   * fail a second later. Deferred while the listing cannot be read: the run then fails as it always did.
+   */
+  tradable: SymbolCheck
 }
 
 export async function createJob(context: BacktestContext, input: JobCreate): Promise<Job> {
   const { db, userId, now } = context
   const config = await resolveJobConfig(db, userId, input, context.templates, now.getTime())
+  await context.tradable(config.symbols, 'defer', 'listed')
   const row = await db.transaction().execute(async (trx) => {
     const live = await reserveJobSlot(trx, userId)
     const job = await insertWithFreshId(trx, userId, config, now)

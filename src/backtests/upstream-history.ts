@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { SymbolRules } from '../engine/index.js'
 import { AppError } from '../http/errors.js'
 import { symbolDirectory } from '../market/exchange-info.js'
+import { unlistedSymbol } from '../market/closest-symbol.js'
 import { bracketsFor } from '../market/leverage-brackets.js'
 import type { MarketData } from '../market/market-data.js'
 import { canonicalQuery, isUpstreamUnavailable } from '../market/upstream-client.js'
@@ -80,8 +81,9 @@ export class UpstreamHistory implements HistorySource {
  * replaces them with its account's own answer.
  */
 export async function symbolRules(market: MarketData, symbol: string): Promise<SymbolRules> {
-  const record = (await symbolDirectory(market.session())).symbols.get(symbol)
-  if (!record) throw new AppError('INVALID_PARAMETER', `the exchange lists no symbol ${symbol}`, { field: 'symbols' })
+  const listed = (await symbolDirectory(market.session())).symbols
+  const record = listed.get(symbol)
+  if (!record) throw unlistedSymbol('symbols', symbol, listed.keys())
   const filter = <T extends string>(type: T) => record.filters.find((f) => f.filterType === type) as Record<string, string> | undefined
   const lot = filter('MARKET_LOT_SIZE') ?? filter('LOT_SIZE')
   return {

@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type ErrorCode } from './errors.js'
 import { echoRequestId } from './request-id.js'
-import { enumMessage, quoted, readableIssues, type SchemaIssue, valueAt } from './schema-issues.js'
+import { SYMBOL_PATTERN, symbolProblem } from '../market/symbol-pattern.js'
+import { enumMessage, oneOfMessage, quoted, readableIssues, type SchemaIssue, valueAt } from './schema-issues.js'
 
 /**
  * One error handler for every route. `/v1` routes answer with the envelope of DESIGN §5
@@ -116,11 +117,21 @@ function fromValidation(error: FastifyError, request: FastifyRequest): Problem {
   const items = issues.map((issue) => toFastApiItem(where, issue))
   const first = items[0]
   const field = first ? first.loc.slice(1).join('.') || undefined : undefined
-  // A value outside a set is quoted back (short values only): "side: Input should be 'BUY' or 'SELL' (got "buy")".
-  const got = issues[0]?.keyword === 'enum' ? quoted(valueAt(PARTS[context]?.(request), issues[0].instancePath)) : undefined
-  const detail = first ? `${first.msg}${got === undefined ? '' : ` (got ${got})`}` : ''
+  const detail = issues[0] ? (inWords(issues[0], valueAt(PARTS[context]?.(request), issues[0].instancePath)) ?? first!.msg) : ''
   const message = first ? (field ? `${field}: ${detail}` : `${where}: ${detail}`) : 'request is invalid'
   return { ...base('INVALID_PARAMETER', message, 400), field, validation: items }
+}
+
+/**
+ * The envelope's words where the validator's would puzzle: a value outside a set names the set and quotes
+ * the value back (short values only): "timeframe: must be one of 1m, …, 1d; got "2h"" (issue 35: one
+ * phrasing, where "Input should be …" and "must be one of …" both appeared); a symbol says it is upper
+ * case rather than `must match pattern "^[A-Z0-9]{2,30}$"`.
+ */
+function inWords(issue: SchemaIssue, value: unknown): string | undefined {
+  if (issue.keyword === 'enum') return oneOfMessage((issue.params.allowedValues as unknown[] | undefined) ?? [], quoted(value))
+  if (issue.keyword === 'pattern' && issue.params.pattern === SYMBOL_PATTERN) return symbolProblem(value)
+  return undefined
 }
 
 function toFastApiItem(where: string, issue: SchemaIssue): FastApiValidationItem {

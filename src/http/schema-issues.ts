@@ -43,7 +43,19 @@ function summarise(union: SchemaIssue, branches: readonly SchemaIssue[]): Schema
   return union
 }
 
-/** Pydantic's wording for a value outside a set: "Input should be 'BUY' or 'SELL'". */
+/**
+ * The API's one wording for a value outside a set, in /v1 messages and our own refusals alike:
+ * `must be one of 1m, 5m, 15m, 1h, 4h, 1d; got "2h"` (`got` already quoted, see quoted()).
+ */
+export function oneOfMessage(allowed: readonly unknown[], got?: string): string {
+  const list = allowed.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ')
+  return `must be one of ${list}${got === undefined ? '' : `; got ${got}`}`
+}
+
+/**
+ * Pydantic's wording for a value outside a set: "Input should be 'BUY' or 'SELL'". Only the `msg` of a
+ * public route's 422 items, which keep the original FastAPI service's shape for its clients.
+ */
 export function enumMessage(allowed: readonly unknown[]): string {
   const shown = allowed.map((value) => (typeof value === 'string' ? `'${value}'` : JSON.stringify(value)))
   const list = shown.length > 1 ? `${shown.slice(0, -1).join(', ')} or ${shown[shown.length - 1]}` : (shown[0] ?? '')

@@ -1,4 +1,5 @@
 import { AppError } from '../http/errors.js'
+import { oneOfMessage, quoted } from '../http/schema-issues.js'
 import type { MarketSession } from './market-data.js'
 import { fixed, lastN, ratio, sum } from './numbers.js'
 import { FIVE_MINUTE_POINTS, netOf, optional } from './top-traders.js'
@@ -21,7 +22,7 @@ export const LIST_SYMBOLS = 10
 export function parseTimeRange(value: string | undefined): TimeRange {
   const range = value ?? '24h'
   if (!(TIME_RANGES as readonly string[]).includes(range)) {
-    throw new AppError('INVALID_PARAMETER', `timeRange must be one of ${TIME_RANGES.join(', ')}`, { field: 'timeRange' })
+    throw new AppError('INVALID_PARAMETER', `timeRange ${oneOfMessage(TIME_RANGES, quoted(range))}`, { field: 'timeRange' })
   }
   return range as TimeRange
 }

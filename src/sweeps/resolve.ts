@@ -82,8 +82,13 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
 /** base resolved as POST /v1/backtest/jobs resolves a job; its errors name base.<field>. */
 async function resolveBase(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number, budget: ValidateBudget): Promise<JobConfig> {
   const params = input.base.params ?? (input.base.strategy_id === undefined ? {} : undefined)
+  return underBase(() => resolveJobConfig(db, userId, { ...input.base, params }, catalog, now, budget))
+}
+
+/** Runs a check of the base as a job's, its errors naming base.<field>. */
+export async function underBase<T>(check: () => Promise<T>): Promise<T> {
   try {
-    return await resolveJobConfig(db, userId, { ...input.base, params }, catalog, now, budget)
+    return await check()
   } catch (error) {
     if (error instanceof AppError && error.field !== undefined) throw new AppError(error.code, error.message, { field: `base.${error.field}`, headers: error.headers })
     throw error

@@ -20,6 +20,7 @@ export interface SweepRoutesOptions {
   shared: SharedState
   templates: TemplateCatalog
   enqueue: SweepContext['enqueue']
+  tradable: SweepContext['tradable']
 }
 
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'backtests:read' } })
@@ -40,6 +41,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     templates: options.templates,
     shared: options.shared,
     enqueue: options.enqueue,
+    tradable: options.tradable,
   })
 
   app.post(

@@ -7,10 +7,10 @@ import { newId } from '../http/ids.js'
 import { claimPoll } from '../http/rate-limit.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
-import { POLL_INTERVAL_MS, reserveJobSlot } from '../backtests/service.js'
+import { type BacktestContext, POLL_INTERVAL_MS, reserveJobSlot } from '../backtests/service.js'
 import type { CancelBody } from '../backtests/schemas.js'
 import { findSweep, insertSweep, listSweeps, markSweepCancelled, pageRuns, type SweepRow } from './queries.js'
-import { resolveSweep } from './resolve.js'
+import { resolveSweep, underBase } from './resolve.js'
 import { runId } from './returns.js'
 import { runJobConfig } from './swept-exits.js'
 import type { RunsQuery, Sweep, SweepConfig, SweepCreate, SweepListQuery, SweepRun } from './schemas.js'
@@ -25,6 +25,8 @@ export interface SweepContext {
   shared: SharedState
   /** Enqueues the sweep's tasks inside the creating transaction (its commit wakes every node's workers: db/queue.ts). */
   enqueue: (trx: Db, tasks: SweepTask[]) => Promise<void>
+  /** The listed-symbol check a backtest job makes at submission (BacktestContext.tradable). */
+  tradable: BacktestContext['tradable']
 }
 
 /**
@@ -37,6 +39,7 @@ export const taskSize = (configurations: number): number => Math.min(25, Math.ma
 export async function createSweep(context: SweepContext, input: SweepCreate): Promise<Sweep> {
   const { db, userId, now } = context
   const { config, configurations } = await resolveSweep(db, userId, input, context.templates, now.getTime())
+  await underBase(() => context.tradable(config.base.symbols, 'defer', 'listed'))
   const size = taskSize(configurations.length)
   const tasks = Array.from({ length: Math.ceil(configurations.length / size) }, (_, i) => ({
     first_run: i * size + 1,

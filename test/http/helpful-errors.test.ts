@@ -110,12 +110,20 @@ for (const backend of backends()) {
       assert.match(JSON.parse(missing.body).error.request_id, /^[0-9a-f-]{36}$/)
     })
 
-    it('renders a value outside a set as one message naming the allowed values, on /v1 and public routes', async () => {
+    it('renders a value outside a set in one phrasing on every /v1 endpoint; public routes keep FastAPI\'s items', async () => {
       const key = await t.createKey(['strategies:write'])
       const res = await t.signed(key, 'POST', '/v1/strategies', { ...strategy, timeframe: '2h' })
       assert.equal(res.statusCode, 400)
       assert.equal(res.json().error.field, 'timeframe')
-      assert.equal(res.json().error.message, `timeframe: Input should be '1m', '5m', '15m', '1h', '4h' or '1d' (got "2h")`)
+      assert.equal(res.json().error.message, 'timeframe: must be one of 1m, 5m, 15m, 1h, 4h, 1d; got "2h"')
+      // Another endpoint, another set: the same words.
+      const hooks = await t.createKey(['webhooks:read'])
+      const status = await t.signed(hooks, 'GET', '/v1/webhooks?status=gone')
+      assert.equal(status.statusCode, 400, status.body)
+      assert.equal(status.json().error.message, 'status: must be one of active, paused, broken; got "gone"')
+      // A symbol's pattern in words, not `must match pattern "^[A-Z0-9]{2,30}$"`.
+      const lower = await t.signed(key, 'POST', '/v1/strategies', { ...strategy, symbols: ['btcusdt'] })
+      assert.equal(lower.json().error.message, 'symbols.0: symbols are upper case, e.g. BTCUSDT; got "btcusdt", send "BTCUSDT"')
       const order = await t.app.inject({
         method: 'POST',
         url: '/orders/auth',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { enumMessage, quoted, readableIssues, type SchemaIssue, valueAt } from '../../src/http/schema-issues.js'
+import { enumMessage, oneOfMessage, quoted, readableIssues, type SchemaIssue, valueAt } from '../../src/http/schema-issues.js'
 
 /** The validator's own issues for `value`, as Fastify hands them to the error handler. */
 function issuesOf(schema: ReturnType<typeof Type.Object>, value: unknown): SchemaIssue[] {
@@ -28,6 +28,9 @@ describe('readable schema issues', () => {
     assert.equal(enumMessage(only!.params.allowedValues as unknown[]), "Input should be 'BUY' or 'SELL'")
     const tif = readableIssues(issuesOf(schema, { side: 'BUY', tif: 'FOK' }))
     assert.equal(enumMessage(tif[0]!.params.allowedValues as unknown[]), "Input should be 'GTC', 'IOC' or null")
+    // The API's own wording, in /v1 messages: the set plain, the value quoted back.
+    assert.equal(oneOfMessage(tif[0]!.params.allowedValues as unknown[], quoted('FOK')), 'must be one of GTC, IOC, null; got "FOK"')
+    assert.equal(oneOfMessage(['1m', '5m']), 'must be one of 1m, 5m')
   })
 
   it('folds a union of types into one type issue, and keeps a deeper failure of the matching alternative', () => {

@@ -255,7 +255,7 @@ describe('public gateway endpoints against the replay exchange', () => {
       for (const value of ['2h', '1d', '24H', '']) {
         const res = await get(`/smart-money/signal/list?timeRange=${value}`)
         assert.equal(res.statusCode, 400, value)
-        assert.deepEqual(res.json(), { detail: 'timeRange must be one of 30m, 1h, 24h, 7d' })
+        assert.deepEqual(res.json(), { detail: `timeRange must be one of 30m, 1h, 24h, 7d; got ${JSON.stringify(value)}` })
       }
     })
   })

@@ -239,6 +239,19 @@ for (const backend of backends()) {
       )
     })
 
+    it('refuses a symbol the exchange does not list at submission, suggesting the closest, and stores nothing; enums and lower case in words', async () => {
+      const key = await t.createKey([...SCOPES])
+      const typo = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, base: { ...base, symbols: ['BTCUSTD'] } })
+      assert.equal(typo.statusCode, 400, typo.body)
+      assert.deepEqual([typo.json().error.code, typo.json().error.field], ['INVALID_PARAMETER', 'base.symbols'])
+      assert.equal(typo.json().error.message, 'the exchange lists no symbol BTCUSTD; did you mean BTCUSDT?')
+      const lower = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, base: { ...base, symbols: ['ethusdt'] } })
+      assert.equal(lower.json().error.message, 'base.symbols.0: symbols are upper case, e.g. BTCUSDT; got "ethusdt", send "ETHUSDT"')
+      const timeframe = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, base: { ...base, timeframe: '1H' } })
+      assert.equal(timeframe.json().error.message, 'base.timeframe: must be one of 1m, 5m, 15m, 1h, 4h, 1d; got "1H"')
+      assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/sweeps')).json().data, [])
+    })
+
     it("judges base.params by the template's rule together with the swept params, not alone", async () => {
       const key = await t.createKey([...SCOPES])
       // fast 50 breaks fast < slow against sma_cross's default slow 30, but the grid replaces slow in every configuration.
