@@ -44,13 +44,18 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
     const key = await bearer('POST', '/v1/exchange-keys', { api_key: TRADER.apiKey, api_secret: TRADER.secretKey, label: 'guarded' })
     keyId = key.id
     id = (await bearer('POST', '/v1/strategies', { name: 'guarded', template_id: 'sma_cross', params: LIVE_PARAMS, symbols: ['BTCUSDT'], timeframe: '1m', capital: '1000', leverage: 2 })).id
-    await bearer('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: key.id })
-    await poll('the live run to hold a position', 60_000, async () => ((await bearer('GET', `/v1/strategies/${id}/positions`)).length > 0 ? true : undefined))
-    await bearer('POST', `/v1/strategies/${id}/pause`, {})
     const client = new BinanceTradingClient(t.services.market.client, { apiKey: TRADER.apiKey, apiSecret: TRADER.secretKey }, Date.now)
-    const position = await client.positions('BTCUSDT')
-    assert.equal(position.kind, 'ok')
-    const held = position.kind === 'ok' ? position.value[0]! : undefined
+    // Paused holding a position: a run that traded flat between the poll and the pause (a slow host) is deployed again.
+    let held: { positionAmt: string; markPrice: string } | undefined
+    for (let attempt = 1; held === undefined; attempt++) {
+      assert.ok(attempt <= 5, 'the run was paused flat five times')
+      await bearer('POST', `/v1/strategies/${id}/deploy`, { dry_run: false, exchange_key_id: key.id })
+      await poll('the live run to hold a position', 120_000, async () => ((await bearer('GET', `/v1/strategies/${id}/positions`)).length > 0 ? true : undefined))
+      await bearer('POST', `/v1/strategies/${id}/pause`, {})
+      const position = await client.positions('BTCUSDT')
+      assert.equal(position.kind, 'ok', JSON.stringify(position))
+      held = position.kind === 'ok' ? position.value.find((p) => Number(p.positionAmt) !== 0) : undefined
+    }
     const long = Number(held!.positionAmt) > 0
     const away = (fraction: number) => (Math.round(Number(held!.markPrice) * (1 + (long ? fraction : -fraction)) * 10) / 10).toFixed(1)
     const close = long ? 'SELL' : 'BUY'
@@ -147,8 +152,11 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
     await page.click('[data-testid=deploy]')
     await page.click('[data-testid=deploy-live-yes]')
     await page.waitForSelector('[data-testid=pause-form]')
-    const resumed = await d.api<{ status: string; mode: string; exchange_key: { id: string } | null }>('GET', `/v1/strategies/${id}`)
-    assert.deepEqual([resumed.status, resumed.mode, resumed.exchange_key?.id], ['deployed', 'live', keyId])
+    const resumed = await d.api<{ status: string; mode: string; exchange_key: { id: string } | null; last_error: { code: string } | null }>('GET', `/v1/strategies/${id}`)
+    assert.deepEqual([resumed.mode, resumed.exchange_key?.id], ['live', keyId])
+    // The resumed run then meets the hand-placed order on its symbol (by-hand-7) and stops on it, sooner or later
+    // after this read depending on the host: which state it is read in is the run's business, not the page's.
+    assert.ok(resumed.status === 'deployed' || (resumed.status === 'error' && resumed.last_error?.code === 'FOREIGN_ORDER'), JSON.stringify(resumed))
     const run = await d.t.database.handle.db.selectFrom('strategy_runs').select(['capital', 'dry_run']).where('strategy_id', '=', id).orderBy('run', 'desc').executeTakeFirstOrThrow()
     assert.deepEqual([Number(run.capital), run.dry_run], [750, false])
     await d.api('POST', `/v1/strategies/${id}/pause`, {})
