@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Principal } from '../http/access.js'
 import { AppError } from '../http/errors.js'
 import type { KeyDirectory } from './key-directory.js'
-import type { Scope } from './scopes.js'
+import { lacksScope, type Scope } from './scopes.js'
 
 /**
  * The data key of the plan-gated endpoints (spec Authentication, pattern 2): the `pk_` key id alone in
@@ -18,6 +18,6 @@ export async function authenticateDataKey(request: FastifyRequest, deps: { keys:
   if (!/^pk_[A-Za-z0-9_-]{1,128}$/.test(keyId)) throw new AppError('UNAUTHENTICATED', 'X-Service-API-Key is not a data key: keys start with pk_')
   const key = await deps.keys.find(keyId, deps.now())
   if (!key) throw new AppError('UNAUTHENTICATED', 'unknown or revoked data key')
-  if (!key.scopes.has(scope)) throw new AppError('INSUFFICIENT_PERMISSION', `this API key lacks the scope ${scope}`)
+  if (!key.scopes.has(scope)) throw new AppError('INSUFFICIENT_PERMISSION', lacksScope(scope))
   return { userId: key.userId, keyId: key.id, scopes: key.scopes }
 }

@@ -23,3 +23,11 @@ export function parseScopes(list: string): Scope[] {
   if (scopes.length === 0) throw new Error(`at least one scope is required; known scopes: ${SCOPES.join(', ')}`)
   return [...new Set(scopes)] as Scope[]
 }
+
+/**
+ * Why a key is refused for want of `scope`, and the way out: a key's scopes are fixed when it is made, so the fix is a
+ * key that has it (issue 35: "a missing scope says how to fix it").
+ */
+export function lacksScope(scope: Scope): string {
+  return `this API key lacks the scope ${scope}; a key's scopes never change: create a key with ${scope} among its scopes (POST /v1/api-keys, or perpetua keys create --scopes …,${scope})`
+}

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { Scope } from '../auth/scopes.js'
+import { lacksScope, type Scope } from '../auth/scopes.js'
 import { AppError } from './errors.js'
 
 /** How a route is reached; set as `config.access` on every route. */
@@ -36,7 +36,7 @@ export interface Principal {
  */
 export function requireScope(principal: Principal, scope: Scope, reason?: string): void {
   if (principal.scopes.has(scope)) return
-  throw new AppError('INSUFFICIENT_PERMISSION', reason ? `${reason}: this API key lacks the scope ${scope}` : `this API key lacks the scope ${scope}`)
+  throw new AppError('INSUFFICIENT_PERMISSION', reason ? `${reason}: ${lacksScope(scope)}` : lacksScope(scope))
 }
 
 /**

@@ -55,12 +55,12 @@ for (const backend of backends()) {
       assert.equal(job.statusCode, 403, job.body)
       assert.deepEqual(job.json().error, {
         code: 'INSUFFICIENT_PERMISSION',
-        message: 'strategy_id reads a stored strategy, whose params the config shows: this API key lacks the scope strategies:read',
+        message: "strategy_id reads a stored strategy, whose params the config shows: this API key lacks the scope strategies:read; a key's scopes never change: create a key with strategies:read among its scopes (POST /v1/api-keys, or perpetua keys create --scopes …,strategies:read)",
         request_id: job.json().error.request_id,
       })
       const sweep = await t.signed(writer, 'POST', '/v1/backtest/sweeps', { base: { strategy_id: strategyId, ...span }, grid: { fast: [5, 10] } })
       assert.equal(sweep.statusCode, 403, sweep.body)
-      assert.match(sweep.json().error.message, /^base\.strategy_id reads a stored strategy.*lacks the scope strategies:read$/)
+      assert.match(sweep.json().error.message, /^base\.strategy_id reads a stored strategy.*lacks the scope strategies:read; a key's scopes never change: create a key with strategies:read among its scopes/)
       // The same job without strategy_id needs backtests:write alone, as before.
       const plain = await t.signed(writer, 'POST', '/v1/backtest/jobs', { template_id: 'sma_cross', params: { fast: 10, slow: 30 }, symbols: ['BTCUSDT'], timeframe: '1h', capital: '10000', ...span })
       assert.equal(plain.statusCode, 200, plain.body)
