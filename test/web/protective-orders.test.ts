@@ -150,8 +150,13 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
     await page.check('[data-testid=mode-live]')
     await page.fill('[data-testid=deploy-form] input[name=capital]', '750')
     await page.click('[data-testid=deploy]')
+    // What the page sends on "Deploy live", and the API's answer to it: the run it starts may stop on the hand-placed
+    // order (below) before the page renders it as deployed, so the page's later state proves nothing either way.
+    const answered = page.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname.endsWith(`/v1/strategies/${id}/deploy`))
     await page.click('[data-testid=deploy-live-yes]')
-    await page.waitForSelector('[data-testid=pause-form]')
+    const response = await answered
+    assert.equal(response.status(), 200, await response.text())
+    assert.deepEqual(JSON.parse(response.request().postData() ?? '{}'), { dry_run: false, capital: '750' }) // the server picks the key the question named
     const resumed = await d.api<{ status: string; mode: string; exchange_key: { id: string } | null; last_error: { code: string } | null }>('GET', `/v1/strategies/${id}`)
     assert.deepEqual([resumed.mode, resumed.exchange_key?.id], ['live', keyId])
     // The resumed run then meets the hand-placed order on its symbol (by-hand-7) and stops on it, sooner or later
@@ -159,7 +164,6 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
     assert.ok(resumed.status === 'deployed' || (resumed.status === 'error' && resumed.last_error?.code === 'FOREIGN_ORDER'), JSON.stringify(resumed))
     const run = await d.t.database.handle.db.selectFrom('strategy_runs').select(['capital', 'dry_run']).where('strategy_id', '=', id).orderBy('run', 'desc').executeTakeFirstOrThrow()
     assert.deepEqual([Number(run.capital), run.dry_run], [750, false])
-    await d.api('POST', `/v1/strategies/${id}/pause`, {})
     assert.deepEqual(d.consoleErrors, [])
   })
 })
