@@ -27,6 +27,9 @@ suites: ${Object.keys(SUITES).join(', ')}
   --duration S      seconds of measured load per target (default 10)
   --connections N   concurrent connections (default 50)
   --warmup S        unmeasured seconds per target before each measured run (default 2)
+  --rounds N        rounds of each route against bare Fastify in the HTTP suites (default 3)
+  --rate N          requests per second for each route and its ceiling in the HTTP suites (default 4000;
+                    0: as fast as each answers)
   --cpu-prof        run the server under --cpu-prof and summarise each measured run
 
 Prints one JSON object on stdout; progress goes to stderr. Exits 1 when a run saw errors or non-2xx.`
@@ -39,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
       duration: { type: 'string', default: '10' },
       connections: { type: 'string', default: '50' },
       warmup: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '3' },
+      rate: { type: 'string', default: '4000' },
       'cpu-prof': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -54,6 +59,8 @@ async function main(argv: string[]): Promise<number> {
     connections: positiveInteger('--connections', values.connections),
     warmupS: positiveInteger('--warmup', values.warmup, 0),
     cpuProfile: values['cpu-prof'],
+    rounds: positiveInteger('--rounds', values.rounds),
+    rate: positiveInteger('--rate', values.rate, 0) || undefined,
   }
   const { report, failures } = await (await load()).run(options)
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`)

@@ -185,6 +185,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   await app.register(sweepRoutes, {
     db: services.database.db,
     now: services.now,
+    market: services.market,
     shared: services.shared,
     templates,
     tradable,

@@ -7,6 +7,10 @@ export interface SuiteOptions {
   warmupS: number
   /** Start the server with --cpu-prof and summarise where its time went during each measured run. */
   cpuProfile: boolean
+  /** Rounds of each route against its ceiling (HTTP suites): the median is judged, the spread reported. */
+  rounds: number
+  /** Requests per second each HTTP route and its ceiling get (undefined: as fast as each answers). */
+  rate: number | undefined
 }
 
 export interface SuiteResult {

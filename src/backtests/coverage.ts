@@ -133,16 +133,40 @@ export async function requireBars(
   request: { timeframe: Timeframe; start: number; end: number },
   coverage: (symbol: string) => Promise<Span | null | undefined>,
 ): Promise<void> {
-  const empty = series.filter((s) => s.openTime.length === 0)
+  const empty = series.filter((s) => s.openTime.length === 0).map((s) => s.symbol)
   if (empty.length === 0) return
+  throw new NoData(await noBarsText(empty, request, coverage))
+}
+
+/** "no BTCUSDT 1h bars between … and …; the exchange has BTCUSDT 1h bars from … to …. Choose a range inside the coverage (…)." */
+async function noBarsText(symbols: readonly string[], request: { timeframe: Timeframe; start: number; end: number }, coverage: (symbol: string) => Promise<Span | null | undefined>): Promise<string> {
   const range = `between ${isoMinute(request.start)} and ${isoMinute(request.end)}`
   const parts = []
-  for (const { symbol } of empty) {
+  for (const symbol of symbols) {
     const span = await coverage(symbol)
     const held = span === undefined ? 'what the exchange holds could not be read' : describeSpan(symbol, request.timeframe, span)
     parts.push(`no ${symbol} ${request.timeframe} bars ${range}; ${held}`)
   }
-  throw new NoData(`${parts.join('. ')}. Choose a range inside the coverage (GET /v1/backtest/coverage tells it).`)
+  return `${parts.join('. ')}. Choose a range inside the coverage (GET /v1/backtest/coverage tells it).`
+}
+
+/**
+ * Before any run, from the exchange's coverage alone (heldWithin: two questions per symbol, held an
+ * hour): 400 NO_DATA on `field` when a symbol has no bar reaching into [start, end], with the words a
+ * job that loaded nothing fails with. Says nothing while the exchange cannot answer, or when bars reach
+ * into the range but a gap holds all of it: the runs' own NO_DATA check (requireBars) still stands.
+ */
+export async function refuseRangeWithoutBars(market: MarketSession, request: { symbols: readonly string[]; timeframe: Timeframe; start: number; end: number }, now: number, field: string): Promise<void> {
+  const empty: string[] = []
+  try {
+    for (const symbol of request.symbols) if ((await heldWithin(market, symbol, request.timeframe, request.start, request.end + 1)) === null) empty.push(symbol)
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'UPSTREAM_UNAVAILABLE') return
+    throw error
+  }
+  if (empty.length === 0) return
+  const text = await noBarsText(empty, request, (symbol) => exchangeCoverage(market, symbol, request.timeframe, now).catch(() => undefined))
+  throw new AppError('NO_DATA', text, { field })
 }
 
 /**

@@ -81,7 +81,7 @@ export async function customJob(db: Db, userId: number, config: JobConfig, bars:
   if (!found || found.compiled.sha256 !== config.template_sha256) {
     throw new AppError('NOT_FOUND', `template ${config.template_id} version ${config.template_version} no longer exists`, { field: 'template_id' })
   }
-  const source = { id: found.id, version: found.version, description: found.description, timeframe: config.timeframe }
+  const source = { id: found.id, version: found.version, description: found.description, timeframe: config.timeframe, file: found.compiled.file }
   return { job: { source, code: found.compiled.code, seed: config.seed ?? 0 }, budgetMs: jobBudgetMs(bars, found.description.smokeUsPerBar) }
 }
 

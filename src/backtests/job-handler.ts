@@ -81,13 +81,13 @@ async function runJob(work: WorkContext, run: ClaimedJob, lost: AbortSignal): Pr
   if (done) observeJob('backtest', 'done', job, now())
 }
 
-async function failJob(work: WorkContext, { job, attempt }: ClaimedJob, error: unknown): Promise<void> {
+async function failJob(work: WorkContext, { job, attempt, progress }: ClaimedJob, error: unknown): Promise<void> {
   const failure = describeFailure(error)
   if (failure.code === 'ENGINE_ERROR' || failure.code === 'INTERNAL') work.log.error({ err: error, job: job.id }, 'backtest failed')
   // A failed job is done too: its event carries the error as the job does.
   const failed = await work.db.transaction().execute(async (trx) => {
     const at = new Date(work.now())
-    const failed = await finishJob(trx, job.id, attempt, { status: 'failed', error: failure }, at)
+    const failed = await finishJob(trx, job.id, attempt, { status: 'failed', error: failure, progress }, at)
     const data = { job_id: job.id, status: 'failed', template_id: (job.config as JobConfig).template_id, error: failure }
     if (failed) await recordEvent(trx, { userId: job.user_id, type: 'backtest.job_done', data, at })
     return failed

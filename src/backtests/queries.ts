@@ -129,18 +129,21 @@ export async function recordProgress(db: Db, id: string, attempt: number, progre
   return updateOwnedRun(db, id, attempt, { progress: sql`greatest(progress, ${progress})`, heartbeat_at: sql`now()` })
 }
 
-/** Run `attempt` finishes the job (a done result as encodeResult stores it); false when that run no longer owns it. */
+/**
+ * Run `attempt` finishes the job (a done result as encodeResult stores it); false when that run no longer owns it.
+ * A failed job keeps the furthest progress it reached: the run's own (`progress`), which may be ahead of its last beat.
+ */
 export async function finishJob(
   db: Db,
   id: string,
   attempt: number,
-  outcome: { status: 'done'; metrics: Record<string, unknown>; result: Buffer } | { status: 'failed'; error: { code: string; message: string } },
+  outcome: { status: 'done'; metrics: Record<string, unknown>; result: Buffer } | { status: 'failed'; error: { code: string; message: string }; progress: number },
   at: Date,
 ): Promise<boolean> {
   const values =
     outcome.status === 'done'
       ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: outcome.result, error: null }
-      : { status: 'failed' as const, error: JSON.stringify(outcome.error), result: null }
+      : { status: 'failed' as const, progress: sql<number>`greatest(progress, ${outcome.progress})`, error: JSON.stringify(outcome.error), result: null }
   return updateOwnedRun(db, id, attempt, { ...values, finished_at: at, heartbeat_at: at })
 }
 

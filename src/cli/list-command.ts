@@ -27,16 +27,16 @@ export async function printList<T>(
   output: Output,
   flags: ListFlags,
   source: { page(cursor: string | undefined): Promise<{ data: T[]; next_cursor: string | null }>; all(): AsyncIterable<T> },
-  print: (items: T[]) => void,
+  print: (items: T[]) => void | Promise<void>,
   commandLine: string,
 ): Promise<void> {
   if (flags.all) {
     const items: T[] = []
     for await (const item of source.all()) items.push(item)
-    return flags.json ? printJson(output, items) : print(items)
+    return flags.json ? printJson(output, items) : await print(items)
   }
   const page = await source.page(flags.cursor)
   if (flags.json) return printJson(output, page)
-  print(page.data)
+  await print(page.data)
   if (page.next_cursor) output.err(`more: ${commandLine} --cursor ${page.next_cursor} (or --all)`)
 }

@@ -1,7 +1,8 @@
 import { Command, Option } from 'commander'
 import type { Operation, QueryParams } from '../client/operations.js'
 import type { CliContext } from './context.js'
-import { decimal, fieldTable, percent, printJson, table, time } from './output.js'
+import { compact, decimal, fieldTable, percent, printJson, table, time } from './output.js'
+import { pricesOf } from './prices.js'
 import { integer, number, unixMs } from './parse.js'
 
 type KlineInterval = QueryParams<Operation<'/v1/market/klines', 'get'>>['interval']
@@ -26,10 +27,11 @@ export function marketCommand(context: CliContext): Command {
       const client = context.client(command, 'public')
       const rows = symbol === undefined ? await client.market.fundingRates() : [await client.market.fundingRate(symbol.toUpperCase())]
       if (options.json) return printJson(context.output, symbol === undefined ? rows : rows[0])
+      const priceOf = await pricesOf(context, command, symbol === undefined ? undefined : [symbol.toUpperCase()])
       context.output.out(
         table(
           ['symbol', 'funding rate', 'mark price', 'index price', 'next funding'],
-          firstRows(rows, options.top).map((r) => [r.symbol, percent(r.fundingRate, 4), r.markPrice, r.indexPrice, time(r.nextFundingTime)]),
+          firstRows(rows, options.top).map((r) => [r.symbol, percent(r.fundingRate, 4), priceOf(r.symbol, r.markPrice), priceOf(r.symbol, r.indexPrice), time(r.nextFundingTime)]),
         ),
       )
     })
@@ -45,7 +47,8 @@ export function marketCommand(context: CliContext): Command {
     .action(async (symbol: string, options: { limit?: number; start?: number; end?: number; json?: boolean }, command: Command) => {
       const rows = await context.client(command, 'public').market.fundingHistory(symbol.toUpperCase(), { limit: options.limit, start_time: options.start, end_time: options.end })
       if (options.json) return printJson(context.output, rows)
-      context.output.out(table(['funding time', 'symbol', 'funding rate', 'mark price'], rows.map((r) => [time(r.fundingTime), r.symbol, percent(r.fundingRate, 4), r.markPrice])))
+      const priceOf = await pricesOf(context, command, [symbol.toUpperCase()])
+      context.output.out(table(['funding time', 'symbol', 'funding rate', 'mark price'], rows.map((r) => [time(r.fundingTime), r.symbol, percent(r.fundingRate, 4), priceOf(r.symbol, r.markPrice)])))
     })
 
   market
@@ -57,10 +60,12 @@ export function marketCommand(context: CliContext): Command {
     .action(async (options: { minQuoteVolume?: number; top?: number; json?: boolean }, command: Command) => {
       const rows = await context.client(command, 'public').market.activeTickers(options.minQuoteVolume)
       if (options.json) return printJson(context.output, rows)
+      const shown = firstRows(rows, options.top)
+      const priceOf = await pricesOf(context, command, shown.length === 1 ? [shown[0]!.symbol] : undefined)
       context.output.out(
         table(
-          ['symbol', 'last', 'change', 'high', 'low', 'quote volume', 'trades'],
-          firstRows(rows, options.top).map((r) => [r.symbol, r.lastPrice, `${decimal(r.priceChangePercent, 2)}%`, r.highPrice, r.lowPrice, decimal(r.quoteVolume, 0), r.count]),
+          ['symbol', 'last', 'change', 'high', 'low', 'quote volume (USDT)', 'trades'],
+          shown.map((r) => [r.symbol, priceOf(r.symbol, r.lastPrice), `${decimal(r.priceChangePercent, 2)}%`, priceOf(r.symbol, r.highPrice), priceOf(r.symbol, r.lowPrice), compact(r.quoteVolume), r.count]),
         ),
       )
     })
@@ -76,8 +81,8 @@ export function marketCommand(context: CliContext): Command {
       if (options.json) return printJson(context.output, board)
       context.output.out(
         table(
-          ['#', 'symbol', 'score', 'whale long/short', 'quote volume'],
-          firstRows(board.rows, options.top).map((r, i) => [i + 1, r.symbol, decimal(r.score, 3), decimal(r.whaleLongShort, 3), decimal(r.quoteVolume, 0)]),
+          ['#', 'symbol', 'score', 'whale long/short', 'quote volume (USDT)'],
+          firstRows(board.rows, options.top).map((r, i) => [i + 1, r.symbol, decimal(r.score, 3), decimal(r.whaleLongShort, 3), compact(r.quoteVolume)]),
         ),
       )
       context.output.err(`generated at ${time(board.generatedAt)}`)
@@ -121,7 +126,9 @@ export function marketCommand(context: CliContext): Command {
         .client(command, 'signed')
         .market.klines({ symbol: symbol.toUpperCase(), interval: options.interval as KlineInterval, limit: options.limit, startTime: options.start, endTime: options.end })
       if (options.json) return printJson(context.output, rows)
-      context.output.out(table(['open time', 'open', 'high', 'low', 'close', 'volume'], rows.map((k) => [time(Number(k[0])), String(k[1]), String(k[2]), String(k[3]), String(k[4]), String(k[5])])))
+      const priceOf = await pricesOf(context, command, [symbol.toUpperCase()])
+      const tick = (value: unknown) => priceOf(symbol.toUpperCase(), String(value))
+      context.output.out(table(['open time', 'open', 'high', 'low', 'close', 'volume'], rows.map((k) => [time(Number(k[0])), tick(k[1]), tick(k[2]), tick(k[3]), tick(k[4]), String(k[5])])))
     })
 
   market
@@ -133,7 +140,10 @@ export function marketCommand(context: CliContext): Command {
     .action(async (symbol: string, options: { limit?: number; json?: boolean }, command: Command) => {
       const rows = await context.client(command, 'public').market.trades(symbol.toUpperCase(), options.limit)
       if (options.json) return printJson(context.output, rows)
-      context.output.out(table(['time', 'id', 'side', 'price', 'qty', 'quote qty'], rows.map((t) => [time(t.time), t.id, t.isBuyerMaker ? 'sell' : 'buy', t.price, t.qty, t.quoteQty])))
+      const priceOf = await pricesOf(context, command, [symbol.toUpperCase()])
+      context.output.out(
+        table(['time', 'id', 'side', 'price', 'qty', 'quote qty (USDT)'], rows.map((t) => [time(t.time), t.id, t.isBuyerMaker ? 'sell' : 'buy', priceOf(symbol.toUpperCase(), t.price), t.qty, t.quoteQty])),
+      )
     })
 
   return market

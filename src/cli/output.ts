@@ -1,4 +1,5 @@
 import Table from 'cli-table3'
+import { compact, money as moneyText, num, QUOTE } from '../format/numbers.js'
 
 /** Where a command writes: results to stdout, everything about the run (progress, notes) to stderr. */
 export interface Output {
@@ -52,6 +53,20 @@ export function decimal(value: string | number | null | undefined, digits = 4): 
   const number = Number(value)
   if (!Number.isFinite(number)) return String(value)
   return Number(number.toFixed(digits)).toString()
+}
+
+// Numbers read as on the dashboard, through its formatter (src/format/numbers.ts): money with its unit,
+// large volumes in words (165.9M), prices to the tick (./prices.ts).
+export { compact, QUOTE }
+
+/** Money with its unit: `1,234.50 USDT`; null is NONE. */
+export function money(value: string | number | null | undefined, digits = 2): string {
+  return value === null || value === undefined || value === '' ? NONE : moneyText(value, digits)
+}
+
+/** Money in a column whose header names the unit (`pnl (USDT)`): `1,234.50`; null is NONE. */
+export function amount(value: string | number | null | undefined, digits = 2): string {
+  return value === null || value === undefined || value === '' ? NONE : num(value, digits)
 }
 
 /** A fraction as a percentage: 0.1234 → 12.34%. */

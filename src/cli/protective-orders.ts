@@ -1,12 +1,13 @@
 import type { StrategyPosition } from '../client/operations.js'
 import { NONE, type Output, table } from './output.js'
+import type { PriceOf } from './prices.js'
 
 /**
  * The protective orders resting on the exchange for each live position (the positions answer's
  * protective_orders), as a second table under the positions: they close a position while Perpetua is down, so
  * a position that has none, or whose orders could not be read, is said on stderr. Dry runs hold no such orders.
  */
-export function printProtectiveOrders(output: Output, positions: readonly StrategyPosition[]): void {
+export function printProtectiveOrders(output: Output, positions: readonly StrategyPosition[], priceOf: PriceOf): void {
   const live = positions.filter((p) => p.mode === 'live')
   for (const p of live) {
     if (p.protective_orders_error !== null) output.err(`${p.symbol}: protective orders unknown: ${p.protective_orders_error}`)
@@ -18,7 +19,7 @@ export function printProtectiveOrders(output: Output, positions: readonly Strate
       o.kind.replace('_', ' '),
       o.type,
       o.side,
-      o.trigger_price ?? (o.activate_price !== null ? `activates at ${o.activate_price}` : NONE),
+      o.trigger_price !== null ? priceOf(p.symbol, o.trigger_price) : o.activate_price !== null ? `activates at ${priceOf(p.symbol, o.activate_price)}` : NONE,
       o.callback_rate !== null ? `${o.callback_rate}%` : NONE,
       o.working_type,
       o.close_position ? 'close position' : (o.quantity ?? NONE),

@@ -6,9 +6,11 @@ import { UsageError } from './cli-errors.js'
 import { confirmLiveDeploy, type DeployModeFlags, deployMode } from './live-deploy-confirm.js'
 import { type CliContext, Interrupted } from './context.js'
 import { type ListFlags, printList, withListFlags } from './list-command.js'
-import { decimal, fieldTable, NONE, type Output, percent, printJson, table, time } from './output.js'
+import { amount, decimal, fieldTable, money, NONE, type Output, percent, printJson, QUOTE, table, time } from './output.js'
+import { type PriceOf, pricesOf } from './prices.js'
 import { exitsText } from '../backtests/exit-text.js'
 import { printProtectiveOrders } from './protective-orders.js'
+import { type TemplateNamer, templateNames, templateWithId } from './template-names.js'
 import { exitsField, type ExitFlags, withExitFlags } from './backtest/config-flags.js'
 import { bodyFrom, integer, jsonObject, keyValue, list } from './parse.js'
 
@@ -33,7 +35,7 @@ export function strategiesCommand(context: CliContext): Command {
       context.output,
       options,
       { page: (cursor) => client.strategies.list({ ...query, cursor }), all: () => client.strategies.iterate(query) },
-      (items) => printStrategyList(context.output, items),
+      async (items) => printStrategyList(context.output, items, await templateNames(client, items.map((s) => s.template_id))),
       'perpetua strategies list',
     )
   })
@@ -44,9 +46,10 @@ export function strategiesCommand(context: CliContext): Command {
     .argument('<id>', 'strategy id (strat_…)')
     .option('--json', "print the API's answer exactly")
     .action(async (id: string, options: { json?: boolean }, command: Command) => {
-      const strategy = await context.client(command, 'signed').strategies.get(id)
+      const client = context.client(command, 'signed')
+      const strategy = await client.strategies.get(id)
       if (options.json) return printJson(context.output, strategy)
-      printStrategy(context.output, strategy)
+      printStrategy(context.output, strategy, await templateNames(client, [strategy.template_id]))
     })
 
   strategies
@@ -58,27 +61,28 @@ export function strategiesCommand(context: CliContext): Command {
       const positions = await context.client(command, 'signed').strategies.positions(id)
       if (options.json) return printJson(context.output, positions)
       if (positions.length === 0) return context.output.err('no open positions')
+      const priceOf = await pricesOf(context, command, positions.map((p) => p.symbol))
       context.output.out(
         table(
-          ['symbol', 'side', 'qty', 'entry', 'mark', 'unrealized pnl', 'liquidation', 'stop', 'take profit', 'trailing stop', 'trigger', 'opened', 'mode'],
+          ['symbol', 'side', 'qty', 'entry', 'mark', `unrealized pnl (${QUOTE})`, 'liquidation', 'stop', 'take profit', 'trailing stop', 'trigger', 'opened', 'mode'],
           positions.map((p) => [
             p.symbol,
             p.side,
             p.qty,
-            p.entry_price,
-            p.mark_price ?? NONE,
-            p.unrealized_pnl ?? NONE,
-            p.liquidation_price ?? NONE,
-            p.stop_price ?? NONE,
-            p.take_profit_price ?? NONE,
-            trailingText(p.trailing),
+            priceOf(p.symbol, p.entry_price),
+            priceOf(p.symbol, p.mark_price),
+            amount(p.unrealized_pnl),
+            priceOf(p.symbol, p.liquidation_price),
+            priceOf(p.symbol, p.stop_price),
+            priceOf(p.symbol, p.take_profit_price),
+            trailingText(p.trailing, (value) => priceOf(p.symbol, value)),
             p.trigger ?? NONE,
             time(p.opened_at),
             p.mode,
           ]),
         ),
       )
-      printProtectiveOrders(context.output, positions)
+      printProtectiveOrders(context.output, positions, priceOf)
     })
 
   withExitFlags(
@@ -94,7 +98,7 @@ export function strategiesCommand(context: CliContext): Command {
       const client = context.client(command, 'signed')
       const strategy = await client.strategies.create(strategyBody(options) as StrategyCreate)
       if (options.json) return printJson(context.output, strategy)
-      printStrategy(context.output, strategy)
+      printStrategy(context.output, strategy, await templateNames(client, [strategy.template_id]))
     })
 
   withExitFlags(
@@ -116,9 +120,10 @@ export function strategiesCommand(context: CliContext): Command {
         if (body.exits !== undefined) throw new UsageError('--no-exits removes the exits: give it without exit flags')
         body.exits = null
       }
-      const strategy = await context.client(command, 'signed').strategies.update(id, body as StrategyUpdate)
+      const client = context.client(command, 'signed')
+      const strategy = await client.strategies.update(id, body as StrategyUpdate)
       if (options.json) return printJson(context.output, strategy)
-      printStrategy(context.output, strategy)
+      printStrategy(context.output, strategy, await templateNames(client, [strategy.template_id]))
     })
 
   strategies
@@ -162,7 +167,7 @@ export function strategiesCommand(context: CliContext): Command {
       const strategy = await context.client(command, 'signed').strategies.pause(id, { close_positions: options.closePositions === true })
       if (options.json) return printJson(context.output, strategy)
       const s = strategy.stats
-      context.output.out(`${strategy.id} ${strategy.status}: open positions ${s.open_positions}, total pnl ${decimal(s.total_pnl)}, trades ${s.total_trades}, win rate ${percent(s.win_rate)}`)
+      context.output.out(`${strategy.id} ${strategy.status}: open positions ${s.open_positions}, total pnl ${money(s.total_pnl)}, trades ${s.total_trades}, win rate ${percent(s.win_rate)}`)
     })
 
   strategies
@@ -174,8 +179,10 @@ export function strategiesCommand(context: CliContext): Command {
       const client = context.client(command, 'signed')
       const { output } = context
       const signal = context.interrupted()
+      // Every symbol's tick, read before following: a message's symbol is known only when it arrives.
+      const priceOf = options.json ? undefined : await pricesOf(context, command)
       const stream = client.strategies.follow(id, {
-        onMessage: (message) => output.out(options.json ? JSON.stringify(message) : messageLine(message)),
+        onMessage: (message) => output.out(options.json ? JSON.stringify(message) : messageLine(message, priceOf)),
         onOpen: ({ reconnects }) => output.err(reconnects === 0 ? `following ${id} (Ctrl-C to stop)` : `reconnected to ${id}`),
         onReconnecting: ({ delayMs, reason }) => output.err(`connection lost (${reason}); reconnecting in ${decimal(delayMs / 1000, 1)} s`),
       })
@@ -239,25 +246,26 @@ interface UpdateOptions extends CreateOptions {
   exits?: boolean
 }
 
-/** One stream message as a line: its time, its type, then what it says. */
-export function messageLine(message: StreamMessage): string {
+/** One stream message as a line: its time, its type, then what it says; prices to the tick when `priceOf` knows it. */
+export function messageLine(message: StreamMessage, priceOf?: PriceOf): string {
   const d = message.data as Record<string, unknown>
   const text = (key: string) => (d[key] === undefined || d[key] === null ? '' : String(d[key]))
+  const tick = (key: string) => (priceOf && text(key) !== '' ? priceOf(text('symbol'), text(key)) : text(key))
   let detail: string
   switch (message.type) {
     case 'status': {
       const stats = (d.stats ?? {}) as Record<string, unknown>
-      detail = `${text('status')} | open positions ${stats.open_positions ?? 0} | pnl ${decimal(stats.total_pnl as string)} | trades ${stats.total_trades ?? 0} | win rate ${percent(stats.win_rate as string)}`
+      detail = `${text('status')} | open positions ${stats.open_positions ?? 0} | pnl ${money(stats.total_pnl as string)} | trades ${stats.total_trades ?? 0} | win rate ${percent(stats.win_rate as string)}`
       break
     }
     case 'order':
-      detail = `${text('symbol')} ${text('side')} ${text('qty')} @ ${text('price')} fee ${decimal(text('fee'))} ${text('status')} ${text('client_order_id')}`
+      detail = `${text('symbol')} ${text('side')} ${text('qty')} @ ${tick('price')} fee ${money(text('fee') || null, 4)} ${text('status')} ${text('client_order_id')}`
       break
     case 'position_opened':
-      detail = `${text('symbol')} ${text('side')} ${text('qty')} @ ${text('entry_price')}`
+      detail = `${text('symbol')} ${text('side')} ${text('qty')} @ ${tick('entry_price')}`
       break
     case 'position_closed':
-      detail = `${text('symbol')} ${text('side')} ${text('qty')} ${text('entry_price')} -> ${text('exit_price')} pnl ${decimal(text('pnl'))} (${text('exit_reason')})`
+      detail = `${text('symbol')} ${text('side')} ${text('qty')} ${tick('entry_price')} -> ${tick('exit_price')} pnl ${money(text('pnl') || null)} (${text('exit_reason')})`
       break
     case 'error':
       detail = `${text('code')} ${text('message')}`
@@ -268,7 +276,7 @@ export function messageLine(message: StreamMessage): string {
   return `${time(message.time)} ${message.type} ${detail}`.trimEnd()
 }
 
-function printStrategy(output: Output, s: Strategy): void {
+function printStrategy(output: Output, s: Strategy, name: TemplateNamer): void {
   output.out(
     fieldTable([
       ['id', s.id],
@@ -277,16 +285,16 @@ function printStrategy(output: Output, s: Strategy): void {
       ['mode', modeText(s)],
       ...(s.last_error ? ([['last error', `${s.last_error.code}: ${s.last_error.message} (${time(s.last_error.at)})`]] as [string, string][]) : []),
       ['last bar', time(s.last_bar_at)],
-      ['template', s.template_id],
+      ['template', templateWithId(name, s.template_id, s.template_version)],
       ['params', JSON.stringify(s.params)],
       ['symbols', s.symbols.join(',')],
       ['timeframe', s.timeframe],
-      ['capital', s.capital],
+      ['capital', money(s.capital)],
       ['leverage', s.leverage],
       ['exits', exitsText(s.exits) ?? NONE],
       ['deployed at', time(s.deployed_at)],
       ['open positions', s.stats.open_positions],
-      ['total pnl', decimal(s.stats.total_pnl)],
+      ['total pnl', money(s.stats.total_pnl)],
       ['total trades', s.stats.total_trades],
       ['win rate', percent(s.stats.win_rate)],
       ['created', time(s.created_at)],
@@ -295,11 +303,11 @@ function printStrategy(output: Output, s: Strategy): void {
   )
 }
 
-/** A position's trailing stop: its stop now, else where it starts ("activates at 61234.5"), or "-". */
-function trailingText(trailing: { activation_price: string | null; stop_price: string | null } | null): string {
+/** A position's trailing stop: its stop now, else where it starts ("activates at 61,234.5"), or "-". */
+function trailingText(trailing: { activation_price: string | null; stop_price: string | null } | null, tick: (value: string) => string): string {
   if (!trailing) return NONE
-  if (trailing.stop_price !== null) return trailing.stop_price
-  return trailing.activation_price !== null ? `activates at ${trailing.activation_price}` : NONE
+  if (trailing.stop_price !== null) return tick(trailing.stop_price)
+  return trailing.activation_price !== null ? `activates at ${tick(trailing.activation_price)}` : NONE
 }
 
 /** The run's mode, loud for live: "LIVE on exchange key ek_… (main)", "dry run (paper wallet)", or "-" before the first deploy. */
@@ -309,23 +317,23 @@ function modeText(s: Strategy): string {
   return '-'
 }
 
-function printStrategyList(output: Output, strategies: Strategy[]): void {
+function printStrategyList(output: Output, strategies: Strategy[], name: TemplateNamer): void {
   if (strategies.length === 0) return output.err('no strategies')
   output.out(
     table(
-      ['id', 'name', 'status', 'mode', 'template', 'symbols', 'tf', 'capital', 'lev', 'open', 'pnl', 'trades', 'win rate', 'deployed at'],
+      ['id', 'name', 'status', 'mode', 'template', 'symbols', 'tf', `capital (${QUOTE})`, 'lev', 'open', `pnl (${QUOTE})`, 'trades', 'win rate', 'deployed at'],
       strategies.map((s) => [
         s.id,
         s.name,
         s.status,
         s.mode === 'live' ? 'LIVE' : s.mode === 'dry_run' ? 'dry run' : '-',
-        s.template_id,
+        name(s.template_id, s.template_version),
         s.symbols.join(','),
         s.timeframe,
-        s.capital,
+        amount(s.capital),
         s.leverage,
         s.stats.open_positions,
-        decimal(s.stats.total_pnl),
+        amount(s.stats.total_pnl),
         s.stats.total_trades,
         percent(s.stats.win_rate),
         time(s.deployed_at),

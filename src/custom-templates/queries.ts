@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { CustomTemplatesTable, CustomTemplateVersionsTable } from '../db/schema.js'
 import { isCustomTemplateId } from './ids.js'
+import { moduleFileName } from './sandbox/module-file-name.js'
 import type { CompiledModule, ModuleDescription, ModuleParamsSchema } from './sandbox/contract.js'
 
 export type CustomTemplateRow = Selectable<CustomTemplatesTable>
@@ -47,14 +48,14 @@ function liveVersion(db: Db, userId: number, id: string, version: number | undef
  */
 export async function findCustomVersion(db: Db, userId: number, id: string, version?: number, pinned = false): Promise<CustomTemplateVersion | undefined> {
   const row = await liveVersion(db, userId, id, version, pinned)
-    ?.select(['t.id', 't.name', 'v.version', 'v.code', 'v.sha256', 'v.params_schema', 'v.defaults', 'v.multi_symbol', 'v.warmup', 'v.has_validate', 'v.smoke_us_per_bar'])
+    ?.select(['t.id', 't.name', 'v.version', 'v.language', 'v.code', 'v.sha256', 'v.params_schema', 'v.defaults', 'v.multi_symbol', 'v.warmup', 'v.has_validate', 'v.smoke_us_per_bar'])
     .executeTakeFirst()
   if (!row) return undefined
   return {
     id: row.id,
     version: row.version,
     name: row.name,
-    compiled: { code: row.code, sha256: row.sha256 },
+    compiled: { code: row.code, sha256: row.sha256, file: moduleFileName(row.name, row.language) },
     description: {
       paramsSchema: row.params_schema as unknown as ModuleParamsSchema,
       defaults: row.defaults,

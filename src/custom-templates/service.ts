@@ -4,6 +4,7 @@ import { AppError, invalidParameter, notFound } from '../http/errors.js'
 import { listTemplates as listBuiltIns } from '../templates/registry.js'
 import { newCustomTemplateId } from './ids.js'
 import { SANDBOX_LIMITS } from './sandbox/limits.js'
+import { moduleFileName } from './sandbox/module-file-name.js'
 import {
   countTemplates,
   deployedStrategyUses,
@@ -65,7 +66,7 @@ export async function createCustomTemplate(context: CustomTemplateContext, input
   // Counted before the sandbox runs, so a caller at the limit costs no inspection; counted again under lock.
   checkTemplateCount(await countTemplates(db, userId))
   const language = input.language ?? 'javascript'
-  const inspected = await sandbox.inspect(userId, input.source, language)
+  const inspected = await sandbox.inspect(userId, input.source, language, moduleFileName(input.name, language))
   const view = await db.transaction().execute(async (trx) => {
     checkTemplateCount(await lockUserAndCountTemplates(trx, userId))
     const template = await insertTemplate(trx, {
@@ -92,7 +93,7 @@ export async function updateCustomTemplate(context: CustomTemplateContext, id: s
   if (!current) throw notFound(`template ${id}`)
   checkVersionCount(current.latest_version, id)
   const language = input.language ?? current.language
-  const inspected = await sandbox.inspect(userId, input.source, language)
+  const inspected = await sandbox.inspect(userId, input.source, language, moduleFileName(input.name ?? current.name, language))
   const view = await db.transaction().execute(async (trx) => {
     // Locked and read again: another upload or a delete may have committed while the sandbox ran.
     const locked = await findTemplate(trx, userId, id, true)

@@ -16,6 +16,10 @@ export async function startQueue(database: DatabaseHandle, onError: (error: unkn
     db: { executeSql: (text: string, values?: unknown[]) => database.pool.query(text, values as unknown[]) },
     backend: database.kind === 'embedded' ? 'pglite' : 'postgres',
     schema: 'pgboss',
+    // How often a node looks for messages whose worker stopped touching them (work/ensure-queues.ts; one node
+    // a pass, under pg-boss's lock): pg-boss's default minute would leave a dead worker's message that long.
+    superviseIntervalSeconds: 10,
+    monitorIntervalSeconds: 10,
   })
   boss.on('error', onError)
   await boss.start()

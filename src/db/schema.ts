@@ -351,6 +351,8 @@ export interface StrategyOrdersTable {
   fee: string | null
   created_at: Timestamp
   filled_at: Date | null
+  /** 0025_order_stated_at: the exchange's time of the close that stated it (null: a pause's close, or written before). */
+  stated_at: ColumnType<Date | null, Date | null | undefined, Date | null>
   /** A protective exit's order (0020_run_exits): stop_loss, take_profit or trailing_stop; null for the strategy's own. */
   exit_reason: ColumnType<string | null, string | null | undefined, string | null>
 }

@@ -4,6 +4,7 @@ import type { Checked, ParamProblem } from '../templates/types.js'
 export const ERROR_STATUS = {
   INVALID_PARAMETER: 400,
   UNKNOWN_SYMBOL: 400,
+  NO_DATA: 400,
   UNAUTHENTICATED: 401,
   INVALID_SIGNATURE: 401,
   TIMESTAMP_EXPIRED: 401,

@@ -192,7 +192,7 @@ export async function nextIntent(db: Db, strategyId: string, run: number): Promi
 }
 
 /** An intent row as written before its order is sent (fill columns come later). */
-export type OrderInsert = Pick<StrategyOrdersTable, 'client_order_id' | 'strategy_id' | 'run' | 'intent' | 'symbol' | 'target' | 'reduce_only' | 'status'> & { created_at: Date }
+export type OrderInsert = Pick<StrategyOrdersTable, 'client_order_id' | 'strategy_id' | 'run' | 'intent' | 'symbol' | 'target' | 'reduce_only' | 'status'> & { created_at: Date; stated_at?: Date | null } & Partial<Pick<StrategyOrdersTable, 'side' | 'qty'>>
 
 /** An order written filled at once: a dry run's protective exit (reduce-only, its reason). */
 export type FilledOrderInsert = OrderInsert & Pick<OrderSettle, 'side' | 'qty' | 'price' | 'fee' | 'filled_at'> & { exit_reason: string }
@@ -211,7 +211,7 @@ export async function insertOrders(db: Db, orders: readonly (OrderInsert | Fille
   if (orders.length === 0) return
   await db
     .insertInto('strategy_orders')
-    .values(orders.map((order) => ({ side: null, qty: null, price: null, fee: null, filled_at: null, exit_reason: null, ...order })))
+    .values(orders.map((order) => ({ side: null, qty: null, price: null, fee: null, filled_at: null, exit_reason: null, stated_at: null, ...order })))
     .onConflict((oc) => oc.column('client_order_id').doNothing())
     .execute()
 }

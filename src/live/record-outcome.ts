@@ -38,6 +38,10 @@ export function clientOrderIdPrefix(strategyId: string): string {
 export interface OutcomeContext {
   run: RunRow
   now: Date
+  /** The exchange's time of the close this outcome acts at (the bar's close time), stamped on the intents it states; undefined for a pause's close. */
+  closeTime?: number | undefined
+  /** The position the new intent comes to, sized at this close's price: the pending order's side and quantity (undefined: not sized). */
+  sizedQty?: number | undefined
   /** The run's order waiting for this bar's open, if any. */
   pendingOrder: string | null
   totals: { realized: number; unrealized: number }
@@ -79,6 +83,7 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
   const { run, now } = context
   const symbol = run.symbol
   const time = now.toISOString()
+  const statedAt = context.closeTime === undefined || context.closeTime !== context.closeTime ? null : new Date(context.closeTime)
   let { intent, trade } = counters
   const rows: OutcomeRows = { closeIntent: undefined, settle: undefined, exitOrders: [], trades: [], events: [], stats: undefined, order: undefined, messages: [], next: null, counters }
   const message = (type: StreamMessage['type'], data: Record<string, unknown>) => rows.messages.push({ type, strategy_id: run.strategy_id, time, data })
@@ -88,7 +93,7 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
   let orderId = context.pendingOrder
   if (reduceOnlyClose && outcome.filledIntent && outcome.filledIntent.fills.length > 0) {
     orderId = clientOrderId(run.strategy_id, run.run, intent)
-    rows.closeIntent = { client_order_id: orderId, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: '0', reduce_only: true, status: 'new', created_at: now }
+    rows.closeIntent = { client_order_id: orderId, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: '0', reduce_only: true, status: 'new', created_at: now, stated_at: statedAt }
   }
   if (outcome.filledIntent && orderId !== null) {
     const fill = merge(outcome.filledIntent.fills)
@@ -102,7 +107,7 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
   for (const exit of outcome.protectiveExits) {
     const id = exit.clientOrderId ?? clientOrderId(run.strategy_id, run.run, intent)
     const filled = { side: exit.side, qty: qty(exit.qty), price: px(exit.price), fee: money(exit.fee), filled_at: new Date(exit.time) }
-    rows.exitOrders.push({ client_order_id: id, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: '0', reduce_only: true, status: 'filled', created_at: now, ...filled, exit_reason: exit.reason })
+    rows.exitOrders.push({ client_order_id: id, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: '0', reduce_only: true, status: 'filled', created_at: now, stated_at: filled.filled_at, ...filled, exit_reason: exit.reason })
     message('order', { client_order_id: id, symbol, side: exit.side, qty: filled.qty, price: filled.price, fee: filled.fee, status: 'filled', time: filled.filled_at.toISOString(), exit_reason: exit.reason })
   }
 
@@ -163,7 +168,10 @@ export function outcomeRows(context: OutcomeContext, outcome: BrokerOutcome, cou
 
   if (!reduceOnlyClose && outcome.newTarget === outcome.newTarget) {
     rows.next = clientOrderId(run.strategy_id, run.run, intent)
-    rows.order = { client_order_id: rows.next, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: decimal(outcome.newTarget), reduce_only: false, status: 'new', created_at: now }
+    // As an exchange lists an order before it fills: its side and quantity, here sized at the close that stated it.
+    const change = context.sizedQty === undefined ? 0 : context.sizedQty - qtyAfter
+    const size = change === 0 || change !== change ? { side: null, qty: null } : { side: change > 0 ? ('buy' as const) : ('sell' as const), qty: qty(Math.abs(change)) }
+    rows.order = { client_order_id: rows.next, strategy_id: run.strategy_id, run: run.run, intent: intent++, symbol, target: decimal(outcome.newTarget), reduce_only: false, status: 'new', created_at: now, stated_at: statedAt, ...size }
   }
   rows.counters = { intent, trade }
   return rows

@@ -23,7 +23,7 @@ export interface StepRows {
  * cancelled (it never reached a fill).
  */
 export function stepRows(
-  context: { run: RunRow; now: Date; totals: { realized: number; unrealized: number; open: number }; rules: readonly DecimalRules[] },
+  context: { run: RunRow; now: Date; closeTime?: number | undefined; sizedQtys?: Float64Array | undefined; totals: { realized: number; unrealized: number; open: number }; rules: readonly DecimalRules[] },
   step: StepOutcome,
   pending: PendingOrders,
   counters: OutcomeCounters,
@@ -38,7 +38,7 @@ export function stepRows(
   step.symbols.forEach((outcome, s) => {
     const symbol = outcome.symbol
     const before = next[symbol] ?? null
-    const part = outcomeRows({ run: { ...context.run, symbol }, now: context.now, pendingOrder: before, totals: context.totals, rules: context.rules[s]! }, outcome, counters, reduceOnlyClose)
+    const part = outcomeRows({ run: { ...context.run, symbol }, now: context.now, closeTime: context.closeTime, sizedQty: context.sizedQtys?.[s], pendingOrder: before, totals: context.totals, rules: context.rules[s]! }, outcome, counters, reduceOnlyClose)
     counters = part.counters
     if (outcome.replaced && before !== null) {
       part.settle = { client_order_id: before, status: 'cancelled', side: null, qty: null, price: null, fee: null, filled_at: null }

@@ -4,7 +4,7 @@ import { Cursor, IsoTimestamp, PageLimit } from '../http/common-schemas.js'
 /** A signed decimal as a string (PnL, funding and targets can be negative). */
 const DecimalString = Type.String({ description: 'decimal string', examples: ['-12.5'] })
 
-const Nullable = <T extends import('typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+const Nullable = <T extends import('typebox').TSchema>(schema: T, options: { description?: string } = {}) => Type.Union([schema, Type.Null()], options)
 
 export const HistoryQuerySchema = Type.Object({ limit: PageLimit(100, 20), cursor: Cursor }, { additionalProperties: false })
 export type HistoryQuery = Static<typeof HistoryQuerySchema>
@@ -24,12 +24,18 @@ export const StrategyOrderSchema = Type.Object({
   }),
   reduce_only: Type.Boolean(),
   target: Nullable(DecimalString),
-  side: Nullable(Type.Union([Type.Literal('buy'), Type.Literal('sell')])),
-  qty: Nullable(DecimalString),
+  side: Nullable(Type.Union([Type.Literal('buy'), Type.Literal('sell')]), {
+    description: "The fill's; while new, what the order will send, sized at the close that stated it (null: it states no change there)",
+  }),
+  qty: Nullable(DecimalString, { description: "The fill's quantity; while new, the quantity it will send, sized at the close that stated it" }),
   price: Nullable(DecimalString),
   fee: Nullable(DecimalString),
   created_at: IsoTimestamp,
   filled_at: Nullable(IsoTimestamp),
+  stated_at: Nullable(IsoTimestamp, {
+    description:
+      "The exchange's clock, as filled_at: the close time of the bar whose close stated this order (a protective exit's: its fill). created_at is our server's. Null for a pause's close (no bar states it)",
+  }),
   exit_reason: Nullable(
     Type.Union([Type.Literal('stop_loss'), Type.Literal('take_profit'), Type.Literal('trailing_stop')], {
       description: "A dry run's protective exit (a reduce-only market close of the whole position, target 0): which level it was; null for the strategy's own orders",

@@ -113,8 +113,8 @@ export async function configurationsOf(db: Db, sweepId: string, first: number, c
   const row = await db
     .selectFrom('backtest_sweeps')
     .select(
-      sql<Record<string, unknown>[]>`(select coalesce(jsonb_agg(e.value order by e.ordinality), '[]'::jsonb)
-        from jsonb_array_elements(configurations) with ordinality as e
+      sql<Record<string, unknown>[]>`(select coalesce(json_agg(e.value order by e.ordinality), '[]'::json)
+        from json_array_elements(configurations) with ordinality as e
         where e.ordinality between ${first} and ${first + count - 1})`.as('slice'),
     )
     .where('id', '=', sweepId)

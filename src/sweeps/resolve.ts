@@ -32,8 +32,10 @@ export interface ResolvedSweep {
  * grid.<param> or random.space.<param>), then each combination through the template's own rule across
  * params; a combination that rule refuses (sma_cross fast ≥ slow) is skipped and counted, not run.
  * A user's module answers all of the submission's checks within one budget (SANDBOX_LIMITS.submissionValidateMs).
+ * `checkHistory` judges base's symbols and range against the exchange before the range is judged against
+ * the statistics' needs: a range without bars is NO_DATA, not advice about cscv_blocks (issue 35).
  */
-export async function resolveSweep(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number): Promise<ResolvedSweep> {
+export async function resolveSweep(db: Db, userId: number, input: SweepCreate, catalog: TemplateCatalog, now: number, checkHistory: (base: JobConfig) => Promise<void> = async () => undefined): Promise<ResolvedSweep> {
   const budget = new ValidateBudget()
   const base = await resolveBaseWithin(db, userId, input, catalog, now, budget)
   const { properties, moduleValidates } = await paramsSchemaOf(db, userId, base)
@@ -46,9 +48,10 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
     }
     const schema = properties[name]
     if (!schema) throw invalidParameter(field, `${name} is not a parameter of ${base.template_id}; its parameters are ${Object.keys(properties).join(', ')}`)
+    // The value is named: in a list of ten, "must be between 2 and 999" alone leaves the trader to find which (issue 35).
     const check = (at: string, value: unknown) => {
       const problem = valueProblem(at, schema, value)
-      if (problem) throw refusal(problem)
+      if (problem) throw refusal({ ...problem, message: `${problem.message}; ${JSON.stringify(value)} is not` })
     }
     if (input.grid) for (const value of input.grid[name]!) check(field, value)
     else for (const bound of ['min', 'max'] as const) check(`${field}.${bound}`, input.random!.space[name]![bound])
@@ -64,6 +67,7 @@ export async function resolveSweep(db: Db, userId: number, input: SweepCreate, c
   if (configurations.valid.length === 0) {
     throw invalidParameter(input.grid ? 'grid' : 'random', `none of the ${combinations.length} configurations is valid for ${base.template_id}: ${configurations.firstProblem}`)
   }
+  await checkHistory(base)
   const blocks = input.cscv_blocks ?? DEFAULT_BLOCKS
   checkDays(base, blocks, input.walk_forward, input.objective ?? 'sharpe')
   checkCscvWork(blocks, configurations.valid.length)

@@ -21,6 +21,7 @@ export interface SweepRoutesOptions {
   templates: TemplateCatalog
   enqueue: SweepContext['enqueue']
   tradable: SweepContext['tradable']
+  market: SweepContext['market']
 }
 
 const read = (weight: number): { access: Access } => ({ access: { kind: 'v1', signed: true, weight, scope: 'backtests:read' } })
@@ -42,6 +43,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     shared: options.shared,
     enqueue: options.enqueue,
     tradable: options.tradable,
+    market: options.market,
   })
 
   app.post(
@@ -52,7 +54,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         tags,
         security,
         summary: 'Submit a parameter sweep',
-        description: DESCRIPTION,
+        description: `${DESCRIPTION} A range in which the exchange holds no bar of a symbol is refused here, 400 NO_DATA on base.start naming the symbol, the range and the coverage the exchange has.`,
         body: SweepCreateSchema,
         response: { 202: SweepSchema, 409: ErrorEnvelopeSchema, ...errors },
       },

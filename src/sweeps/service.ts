@@ -7,6 +7,8 @@ import { newId } from '../http/ids.js'
 import { claimPoll } from '../http/rate-limit.js'
 import type { SharedState } from '../http/shared-state.js'
 import type { TemplateCatalog } from '../custom-templates/template-catalog.js'
+import { refuseRangeWithoutBars } from '../backtests/coverage.js'
+import type { MarketData } from '../market/market-data.js'
 import { type BacktestContext, POLL_INTERVAL_MS, reserveJobSlot } from '../backtests/service.js'
 import type { CancelBody } from '../backtests/schemas.js'
 import { findSweep, insertSweep, listSweeps, markSweepCancelled, pageRuns, type SweepRow } from './queries.js'
@@ -27,6 +29,8 @@ export interface SweepContext {
   enqueue: (trx: Db, tasks: SweepTask[]) => Promise<void>
   /** The listed-symbol check a backtest job makes at submission (BacktestContext.tradable). */
   tradable: BacktestContext['tradable']
+  /** The exchange, asked whether base's range holds any bar (refuseRangeWithoutBars). */
+  market: MarketData
 }
 
 /**
@@ -38,8 +42,12 @@ export const taskSize = (configurations: number): number => Math.min(25, Math.ma
 
 export async function createSweep(context: SweepContext, input: SweepCreate): Promise<Sweep> {
   const { db, userId, now } = context
-  const { config, configurations } = await resolveSweep(db, userId, input, context.templates, now.getTime())
-  await underBase(() => context.tradable(config.base.symbols, 'defer', 'listed'))
+  const { config, configurations } = await resolveSweep(db, userId, input, context.templates, now.getTime(), async (base) => {
+    await underBase(() => context.tradable(base.symbols, 'defer', 'listed'))
+    // Every run of a sweep reads the same history: a range without bars fails them all, so it is refused before any is queued.
+    const range = { symbols: base.symbols, timeframe: base.timeframe, start: Date.parse(base.start), end: Date.parse(base.end) }
+    await refuseRangeWithoutBars(context.market.session(), range, now.getTime(), 'base.start')
+  })
   const size = taskSize(configurations.length)
   const tasks = Array.from({ length: Math.ceil(configurations.length / size) }, (_, i) => ({
     first_run: i * size + 1,

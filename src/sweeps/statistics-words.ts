@@ -153,3 +153,25 @@ export function edgeOfGrid({ grid, bestParams }: SweepSearch): string | null {
   if (found.length === 0) return null
   return `The best run sits on the edge of the grid: ${found.join('; ')}. Widen the grid past it: a better configuration may lie beyond.`
 }
+
+/**
+ * SR₀ and the Sharpe variance in plain words, for where their numbers are shown (issue 35: a trader read
+ * "SR₀ (per day) 0.0412" and "Var of Sharpe 0.000113" with nothing to say what they are). `n` the trials.
+ */
+export function luckBarWords(n: number): { expected_max_sharpe: string; sharpe_variance: string } {
+  return {
+    expected_max_sharpe: `SR₀ is the luck bar: the best daily Sharpe that ${count(n)} configurations with no edge at all would be expected to reach by chance alone. The DSR asks how surely the best run's daily Sharpe stands above it.`,
+    sharpe_variance: `Var of Sharpe is how far the configurations' daily Sharpes spread from each other: the wider they spread, the higher a search of them reaches by luck, so the higher SR₀.`,
+  }
+}
+
+/** What walk-forward efficiency is, for wherever it is shown. */
+export const WALK_FORWARD_EFFICIENCY =
+  "Walk-forward efficiency is the out-of-sample days' CAGR (each window traded by the configuration that won its in-sample days, stitched together) divided by the average in-sample CAGR of those winners: 1 means they kept earning at the pace they showed in sample, near 0 or below that the pace did not carry over."
+
+/** A walk-forward's efficiency read: "0.53: the out-of-sample days earned at 53 % of the in-sample pace", or why it is undefined. */
+export function efficiencyWords(efficiency: number | null, reason?: string): string {
+  if (efficiency === null) return `undefined${reason ? ` (${reason})` : ''}`
+  if (efficiency < 0) return `${efficiency.toFixed(2)}: the out-of-sample days lost money while the in-sample winners had earned`
+  return `${efficiency.toFixed(2)}: the out-of-sample days earned at ${Math.round(efficiency * 100)} % of the in-sample pace`
+}

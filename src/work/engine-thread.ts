@@ -53,7 +53,7 @@ port.on('message', async ({ input, custom, budgetMs, cancel, summary }: EngineRe
   try {
     let template: Template | undefined
     if (custom) {
-      instance = await StrategyInstance.load(custom.code, custom.seed, { callMs: budgetMs })
+      instance = await StrategyInstance.load(custom.code, custom.seed, { callMs: budgetMs, ...(custom.source.file === undefined ? {} : { file: custom.source.file }) })
       template = customTemplate(custom.source, instance)
     }
     const result = runBacktest({

@@ -206,7 +206,7 @@ for (const backend of backends()) {
       const halted = await t.signed(key, 'POST', '/v1/backtest/jobs', { ...job, symbols: ['EOSUSDT'] })
       assert.equal(halted.statusCode, 200, halted.body)
       assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/jobs')).json().data.map((j: { config: { symbols: string[] } }) => j.config.symbols), [['EOSUSDT']])
-      const rows = await t.database.handle.db.selectFrom('backtest_jobs').select('id').where('config', '@>', JSON.stringify({ symbols: ['BTCUSTD'] }) as never).execute()
+      const rows = await t.database.handle.db.selectFrom('backtest_jobs').select('id').where(sql`config::jsonb`, '@>', JSON.stringify({ symbols: ['BTCUSTD'] }) as never).execute()
       assert.deepEqual(rows, [])
     })
 

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { PerpetuaClient } from '../../src/client/index.js'
+import { compact, money, num } from '../../src/format/numbers.js'
 import { tempDir } from '../support/database.js'
 import { type HttpsReceiver, startHttpsReceiver, testCertificates } from '../support/https-receiver.js'
 import type { KeyPair } from '../support/signing.js'
@@ -114,9 +115,17 @@ describe('perpetua client commands against a running perpetua serve', () => {
       assert.match(show.stderr, new RegExp(`^${page.data[1]!.id} was read less than 5 s ago \\(the API allows one read of a job every 5 s\\): waiting [1-5] s$`, 'm'))
       assert.match(show.stdout, /│ sharpe /)
       const row = (name: string) => new RegExp(`│ ${name.replace(/[()]/g, '\\$&')} +│ ([^│]+?) +│`).exec(show.stdout)?.[1]
-      assert.equal(row('fees paid'), String(Number(Number(job.result.fees_paid).toFixed(2))))
-      assert.equal(row('funding paid (negative: received)'), String(Number(Number(job.result.funding_paid).toFixed(2))))
-      assert.match(show.stdout, /│ # +│ side +│ symbol +│ entry .*│ fee +│ funding +│/)
+      // Money as the dashboard writes it (one formatter): two decimals, thousands separated, in USDT.
+      assert.equal(row('fees paid'), money(job.result.fees_paid))
+      assert.equal(row('funding paid (negative: received)'), money(job.result.funding_paid))
+      assert.match(row('final equity')!, /^\d{1,3}(,\d{3})*\.\d\d USDT$/)
+      assert.match(show.stdout, /│ # +│ side +│ symbol +│ entry .*│ pnl \(USDT\) +│ fee \(USDT\) +│ funding \(USDT\) +│/)
+      // Prices at BTCUSDT's tick (0.10 in the replay exchange's rules: one decimal), read from exchange info.
+      const trade = job.result.trades[0] as { id: number | string; entry_price: string; exit_price: string }
+      const tradeRow = show.stdout.split('\n').find((line) => line.startsWith(`│ ${trade.id} `))!
+      const cells = tradeRow.split('│').map((cell) => cell.trim())
+      assert.deepEqual([cells[5], cells[7]], [num(trade.entry_price, 1), num(trade.exit_price, 1)], tradeRow)
+      assert.match(cells[5]!, /^\d{1,3}(,\d{3})*\.\d$/)
 
       const cancel = await runCli(['backtest', 'cancel', page.data[1]!.id], env)
       assert.equal(cancel.code, 1)
@@ -284,13 +293,27 @@ describe('perpetua client commands against a running perpetua serve', () => {
 
       const funding = await runCli(['market', 'funding'], env)
       assert.equal(funding.code, 0, funding.stderr)
-      assert.match(funding.stdout, /│ BTCUSDT +│ -?[\d.]+% +│ [\d.]+ +│/)
+      // Prices at each symbol's tick: BTCUSDT's is 0.10, so its mark price has one decimal.
+      assert.match(funding.stdout, /│ BTCUSDT +│ -?[\d.]+% +│ \d{1,3}(,\d{3})*\.\d +│/)
       const tickers = await runCli(['market', 'tickers', '--min-quote-volume', '1e6', '--json'], env)
-      const rows = parseSingleJsonLine(tickers.stdout) as { symbol: string }[]
-      assert.ok(rows.some((r) => r.symbol === 'BTCUSDT'))
+      const rows = parseSingleJsonLine(tickers.stdout) as { symbol: string; lastPrice: string; quoteVolume: string }[]
+      const btc = rows.find((r) => r.symbol === 'BTCUSDT')
+      assert.ok(btc)
+      const board = await runCli(['market', 'tickers', '--min-quote-volume', '1e6'], env)
+      assert.equal(board.code, 0, board.stderr)
+      // Large volumes in words (165,912,345 reads 165.9M), the last price at the tick. The replay exchange's
+      // clock moves between the two reads, so the table is compared with the JSON to 1 %, its form exactly.
+      const btcRow = board.stdout.split('\n').find((line) => line.startsWith('│ BTCUSDT '))!.split('│').map((cell) => cell.trim())
+      assert.match(btcRow[2]!, /^\d{1,3}(,\d{3})*\.\d$/)
+      assert.ok(Math.abs(Number(btcRow[2]!.replaceAll(',', '')) / Number(btc.lastPrice) - 1) < 0.01, `${btcRow[2]} for ${btc.lastPrice}`)
+      const words = /^(\d{1,3}(?:\.\d)?)([KMBT])$/.exec(btcRow[6]!)
+      assert.ok(words, `quote volume ${btcRow[6]} is not in words`)
+      const scale = { K: 1e3, M: 1e6, B: 1e9, T: 1e12 }[words[2] as 'K' | 'M' | 'B' | 'T']
+      assert.ok(Math.abs(Number(words[1]) * scale - Number(btc.quoteVolume)) <= 0.05 * scale + 0.01 * Number(btc.quoteVolume), `${btcRow[6]} for ${btc.quoteVolume} (${compact(btc.quoteVolume)})`)
+      assert.match(board.stdout, /│ symbol +│ last +│ change +│ high +│ low +│ quote volume \(USDT\) +│ trades +│/)
       const whales = await runCli(['market', 'whales', '--min-quote-volume', '1'], env)
       assert.equal(whales.code, 0, whales.stderr)
-      assert.match(whales.stdout, /│ 1 +│ [A-Z0-9]+ +│ [\d.]+ +│/)
+      assert.match(whales.stdout, /│ 1 +│ [A-Z0-9]+ +│ [\d.]+ +│ [\d.]+ +│ \d{1,3}(\.\d)?[KMBT]? +│/)
     })
   })
 

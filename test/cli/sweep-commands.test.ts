@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { PerpetuaClient } from '../../src/client/index.js'
 import { gridFlag, spaceFlag, walkForwardFlag } from '../../src/cli/sweep/grid-flags.js'
-import { probability } from '../../src/sweeps/statistics-words.js'
+import { efficiencyWords, probability, WALK_FORWARD_EFFICIENCY } from '../../src/sweeps/statistics-words.js'
 import { tempDir } from '../support/database.js'
 import type { KeyPair } from '../support/signing.js'
 import { killChildren, parseSingleJsonLine, runCli, type ServerProcess, startServe } from './cli-process.js'
@@ -45,7 +45,7 @@ describe('perpetua sweep against a running perpetua serve', () => {
   })
 
   it('run shows progress on stderr, then the top runs by the objective and the statistics in words', async () => {
-    const result = await runCli(['sweep', 'run', ...SWEEP], env)
+    const result = await runCli(['sweep', 'run', ...SWEEP, '--walk-forward', '30,15'], env)
     const id = /^(sw_[0-9a-f]{8}) (done|failed): sma_cross BTCUSDT 1h.*grid of fast × slow: 6 configurations, objective sharpe/m.exec(result.stdout)?.[1]
     assert.ok(id, `no summary line: ${result.stdout}\n${result.stderr}`)
     const lines = result.stderr.trim().split('\n').filter((line) => line.startsWith(`${id} [`))
@@ -67,6 +67,12 @@ describe('perpetua sweep against a running perpetua serve', () => {
     const edge = /^The best run sits on the edge of the grid: (.*)\. Widen the grid/m.exec(result.stdout)?.[1]
     assert.equal(edge, fast === 15 ? "fast = 15 is the grid's largest value" : fast === 5 ? "fast = 5 is the grid's smallest value" : undefined, result.stdout)
     assert.match(result.stdout, new RegExp(`^best: ${ranked[0]!.run_id} \\(fast=`, 'm'))
+    // Walk-forward efficiency read, and defined where it is shown (issue 35).
+    const walk = shown.result!.walk_forward!
+    const printed = result.stdout.split('\n')
+    const at = printed.findIndex((line) => line.startsWith('walk-forward (rolling, by sharpe): '))
+    assert.ok(at >= 0 && printed[at]!.endsWith(`, efficiency ${efficiencyWords(walk.efficiency, walk.reason)}.`), result.stdout)
+    assert.equal(printed[at + 1], WALK_FORWARD_EFFICIENCY)
   })
 
   it('list, show --json, and cancel of a detached sweep', async () => {
@@ -98,5 +104,19 @@ describe('perpetua sweep against a running perpetua serve', () => {
     assert.match(refused.stderr, /fats is not a parameter of sma_cross/)
     const usage = await runCli(['sweep', 'run', ...SWEEP, '--grid', 'fast'], env)
     assert.equal(usage.code, 2)
+    const backwards = await runCli(['sweep', 'run', ...SWEEP, '--grid', 'fast=50..5:5'], env)
+    assert.equal(backwards.code, 2)
+    assert.match(backwards.stderr, /fast: "50\.\.5:5" runs backwards: write the smaller end first/)
+  })
+
+  it('a range the exchange holds no bar of is NO_DATA naming symbol and range, not advice about cscv_blocks (issue 35)', async () => {
+    const empty = await runCli(['sweep', 'run', ...SWEEP, '--start', '2019-01-01T00:00:00Z', '--end', '2019-01-20T00:00:00Z'], env)
+    assert.equal(empty.code, 1, empty.stdout)
+    assert.match(empty.stderr, /no BTCUSDT 1h bars between 2019-01-01T00:00Z and 2019-01-20T00:00Z; the exchange has BTCUSDT 1h bars from 2019-09-08T17:00Z/)
+    assert.ok(!empty.stderr.includes('cscv_blocks'), empty.stderr)
+    // A module param out of its bounds in a grid names the value (issue 35).
+    const outside = await runCli(['sweep', 'run', ...SWEEP, '--grid', 'fast=5,5000'], env)
+    assert.equal(outside.code, 1)
+    assert.match(outside.stderr, /grid\.fast must be an integer between 2 and 999; 5000 is not/)
   })
 })

@@ -89,7 +89,7 @@ describe('backtests of custom templates', () => {
     assert.equal(refused.json().error.field, 'template_id')
   })
 
-  it('fails a job whose module throws with STRATEGY_ERROR, line:column and the bar, and the next job runs', async () => {
+  it('fails a job whose module throws with STRATEGY_ERROR, the file:line:column and the bar, keeping its progress, and the next job runs', async () => {
     const source = `export function create() {
   let n = 0
   return {
@@ -109,7 +109,11 @@ describe('backtests of custom templates', () => {
     // The upload's smoke run covers 2,000 bars; the job's 2,500th bar (no gaps in this range) is where it throws.
     const bar = new Date(Date.parse(RANGE.start) + 2499 * 3_600_000).toISOString()
     assert.equal(failed.config.template_version, 2)
-    assert.match(failed.error.message, new RegExp(`boom \\(strategy\\.js 5:\\d+\\) \\(bar ${bar.replaceAll('.', '\\.')}\\)`))
+    // The place names the module as uploaded: the template's name with its language's extension (issue 35).
+    assert.match(failed.error.message, new RegExp(`boom \\(thrower\\.js 5:\\d+\\) \\(bar ${bar.replaceAll('.', '\\.')}\\)`))
+    // Its history loaded (the first tenth of progress; the engine reports every 65,536 bars, so nothing more in
+    // 4,344) before the module threw: the job keeps that, not what its last heartbeat (every 500 ms) had recorded.
+    assert.equal(failed.progress, 0.1)
     const next = await finished(t, key, (await submit(t, key, { ...RANGE, template_id: 'sma_cross' })).id)
     assert.equal(next.status, 'done')
   })

@@ -94,7 +94,7 @@ describe('dry runs of custom templates', () => {
     const event = events.find((e) => (e.data as { strategy_id: string }).strategy_id === failing)
     assert.ok(event, 'strategy.error was recorded')
     assert.equal((event.data as { code: string }).code, 'STRATEGY_ERROR')
-    assert.match((event.data as { message: string }).message, /the module gave up \(strategy\.js 3:\d+\)/)
+    assert.match((event.data as { message: string }).message, /the module gave up \(module\.js 3:\d+\)/, 'the place names the module after its template')
     assert.equal((await t.signed(other, 'GET', `/v1/strategies/${healthy}`)).json().status, 'deployed')
   })
 

@@ -169,6 +169,19 @@ for (const backend of backends()) {
         }
         assert.deepEqual([await stored(userId), await versionRows()], before)
       })
+
+      it("says the guide's rule for a number param without bounds, naming the missing bound (issue 35)", async () => {
+        const cases: [string, string][] = [
+          [SMA.replace(' maximum: 500,', ''), 'params.fast: numbers need both minimum and maximum (fast has no maximum), and the default must lie within them'],
+          [SMA.replace(' minimum: 2, maximum: 500,', ''), 'params.fast: numbers need both minimum and maximum (fast has no minimum and no maximum), and the default must lie within them'],
+        ]
+        for (const [source, message] of cases) {
+          assert.notEqual(source, SMA)
+          const res = await t.signed(key, 'POST', '/v1/templates', { name: 'unbounded', source })
+          assert.equal(res.statusCode, 400, res.body)
+          assert.deepEqual([res.json().error.field, res.json().error.message], ['source', message])
+        }
+      })
     })
 
     describe('GET /v1/templates', () => {
@@ -485,7 +498,7 @@ for (const backend of backends()) {
           id: created.id,
           version: 2,
           name: 'loaded',
-          compiled: { code: 'string', sha256: latest.compiled.sha256 },
+          compiled: { code: 'string', sha256: latest.compiled.sha256, file: 'loaded.ts' },
           description: {
             paramsSchema: {
               type: 'object',

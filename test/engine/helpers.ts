@@ -4,6 +4,7 @@ import zlib from 'node:zlib'
 import assert from 'node:assert/strict'
 import { BINANCE_BTCUSDT_BRACKETS } from '../../src/binance-formats/leverage-brackets.js'
 import type { BacktestResult, BarSeries, FundingSeries, SymbolRules } from '../../src/engine/types.js'
+import type { ClosedBar } from '../../src/live/brokers/broker.js'
 import { findTemplate } from '../../src/templates/registry.js'
 import { resolveParams } from '../../src/templates/validate.js'
 
@@ -227,3 +228,13 @@ export function validParams(templateId: string, params: unknown): Record<string,
   if (!resolved.ok) throw new Error(`${resolved.problem.field}: ${resolved.problem.message}`)
   return resolved.value
 }
+
+/** Bar `i` of a series as a live runner hears a closed bar. */
+export const barAt = (series: BarSeries, i: number): ClosedBar => ({
+  openTime: series.openTime[i]!,
+  open: series.open[i]!,
+  high: series.high[i]!,
+  low: series.low[i]!,
+  close: series.close[i]!,
+  volume: series.volume[i]!,
+})

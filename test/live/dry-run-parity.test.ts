@@ -65,6 +65,15 @@ for (const backend of backends()) {
       const filled = await db.selectFrom('strategy_orders').selectAll().where('strategy_id', '=', id).where('status', '=', 'filled').execute()
       assert.ok(filled.length >= expectedTrades.length, 'every trade came from filled intents')
       assert.ok(filled.every((o) => /^pp-[0-9a-f]+-1-\d+$/.test(o.client_order_id)))
+      // One clock per order (issue 35): stated at a bar's close on the exchange's clock (the replay's 2025, not
+      // our server's), and a dry run fills it at the next bar's open, the same instant; the pause's close has no bar.
+      const listed = (await t.signed(key, 'GET', `/v1/strategies/${id}/orders?limit=100`)).json().data as { client_order_id: string; reduce_only: boolean; status: string; created_at: string; filled_at: string | null; stated_at: string | null }[]
+      const stated = listed.filter((o) => !o.reduce_only)
+      assert.ok(stated.length >= filled.length - 1, `${stated.length} stated orders`)
+      for (const o of stated) {
+        assert.ok(o.stated_at !== null && Date.parse(o.stated_at) % MINUTE === 0 && Date.parse(o.stated_at) < Date.UTC(2026, 0, 1), `${o.client_order_id} stated at ${o.stated_at} (created ${o.created_at})`)
+        if (o.status === 'filled') assert.equal(o.stated_at, o.filled_at, `${o.client_order_id}: stated at a close, filled at the next open`)
+      }
       const s = (await t.signed(key, 'GET', `/v1/strategies/${id}`)).json()
       assert.equal(s.stats.total_trades, expectedTrades.length)
     })

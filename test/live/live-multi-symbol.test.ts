@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
+import { clientAlgoIdPrefix } from '../../src/live/protection/client-algo-ids.js'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
 import { type SignedInUser, signIn } from '../auth/bearer.js'
 import { startTestApp, type TestApp } from '../support/app.js'
@@ -21,7 +22,7 @@ const REPLAY_START = Date.UTC(2025, 5, 17, 6, 0, 0)
 const SYMBOLS = ['BTCUSDT', 'ETHUSDT']
 const MOMENTUM = { lookback: 5, rebalance_every: 3, long_count: 1, short_count: 1 }
 const ROTATION = readFileSync(new URL('../../examples/strategies/momentum-rotation.js', import.meta.url), 'utf8')
-const ACCOUNTS = { parity: account('MPARITY'), unknown: account('MUNKNOWN'), module: account('MMODULE') }
+const ACCOUNTS = { parity: account('MPARITY'), unknown: account('MUNKNOWN'), module: account('MMODULE'), reversal: account('MREVERSAL') }
 
 for (const backend of backends()) {
   describe(`live many-symbol runs on the exchange (${backend})`, () => {
@@ -35,7 +36,7 @@ for (const backend of backends()) {
       () => t,
       () => user,
     )
-    const { db, call, filled, orders, runState, exchangeQty, exchangeOrders, quietPicture, registerKey, deploy } = harness
+    const { db, call, exchange, filled, orders, runState, exchangeQty, exchangeOrders, quietPicture, registerKey, deploy } = harness
     const create = (name: string, fields: Record<string, unknown>) => harness.create(name, 'BTCUSDT', { symbols: SYMBOLS, capital: '2000', ...fields })
     /** Every symbol's position on the exchange, in the run's order. */
     const exchangeQtys = async (a: Account) => Promise.all(SYMBOLS.map((symbol) => exchangeQty(a, symbol)))
@@ -82,6 +83,8 @@ for (const backend of backends()) {
       pool.start()
       strategies.parity = await create('parity', { template_id: 'cross_sectional_momentum', params: MOMENTUM })
       strategies.unknown = await create('unknown', { template_id: 'cross_sectional_momentum', params: { ...MOMENTUM, rebalance_every: 2 } })
+      // A wide stop (not reached in the test's minutes): each side's protective order stands while the run reverses.
+      strategies.reversal = await create('reversal', { template_id: 'cross_sectional_momentum', params: { ...MOMENTUM, rebalance_every: 2 }, exits: { stop_loss: '0.05' } })
       const uploaded = await call('POST', '/v1/templates', { name: 'rotation', source: ROTATION })
       assert.equal(uploaded.statusCode, 201, uploaded.body)
       strategies.module = await create('module', { template_id: uploaded.json().id, params: { lookback: 4, rebalance: 2, top: 1, min_return: -1 } })
@@ -164,6 +167,54 @@ for (const backend of backends()) {
       assert.ok(forgets.length === 0 || forgets[0]!.times! <= 12 - 5, 'the order was looked up and "forgotten" at least five times first')
       const btc = (await filled(id)).filter((o) => o.symbol === 'BTCUSDT' && Number(o.qty) > 0)
       assert.ok(btc.length >= 1, 'BTCUSDT traded too')
+    })
+
+    it("a reversal's order goes out only after the old side's protective orders are cancelled (never at twice the target)", async () => {
+      const id = strategies.reversal!
+      const a = ACCOUNTS.reversal
+      const prefix = clientAlgoIdPrefix(id)
+      /** A filled order of the run that took a symbol from one side to the other, with the position it left. */
+      const reversals = async (symbol: string) => {
+        let position = 0
+        const found: { time: number; from: number; to: number }[] = []
+        const list = (await exchangeOrders(a, symbol)).filter((o) => Number(o.executedQty) > 0).sort((x, y) => x.updateTime - y.updateTime)
+        for (const o of list) {
+          const next = Number((position + (o.side === 'BUY' ? 1 : -1) * Number(o.executedQty)).toFixed(6))
+          if (position !== 0 && next !== 0 && Math.sign(next) !== Math.sign(position) && o.clientOrderId.startsWith('pp-')) found.push({ time: o.updateTime, from: position, to: next })
+          position = next
+        }
+        return found
+      }
+      // Once a second: the exchange's request weight is the runs' too.
+      const seen = await poll(
+        'the run to reverse a symbol',
+        150_000,
+        async () => {
+          const all = (await Promise.all(SYMBOLS.map(async (symbol) => (await reversals(symbol)).map((r) => ({ ...r, symbol }))))).flat()
+          return all.length > 0 ? all : undefined
+        },
+        1000,
+      )
+      for (const reversal of seen) {
+        const algos = await exchange(a).algo.all(reversal.symbol, { startTime: REPLAY_START - 3_600_000, limit: 1000 })
+        assert.equal(algos.kind, 'ok')
+        const closeSide = reversal.from > 0 ? 'SELL' : 'BUY'
+        const oldSide = (algos.kind === 'ok' ? algos.value : []).filter((o) => o.clientAlgoId.startsWith(prefix) && o.side === closeSide && o.createTime <= reversal.time)
+        assert.ok(oldSide.length > 0, `the ${reversal.symbol} position before the reversal at ${reversal.time} was protected`)
+        // Standing until the fill, the exchange would end a close-all stop there (EXPIRED at the reversal's time), and
+        // one that fired while the order flew would have closed the old side first: the order, sized from the old
+        // side, would then open the new one at twice the target.
+        const standing = oldSide.filter((o) => o.algoStatus === 'NEW' || o.updateTime >= reversal.time)
+        assert.deepEqual(
+          standing.map((o) => [o.clientAlgoId, o.algoStatus, o.updateTime]),
+          [],
+          `every protective order of the old ${reversal.symbol} side was cancelled by the run before its reversal filled at ${reversal.time}`,
+        )
+        assert.ok(oldSide.some((o) => o.algoStatus === 'CANCELED'))
+      }
+      const picture = await quietPicture(a, id, SYMBOLS)
+      assert.deepEqual(picture.sent, picture.booked)
+      assert.deepEqual(picture.exchangeQtys, picture.ledgerQtys)
     })
 
     it("a user's many-symbol module trades live; pause with close_positions leaves the account flat", async () => {

@@ -12,7 +12,7 @@ import type { RunRow } from '../../src/live/queries.js'
 import { crossSectionalMomentum } from '../../src/templates/cross-sectional-momentum.js'
 import { findTemplate } from '../../src/templates/registry.js'
 import type { SingleSymbolTemplate } from '../../src/templates/types.js'
-import { aggregate, BTCUSDT_RULES, barsFromRows, HOUR, MINUTE, NO_FUNDING, randomWalk, validParams, withoutBars } from '../engine/helpers.js'
+import { aggregate, barAt, BTCUSDT_RULES, barsFromRows, HOUR, MINUTE, NO_FUNDING, randomWalk, validParams, withoutBars } from '../engine/helpers.js'
 
 // A dry run's paper broker steps the engine bar by bar on the minutes of each bar: it must make the
 // backtest's trades over the same bars, exits and their reasons included, and survive a restart.
@@ -29,15 +29,6 @@ function market(symbol: string, seed: number, price = 30_000) {
   const m1 = withoutBars(full, Array.from({ length: 30 }, (_, k) => START + (k * 557 + 31) * MINUTE))
   return { bars: aggregate(full, QUARTER), m1 }
 }
-
-const barAt = (series: BarSeries, i: number): ClosedBar => ({
-  openTime: series.openTime[i]!,
-  open: series.open[i]!,
-  high: series.high[i]!,
-  low: series.low[i]!,
-  close: series.close[i]!,
-  volume: series.volume[i]!,
-})
 
 /** The minutes of `series` inside [t, t + interval): what a runner reads for a bar. */
 function minutesOf(m1: BarSeries, t: number, interval: number): ClosedBar[] {

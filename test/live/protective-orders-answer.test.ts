@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { pino } from 'pino'
+import { price } from '../../src/format/numbers.js'
 import { RunnerPool } from '../../src/live/runner/runner-pool.js'
 import type { StrategyPosition } from '../../src/live/schemas.js'
 import type { NewAlgoOrder } from '../../src/trading/binance/algo-orders.js'
@@ -139,7 +140,8 @@ describe('the positions answer of a live run (pglite, replay exchange)', () => {
     const stop = p!.protective_orders!.find((o) => o.kind === 'stop_loss')!
     const row = (kind: string) => new RegExp(`│ BTCUSDT │ ${kind} +│ ([^│]+?) +│ (buy|sell) +│ ([^│]+?) +│ ([^│]+?) +│ ([^│]+?) +│ ([^│]+?) +│ ([^│]+?) +│ (pa-|by-)`).exec(printed.stdout)
     assert.match(printed.stdout, /protective orders on the exchange:/)
-    assert.deepEqual(row('stop loss')?.slice(1, 8), ['STOP_MARKET', stop.side, stop.trigger_price, '-', 'MARK_PRICE', 'close position', 'NEW'])
+    // Prices at the symbol's tick, as the dashboard writes them (BTCUSDT's tick 0.10: one decimal, thousands separated).
+    assert.deepEqual(row('stop loss')?.slice(1, 8), ['STOP_MARKET', stop.side, price(stop.trigger_price, 1), '-', 'MARK_PRICE', 'close position', 'NEW'])
     assert.deepEqual(row('trailing stop')?.slice(1, 8).filter((_, k) => k !== 2), ['TRAILING_STOP_MARKET', stop.side, '1.5%', 'CONTRACT_PRICE', '0.001', 'NEW'])
     assert.ok(row('other'), printed.stdout)
     assert.ok(row('take profit'), printed.stdout)

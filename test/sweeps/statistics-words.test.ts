@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { SweepStatistics } from '../../src/sweeps/statistics/index.js'
-import { INFORMATIVE_CONFIGURATIONS, probability, probabilityPercent, statisticsInWords } from '../../src/sweeps/statistics-words.js'
+import { efficiencyWords, INFORMATIVE_CONFIGURATIONS, luckBarWords, probability, probabilityPercent, statisticsInWords, WALK_FORWARD_EFFICIENCY } from '../../src/sweeps/statistics-words.js'
 
 const base: SweepStatistics = {
       n_trials: 240,
@@ -94,5 +94,15 @@ describe('sweep statistics in words (src/sweeps/statistics-words.ts)', () => {
     assert.match(statisticsInWords({ ...base, pbo: { ...base.pbo, value: 0.3 } }).find((w) => w.name === 'degradation')!.text, /expect less out of sample, as the PBO warns\.$/)
     // A DSR above the bar beside a PBO above one half says how both hold.
     assert.match(statisticsInWords({ ...base, dsr: 0.97 }).find((w) => w.name === 'dsr')!.text, /^DSR 0\.97: likely a real edge, though as the PBO says, which configuration wins does not hold up out of sample\./)
+  })
+
+  it('says what SR₀ and the Sharpe variance are, and reads a walk-forward efficiency (issue 35)', () => {
+    const words = luckBarWords(1240)
+    assert.match(words.expected_max_sharpe, /^SR₀ is the luck bar: the best daily Sharpe that 1,240 configurations with no edge at all would be expected to reach by chance alone\./)
+    assert.match(words.sharpe_variance, /^Var of Sharpe is how far the configurations' daily Sharpes spread/)
+    assert.match(WALK_FORWARD_EFFICIENCY, /^Walk-forward efficiency is the out-of-sample days' CAGR .* divided by the average in-sample CAGR of those winners: 1 means/)
+    assert.equal(efficiencyWords(0.534), '0.53: the out-of-sample days earned at 53 % of the in-sample pace')
+    assert.equal(efficiencyWords(-0.2), '-0.20: the out-of-sample days lost money while the in-sample winners had earned')
+    assert.equal(efficiencyWords(null, 'the mean in-sample CAGR is ≤ 0: efficiency is undefined'), 'undefined (the mean in-sample CAGR is ≤ 0: efficiency is undefined)')
   })
 })

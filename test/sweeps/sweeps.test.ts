@@ -221,6 +221,9 @@ for (const backend of backends()) {
         assert.equal(res.json().error.code, 'INVALID_PARAMETER')
         assert.equal(res.json().error.field, field, res.body)
       }
+      // A value out of the param's bounds is named (issue 35).
+      const outside = await t.signed(key, 'POST', '/v1/backtest/sweeps', { base, grid: { fast: [5, 10, 1000] } })
+      assert.equal(outside.json().error.message, 'grid.fast must be an integer between 2 and 999; 1000 is not')
       const tooMany = await t.signed(key, 'POST', '/v1/backtest/sweeps', { base, grid: { fast: range(2, 102), slow: range(110, 212) } })
       assert.equal(tooMany.statusCode, 400)
       assert.match(tooMany.json().error.message, /10,200 configurations \(100 × 102\); a sweep runs at most 10,000/)
@@ -249,6 +252,28 @@ for (const backend of backends()) {
       assert.equal(lower.json().error.message, 'base.symbols.0: symbols are upper case, e.g. BTCUSDT; got "ethusdt", send "ETHUSDT"')
       const timeframe = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, base: { ...base, timeframe: '1H' } })
       assert.equal(timeframe.json().error.message, 'base.timeframe: must be one of 1m, 5m, 15m, 1h, 4h, 1d; got "1H"')
+      assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/sweeps')).json().data, [])
+    })
+
+    it('refuses a range the exchange holds no bar of as NO_DATA naming symbol and range, before any advice on cscv_blocks, and stores nothing', async () => {
+      const key = await t.createKey([...SCOPES])
+      // 19 days: too few for 16 blocks too, but the range's emptiness is what the trader must hear (issue 35).
+      const short = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, base: { ...base, start: '2019-01-01T00:00:00Z', end: '2019-01-20T00:00:00Z' } })
+      assert.equal(short.statusCode, 400, short.body)
+      assert.deepEqual([short.json().error.code, short.json().error.field], ['NO_DATA', 'base.start'])
+      assert.equal(
+        short.json().error.message,
+        'no BTCUSDT 1h bars between 2019-01-01T00:00Z and 2019-01-20T00:00Z; the exchange has BTCUSDT 1h bars from 2019-09-08T17:00Z to ' +
+          short.json().error.message.split(' to ').at(-1).split('. ')[0] +
+          '. Choose a range inside the coverage (GET /v1/backtest/coverage tells it).',
+      )
+      const long = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, base: { ...base, symbols: ['DOGEUSDT'], start: '2024-01-01T00:00:00Z', end: '2024-12-31T00:00:00Z' } })
+      assert.equal(long.statusCode, 400, long.body)
+      assert.equal(long.json().error.code, 'NO_DATA')
+      assert.match(long.json().error.message, /^no DOGEUSDT 1h bars between 2024-01-01T00:00Z and 2024-12-31T00:00Z; the exchange has no DOGEUSDT 1h bars at all\./)
+      // A short range with bars still gets the advice about blocks.
+      const covered = await t.signed(key, 'POST', '/v1/backtest/sweeps', { ...sweep, base: { ...base, end: '2023-01-20T00:00:00Z' } })
+      assert.deepEqual([covered.json().error.code, covered.json().error.field], ['INVALID_PARAMETER', 'cscv_blocks'])
       assert.deepEqual((await t.signed(key, 'GET', '/v1/backtest/sweeps')).json().data, [])
     })
 

@@ -24,6 +24,8 @@ export interface DashboardApp {
    * 5 s: a 429 is waited out by its Retry-After, in real time (the app's clock is the wall clock).
    */
   apiJob<T>(id: string): Promise<T>
+  /** Opens `path` of the dashboard on `page`, signs in with the app token and waits for `ready` (a selector). */
+  signIn(path: string, ready: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -79,6 +81,12 @@ export async function startDashboardApp(
     consoleErrors,
     api,
     apiJob,
+    async signIn(path, ready) {
+      await page.goto(`${base}${path}`)
+      await page.fill('textarea[name=token]', token)
+      await page.click('[data-testid=sign-in-submit]')
+      await page.waitForSelector(ready)
+    },
     async close() {
       await browser.close()
       await t.close()

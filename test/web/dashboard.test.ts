@@ -244,6 +244,16 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     const clocks = await page.$$eval('[data-testid=orders-table] tbody tr[data-status=filled] td:first-child', (tds) => tds.map((td) => td.getAttribute('data-clock')))
     assert.ok(clocks.length > 0 && clocks.every((c) => c === 'exchange'), `filled orders' clocks: ${clocks.join(',')}`)
     assert.match((await page.getAttribute('[data-testid=orders-table] tbody tr[data-status=filled] td:first-child', 'title'))!, /Exchange time/)
+    // One clock per column (issue 35): a pending order too shows the exchange's time (its bar's close), and
+    // what it will send; the page says where now is on the exchange's clock, the replay's 2025, not ours.
+    const rows = await page.$$eval('[data-testid=orders-table] tbody tr', (trs) =>
+      trs.map((tr) => ({ status: tr.getAttribute('data-status'), clock: tr.querySelector('td')!.getAttribute('data-clock'), time: tr.querySelector('td')!.textContent })),
+    )
+    assert.ok(rows.every((r) => r.clock === 'exchange' && r.time!.startsWith('2025-')), JSON.stringify(rows))
+    await page.waitForSelector('[data-testid=exchange-clock]')
+    const exchangeNow = Number(await page.getAttribute('[data-testid=exchange-clock]', 'data-value'))
+    assert.ok(exchangeNow < Date.UTC(2026, 0, 1) && exchangeNow > Date.UTC(2025, 0, 1), `exchange clock ${exchangeNow}`)
+    assert.match(await page.innerText('[data-testid=exchange-clock]'), /Exchange time now\s+2025-/)
 
     await page.click('[data-testid=pause]')
     await page.waitForSelector('[data-testid=live-status][data-status=paused]')
@@ -324,13 +334,24 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     assert.equal((await api<{ status: string }>('GET', `/v1/webhooks/${hook.id}`)).status, 'active')
   })
 
-  it('shows the market: every funding rate the API has', async () => {
+  it('shows the market: every funding rate the API has, a page at a time', async () => {
     const ratesResponse = await fetch(`${base}/funding/rates`)
     const rates = (await ratesResponse.json()) as unknown[]
     assert.equal(ratesResponse.status, 200, JSON.stringify(rates))
     await page.click('header nav a[href="/app/market"]')
     await page.waitForSelector('[data-testid=funding-table] tbody tr')
-    assert.equal(await page.locator('[data-testid=funding-table] tbody tr').count(), rates.length)
+    // Fifty rows a page; the pages together hold every symbol once.
+    const symbols = new Set<string>()
+    for (;;) {
+      const onPage = await page.$$eval('[data-testid=funding-table] tbody tr', (trs) => trs.map((tr) => tr.getAttribute('data-symbol')!))
+      assert.ok(onPage.length <= 50, `${onPage.length} rows on one page`)
+      for (const symbol of onPage) symbols.add(symbol)
+      const next = page.locator('[data-testid=funding-next]')
+      if ((await next.count()) === 0 || (await next.isDisabled())) break
+      await next.click()
+      await page.waitForFunction(`document.querySelector('[data-testid=funding-table] tbody tr')?.getAttribute('data-symbol') !== ${JSON.stringify(onPage[0])}`)
+    }
+    assert.equal(symbols.size, rates.length)
     // Annualised with each symbol's own interval: DIAUSDT funds every 4 h on the replay exchange, BTCUSDT every 8 h.
     // The replay's rates move while the page loads: the page's figure is compared with the API's answer read
     // just before and just after the page's own read, and must equal one of them.
@@ -339,8 +360,11 @@ describe('dashboard in headless Chromium (pglite, replay exchange)', { skip }, (
     for (const [symbol, hours] of [['DIAUSDT', 4], ['BTCUSDT', 8]] as const) {
       const row = (rates as Rate[]).find((r) => r.symbol === symbol)!
       assert.ok(Math.abs(Number(row.annualizedRate) - (Number(row.fundingRate) * 365 * 24) / hours) < 1e-8)
-      const cell = page.locator(`[data-testid=funding-table] tr[data-symbol=${symbol}] td[data-interval-hours]`)
-      assert.equal(await cell.getAttribute('data-interval-hours'), String(hours))
+      await page.fill('input[aria-label="Filter symbols"]', symbol)
+      const interval = page.locator(`[data-testid=funding-table] tr[data-symbol=${symbol}] td[data-interval-hours]`)
+      assert.equal(await interval.getAttribute('data-interval-hours'), String(hours))
+      assert.equal(await interval.innerText(), `${hours} h`, 'the interval beside the annualised rate')
+      const cell = page.locator(`[data-testid=funding-table] tr[data-symbol=${symbol}] td[data-key=annualized]`)
       const after = (await (await fetch(`${base}/funding/rates`)).json()) as Rate[]
       assert.ok([shown(rates as Rate[], symbol), shown(after, symbol)].includes(await cell.innerText()), `${symbol}: ${await cell.innerText()}`)
     }

@@ -23,10 +23,7 @@ describe('protective exits in the dashboard at 1280 and 390 px (pglite, replay e
 
   before(async () => {
     d = await startDashboardApp(['backtests:read', 'backtests:write', 'strategies:read', 'strategies:write', 'market:read'], 'exits@example.test')
-    await d.page.goto(`${d.base}/app/backtests`)
-    await d.page.fill('textarea[name=token]', d.token)
-    await d.page.click('[data-testid=sign-in-submit]')
-    await d.page.waitForSelector('[data-testid=backtests-table]')
+    await d.signIn('/app/backtests', '[data-testid=backtests-table]')
   })
   after(async () => {
     await d?.close()

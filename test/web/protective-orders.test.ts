@@ -68,10 +68,7 @@ describe('protective orders on the strategy page (pglite, replay exchange)', { s
       const answer = await client.algo.place(order)
       assert.equal(answer.kind, 'ok', JSON.stringify(answer))
     }
-    await d.page.goto(`${d.base}/app/strategies`)
-    await d.page.fill('textarea[name=token]', d.token)
-    await d.page.click('[data-testid=sign-in-submit]')
-    await d.page.waitForSelector('[data-testid=strategies-table]')
+    await d.signIn('/app/strategies', '[data-testid=strategies-table]')
   })
   after(async () => {
     await pool?.stop()

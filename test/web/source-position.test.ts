@@ -13,6 +13,14 @@ describe('where a refused upload points (web/src/editor/source-position.ts)', ()
     assert.deepEqual(positionIn(`the module does not load: ${lineOnly}`), { line: 7, column: undefined })
   })
 
+  it('reads the place under the uploaded file\'s name (issue 35), as guestError writes it for a named module', () => {
+    const named = guestError({ name: 'TypeError', message: 'x is not a function', stack: '    at onBar (strategy.js:6:53)\n' }, 'atr-breakout.ts').message
+    assert.equal(named, 'TypeError: x is not a function (atr-breakout.ts 6:53)')
+    assert.deepEqual(positionIn(`the smoke run over recorded BTCUSDT 1h bars failed: ${named}`), { line: 6, column: 53 })
+    const spaced = guestError({ name: 'Error', message: 'boom', stack: '    at create (strategy.js:2)\n' }, 'ATR breakout.js').message
+    assert.deepEqual(positionIn(`the module does not load: ${spaced}`), { line: 2, column: undefined })
+  })
+
   it('reads a TypeScript parse error\'s "at L:C", as compileModule writes it', () => {
     let message = ''
     try {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { SweepRun } from '../../web/src/api/sweep-types.js'
-import { heatCells } from '../../web/src/pages/sweeps/heatmap-cells.js'
+import { blankCellsText, heatCells } from '../../web/src/pages/sweeps/heatmap-cells.js'
 import { emptySearchSpace, gridSize, searchSpaceBody } from '../../web/src/pages/sweeps/search-space-draft.js'
 import { equityFromReturns } from '../../web/src/pages/sweeps/returns-equity.js'
 import { sortRuns } from '../../web/src/pages/sweeps/runs-order.js'
@@ -14,13 +14,15 @@ describe('sweep pages: the form\'s search space, the heatmap\'s cells, the runs\
   it('turns the form\'s search space into the request\'s grid or random space, naming the parameter at fault', () => {
     const draft = { ...emptySearchSpace(), swept: ['fast', 'slow', 'allow_short'], switches: ['allow_short'], values: { fast: '5..50:5', slow: '30,50', allow_short: 'true,false' } }
     assert.deepEqual(searchSpaceBody(draft), { grid: { fast: [5, 10, 15, 20, 25, 30, 35, 40, 45, 50], slow: [30, 50], allow_short: [true, false] } })
-    assert.equal(gridSize(draft), 40)
+    assert.deepEqual(gridSize(draft), { count: 40 })
+    // A bad grid is said as the CLI's --grid says it: one function reads both (issue 35).
+    assert.deepEqual(gridSize({ ...draft, values: { ...draft.values, fast: '50..5:5' } }), { problem: 'fast: "50..5:5" runs backwards: write the smaller end first' })
     assert.throws(() => searchSpaceBody({ ...draft, values: { ...draft.values, slow: '30,x' } }), /^Error: slow: "x" is not a number$/)
     assert.throws(() => searchSpaceBody(emptySearchSpace()), /pick at least one parameter/)
-    assert.equal(gridSize(emptySearchSpace()), undefined)
+    assert.deepEqual(gridSize(emptySearchSpace()), { problem: undefined })
     const random = { ...draft, mode: 'random' as const, swept: ['fast', 'slow'], samples: '200', seed: '7', ranges: { fast: { min: '2', max: '50', step: '1' }, slow: { min: '20', max: '200', step: '' } } }
     assert.deepEqual(searchSpaceBody(random), { random: { samples: 200, seed: 7, space: { fast: { min: 2, max: 50, step: 1 }, slow: { min: 20, max: 200 } } } })
-    assert.equal(gridSize(random), 200)
+    assert.deepEqual(gridSize(random), { count: 200 })
     assert.throws(() => searchSpaceBody({ ...random, swept: ['fast', 'allow_short'] }), /allow_short: a switch is swept in a grid only/)
     assert.throws(() => searchSpaceBody({ ...random, ranges: { ...random.ranges, slow: { min: '', max: '9', step: '' } } }), /slow: give a minimum and a maximum/)
   })
@@ -40,6 +42,14 @@ describe('sweep pages: the form\'s search space, the heatmap\'s cells, the runs\
       map.cells.map((c) => [map.xs[c.x], map.ys[c.y], c.value, c.id]).sort(),
       [['10', '50', -0.2, 'r5'], ['40', '50', 1.5, 'r6'], ['5', '30', 0.9, 'r2']].sort(),
     )
+    // fast 40 × slow 30 and fast 5 × slow 50 have no run (skipped); fast 10 × slow 30 has one without a Sharpe: the legend says both (issue 35).
+    assert.deepEqual(map.blank, { unrun: 2, undefined: 1 })
+    assert.equal(
+      blankCellsText(map.blank, 'grid', 'Sharpe'),
+      'Blank: 2 cells with no run: the template refuses those values together, so the sweep skipped them; 1 cell whose runs have no Sharpe (a run that never traded has none).',
+    )
+    assert.equal(blankCellsText({ unrun: 3, undefined: 0 }, 'random', 'Sharpe'), 'Blank: 3 cells with no run: no random draw landed there.')
+    assert.equal(blankCellsText({ unrun: 0, undefined: 0 }, 'grid', 'Sharpe'), null)
     const oneRow = heatCells(runs, 'stop', null, 'sharpe')
     assert.deepEqual(oneRow.ys, ['all'])
     assert.deepEqual(oneRow.cells.map((c) => [oneRow.xs[c.x], c.id]).sort(), [['1', 'r6'], ['2', 'r2'], ['3', 'r3']])

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import { sql } from 'kysely'
 import type { Page } from 'playwright-core'
 import { SWEEP_QUEUE } from '../../src/sweeps/task-message.js'
-import { probability } from '../../src/sweeps/statistics-words.js'
+import { efficiencyWords, luckBarWords, probability, WALK_FORWARD_EFFICIENCY } from '../../src/sweeps/statistics-words.js'
 import { poll } from '../support/poll.js'
 import { browserMissing } from './browser.js'
 import { type DashboardApp, startDashboardApp } from './dashboard-app.js'
@@ -65,10 +65,7 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
   })
 
   it('submits a grid sweep with a walk-forward from the form and follows it to done', async () => {
-    await page.goto(`${d.base}/app/sweeps`)
-    await page.fill('textarea[name=token]', d.token)
-    await page.click('[data-testid=sign-in-submit]')
-    await page.waitForSelector('[data-testid=sweeps-table]')
+    await d.signIn('/app/sweeps', '[data-testid=sweeps-table]')
     await page.click('[data-testid=new-sweep]')
     await page.waitForSelector('[data-testid=sweep-form] select[name=template_id] option', { state: 'attached' })
     await page.selectOption('[data-testid=sweep-form] select[name=template_id]', 'sma_cross')
@@ -120,6 +117,11 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
       assert.equal(await page.getAttribute(`[data-testid=statistics] [data-statistic=${name}]`, 'data-value'), value === null ? 'null' : String(value), name)
     }
     assert.equal(s.pbo.combinations, 70, 'C(8, 4) splits for 8 blocks')
+    // SR₀ and the Sharpe variance in plain words beside their numbers (issue 35).
+    const words = luckBarWords(s.n_trials)
+    for (const term of ['expected_max_sharpe', 'sharpe_variance'] as const) {
+      assert.equal(await page.innerText(`[data-testid=statistics-terms] [data-term=${term}]`), words[term], term)
+    }
   })
 
   it('draws the heatmap of two swept params: each cell the best objective of its runs, and one row per fast value alone', async () => {
@@ -178,6 +180,8 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     assert.equal(inSample[0]!.value, outOfSample![0]!.value, 'both start from the same equity')
     assert.equal(await page.$$eval('[data-testid=windows-table] tbody tr', (rows) => rows.length), walk.windows.length)
     assert.equal(await page.getAttribute('[data-testid=walk-forward] [data-statistic=efficiency]', 'data-value'), walk.efficiency === null ? 'null' : String(walk.efficiency))
+    // Defined where it is shown, and its value read (issue 35).
+    assert.equal(await page.innerText('[data-testid=efficiency-words]'), `${WALK_FORWARD_EFFICIENCY} Here: ${efficiencyWords(walk.efficiency, (walk as { reason?: string }).reason)}.`)
   })
 
   it('sorts the runs table by the objective (best first), then by any column', async () => {
@@ -241,6 +245,31 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.setViewportSize(PHONE)
     assert.ok((await page.evaluate<number>('document.documentElement.scrollWidth')) <= PHONE.width, 'the sweep form fits a phone')
     await page.setViewportSize(LAPTOP)
+    // The form says a bad grid as the CLI's --grid does, where it counts configurations, at both widths (issue 35).
+    await page.fill('input[name="grid.fast"]', '50..5:5')
+    await page.waitForSelector('[data-testid=configurations][data-state=invalid]')
+    for (const size of [LAPTOP, PHONE]) {
+      await page.setViewportSize(size)
+      assert.equal(await page.getAttribute('[data-testid=configurations]', 'data-state'), 'invalid')
+      assert.equal(await page.innerText('[data-testid=configurations]'), 'fast: "50..5:5" runs backwards: write the smaller end first')
+      assert.ok(await page.isVisible('[data-testid=configurations]'), `${size.width} px`)
+    }
+    await page.setViewportSize(LAPTOP)
+    await page.fill('input[name="grid.fast"]', '5..50:5')
+    await page.waitForSelector('[data-testid=configurations][data-count="10"]')
+    assert.equal(await page.innerText('[data-testid=configurations]'), '10 configurations')
+    // An unlisted symbol: the coverage line says so with the API's suggestion, and Run waits for a listed one.
+    await page.fill('[data-testid=sweep-form] input[name=symbols]', 'BTCUSTD')
+    await page.waitForSelector('[data-testid=sweep-form] [data-testid=coverage][data-state=refused]')
+    assert.equal(await page.innerText('[data-testid=sweep-form] [data-testid=coverage]'), 'the exchange lists no symbol BTCUSTD; did you mean BTCUSDT?')
+    assert.equal(await page.isDisabled('[data-testid=sweep-submit]'), true)
+    await page.setViewportSize(PHONE)
+    assert.equal(await page.isDisabled('[data-testid=sweep-submit]'), true, 'disabled on a phone too')
+    assert.ok((await page.evaluate<number>('document.documentElement.scrollWidth')) <= PHONE.width)
+    await page.setViewportSize(LAPTOP)
+    await page.fill('[data-testid=sweep-form] input[name=symbols]', 'BTCUSDT')
+    await page.waitForSelector('[data-testid=sweep-form] [data-testid=coverage]:not([data-state=refused])')
+    assert.equal(await page.isDisabled('[data-testid=sweep-submit]'), false)
     await page.fill('input[name="grid.fast"]', '5..x')
     await page.click('[data-testid=sweep-submit]')
     assert.match(await page.innerText('[data-testid=sweep-form] [data-testid=error]'), /^fast: "5\.\.x" is not a number/)
@@ -268,6 +297,28 @@ describe('dashboard sweeps in headless Chromium (pglite, replay exchange, worker
     await page.waitForSelector('[data-testid=runs-table] tbody tr')
     assert.equal(await page.$$eval('[data-testid=runs-table] tbody tr', (rows) => rows.length), runs.length)
     assert.deepEqual(d.consoleErrors.filter((e) => !/400 \(Bad Request\)/.test(e)), [], 'no 429 or other error on the way')
+  })
+
+  it('says what the heatmap\'s blank cells mean: combinations the template refused, skipped (issue 35)', async () => {
+    // fast 40 with slow 30 breaks sma_cross's fast < slow: skipped, its cell blank.
+    const skipped = await d.api<ApiSweep>('POST', '/v1/backtest/sweeps', {
+      base: { template_id: 'sma_cross', symbols: ['BTCUSDT'], timeframe: '1h', start: '2023-01-01T00:00:00Z', end: '2023-03-31T23:00:00Z', capital: '10000' },
+      grid: { fast: [5, 40], slow: [30, 50] },
+      cscv_blocks: 8,
+    })
+    await page.goto(`${d.base}/app/sweeps/${skipped.id}`)
+    await page.waitForSelector('[data-testid=sweep-progress][data-status=done]', { timeout: 120_000 })
+    await page.waitForSelector('[data-testid=heatmap] svg')
+    const runs = (await d.api<{ data: ApiRun[] }>('GET', `/v1/backtest/sweeps/${skipped.id}/runs`)).data
+    assert.equal(runs.length, 3)
+    const withoutSharpe = runs.filter((r) => r.metrics.sharpe === null).length
+    const expected = `Blank: 1 cell with no run: the template refuses those values together, so the sweep skipped them${withoutSharpe > 0 ? `; ${withoutSharpe} cell${withoutSharpe === 1 ? '' : 's'} whose runs have no Sharpe (a run that never traded has none)` : ''}.`
+    for (const size of [LAPTOP, PHONE]) {
+      await page.setViewportSize(size)
+      assert.equal((await page.innerText('[data-testid=heatmap-blank]')).trim(), expected, `${size.width} px`)
+      assert.ok((await page.evaluate<number>('document.documentElement.scrollWidth')) <= size.width)
+    }
+    await page.setViewportSize(LAPTOP)
   })
 
   it('cancels a running sweep from its page', async () => {

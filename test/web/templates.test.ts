@@ -154,7 +154,7 @@ describe('template editor in headless Chromium (pglite, replay exchange, sandbox
     await page.click('[data-testid=template-save]')
     const error = await page.waitForSelector('[data-testid=save-error]')
     const message = await error.innerText()
-    assert.match(message, /does not load: SyntaxError: .*\(strategy\.js 4:18\)/)
+    assert.match(message, /does not load: SyntaxError: .*\(my sma cross\.js 4:18\)/)
     await page.waitForSelector('[data-testid=code-editor] .cm-lintRange-error')
     assert.deepEqual(await lintMark(), { line: 4, column: 18, marked: ';', lineText: 'export const x = ;', gutterMarkers: 1 })
     await shot('editor-refused')
@@ -246,6 +246,30 @@ describe('template editor in headless Chromium (pglite, replay exchange, sandbox
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 })
     }
+  })
+
+  it('offers "Sweep this" beside "Backtest this": the sweep form on the saved template, at 1280 and 390 px (issue 35)', async () => {
+    await page.waitForSelector(`[data-testid=template-editor][data-template-id=${templateId}]`)
+    const heading = await page.$$eval('[data-testid=template-editor] .heading button', (buttons) => buttons.map((b) => b.getAttribute('data-testid')))
+    assert.equal(heading.indexOf('sweep-this'), heading.indexOf('backtest-this') + 1, `side by side: ${heading.join(', ')}`)
+    await page.click('[data-testid=sweep-this]')
+    await page.waitForSelector('[data-testid=template-sweep] [data-testid=sweep-form] input[name="sweep.fast"]')
+    assert.equal(await page.inputValue('[data-testid=template-sweep] select[name=template_id]'), templateId)
+    assert.equal(await page.inputValue('[data-testid=template-sweep] [data-param=fast]'), '12', "version 2's default as the base")
+    await page.check('[data-testid=template-sweep] input[name="sweep.fast"]')
+    await page.fill('[data-testid=template-sweep] input[name="grid.fast"]', '5..15:5')
+    assert.equal(await page.getAttribute('[data-testid=template-sweep] [data-testid=configurations]', 'data-count'), '3')
+    assert.equal(await page.$('[data-testid=template-backtest]'), null, 'one form open at a time')
+    await page.setViewportSize({ width: 390, height: 844 })
+    try {
+      const width = await page.evaluate<number>('document.documentElement.scrollWidth')
+      assert.ok(width <= 390, `the template page with its sweep form is ${width} px wide on a 390 px screen`)
+      assert.ok(await page.isVisible('[data-testid=sweep-this]'))
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 })
+    }
+    await page.click('[data-testid=sweep-this]')
+    assert.equal(await page.$('[data-testid=template-sweep]'), null, 'closed again')
   })
 
   it('shows the refusal to delete a template a deployed strategy runs, and deletes it once the strategy is paused', async () => {

@@ -5,6 +5,7 @@ import type { PgBoss } from 'pg-boss'
 import type { Db } from '../../src/db/connect.js'
 import { sendInTransaction } from '../../src/db/queue.js'
 import { EngineCancelled } from '../../src/work/engine-pool.js'
+import { ensureQueues, HEARTBEAT_SECONDS } from '../../src/work/ensure-queues.js'
 import { LOST_AFTER_MS, SWEEP_MS } from '../../src/work/recover-lost.js'
 import { startWork } from '../../src/work/start-work.js'
 import type { WorkHandler } from '../../src/work/work-handler.js'
@@ -203,6 +204,48 @@ for (const backend of backends()) {
       const lines = logs.lines().map((line) => JSON.parse(line.text) as { msg: string; queue?: string; rerun?: ItemMessage[]; failed?: string[] })
       assert.ok(lines.some((line) => line.queue === 'work-test-b' && line.rerun?.some((run) => run.id === lost && run.attempt === 2)), 'the re-run is logged')
       assert.ok(lines.some((line) => line.queue === 'work-test-b' && line.failed?.includes(lostTwice)), 'the failure is logged')
+    })
+  })
+}
+
+for (const backend of backends()) {
+  describe(`a message whose worker died before claiming its work (${backend})`, () => {
+    it('is failed by its lapsed heartbeat and taken again, and the work runs once at its attempt', async () => {
+      const t = await startTestApp(backend, {}, { queue: 'queue' })
+      let stop = async () => undefined as void
+      try {
+        const db = t.database.handle.db
+        const boss = t.services.boss!
+        await sql`create table work_items (
+          id text primary key, queue text not null, behaviour text not null, attempt int not null default 1, status text not null default 'queued',
+          heartbeat_at timestamptz, beats int not null default 0, claims int not null default 0, error text)`.execute(db)
+        const seen = { ran: [] as string[], stopped: [] as string[] }
+        const handler = itemHandler('work-test-c', seen)
+        await ensureQueues(boss, [handler])
+        await db.transaction().execute(async (trx) => {
+          await sql`insert into work_items (id, queue, behaviour) values ('orphan', 'work-test-c', 'finish')`.execute(trx)
+          await sendInTransaction(boss, trx, 'work-test-c', { id: 'orphan', attempt: 1 } satisfies ItemMessage)
+        })
+        // The worker that died: it took the message as a poller does and never claimed the work nor touched the message again.
+        const [taken] = await boss.fetch<ItemMessage>('work-test-c')
+        assert.equal(taken?.data.id, 'orphan')
+        await sql`update pgboss.job set heartbeat_on = now() - make_interval(secs => ${HEARTBEAT_SECONDS + 1}) where id = ${taken!.id}`.execute(db)
+        // Recovery alone cannot see it: the work is queued, not running, so nothing was lost by its fence.
+        const deps = { db, boss, database: t.database.handle, market: t.services.market, now: Date.now, log: memoryLogger().logger, workers: 1, historyCacheMb: 0, pollSeconds: 0.5 }
+        const work = await startWork(deps, [handler])
+        stop = () => work.stop()
+        const item = await poll('the orphaned work to run', 120_000, async () => {
+          const row = (await sql<Item>`select * from work_items where id = 'orphan'`.execute(db)).rows[0]!
+          return row.status === 'done' ? row : undefined
+        })
+        assert.deepEqual([item.attempt, item.claims], [1, 1])
+        assert.deepEqual(seen.ran, ['work-test-c:orphan:1'])
+        const { rows } = await sql<{ retry_count: number }>`select retry_count from pgboss.job where id = ${taken!.id}`.execute(db)
+        assert.equal(rows[0]?.retry_count, 1, "pg-boss's retry of the same message ran it")
+      } finally {
+        await stop()
+        await t.close()
+      }
     })
   })
 }

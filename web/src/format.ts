@@ -1,11 +1,7 @@
 /** Display helpers: decimal strings stay exact in tables; numbers are only rounded for reading. */
 
-export function num(value: string | number | null | undefined, digits = 2): string {
-  if (value === null || value === undefined || value === '') return '—'
-  const n = typeof value === 'number' ? value : Number(value)
-  if (!Number.isFinite(n)) return String(value)
-  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
-}
+// Numbers (prices at the tick, volumes in words, money in USDT) read the same in the CLI: one formatter.
+export { compact, money, num, price, QUOTE } from '../../src/format/numbers.js'
 
 export function pct(value: string | number | null | undefined, digits = 2): string {
   if (value === null || value === undefined || value === '') return '—'
@@ -25,12 +21,6 @@ export function day(value: string | number): string {
   return new Date(value).toISOString().slice(0, 10)
 }
 
-export function compact(value: string | number): string {
-  const n = Number(value)
-  if (!Number.isFinite(n)) return String(value)
-  return n.toLocaleString('en-US', { notation: 'compact', maximumFractionDigits: 2 })
-}
-
 export function duration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined) return '—'
   if (seconds < 3600) return `${Math.round(seconds / 60)} min`
@@ -42,19 +32,4 @@ export function duration(seconds: number | null | undefined): string {
 export function sign(value: string | number | null | undefined): string {
   const n = Number(value)
   return !Number.isFinite(n) || n === 0 ? '' : n > 0 ? 'gain' : 'loss'
-}
-
-/** The settlement currency of every USDⓈ-M amount the API gives (equity, PnL, fees, funding). */
-export const QUOTE = 'USDT'
-
-/** An amount of money with its unit: `1,234.50 USDT`. */
-export function money(value: string | number | null | undefined, digits = 2): string {
-  const shown = num(value, digits)
-  return shown === '—' ? shown : `${shown} ${QUOTE}`
-}
-
-/** A price to its symbol's tick decimals (`decimals`), as the API wrote it while those are unknown. */
-export function price(value: string | number | null | undefined, decimals: number | undefined): string {
-  if (decimals === undefined) return value === null || value === undefined || value === '' ? '—' : String(value)
-  return num(value, decimals)
 }

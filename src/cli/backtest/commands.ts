@@ -7,6 +7,8 @@ import { percent, printJson } from '../output.js'
 import { bodyFrom } from '../parse.js'
 import { configFields, type ConfigFlags, withConfigFlags } from './config-flags.js'
 import { printJob, printJobList } from './job-output.js'
+import { pricesOf } from '../prices.js'
+import { templateNames } from '../template-names.js'
 import { readJob } from './read-job.js'
 
 const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled']
@@ -42,7 +44,7 @@ export function backtestCommand(context: CliContext): Command {
       }
       const job = await followWithProgress<BacktestJob>(context, 'backtest', (wait) => client.backtests.run(request, wait))
       if (options.json) printJson(context.output, job)
-      else printJob(context.output, job, false)
+      else printJob(context.output, job, await templateNames(client, [job.config.template_id]))
       endStatus(job)
     })
 
@@ -63,7 +65,7 @@ export function backtestCommand(context: CliContext): Command {
       context.output,
       options,
       { page: (cursor) => client.backtests.list({ ...query, cursor }), all: () => client.backtests.iterate(query) },
-      (jobs) => printJobList(context.output, jobs),
+      async (jobs) => printJobList(context.output, jobs, await templateNames(client, jobs.map((job) => job.config.template_id))),
       'perpetua backtest list',
     )
   })
@@ -75,9 +77,10 @@ export function backtestCommand(context: CliContext): Command {
     .option('--trades', 'also list the closed trades')
     .option('--json', "print the API's job exactly (GET /v1/backtest/jobs/{id}: with equity_curve and trades)")
     .action(async (id: string, options: { trades?: boolean; json?: boolean }, command: Command) => {
-      const job = await readJob(context, context.client(command, 'signed'), id)
+      const client = context.client(command, 'signed')
+      const job = await readJob(context, client, id)
       if (options.json) return printJson(context.output, job)
-      printJob(context.output, job, options.trades === true)
+      printJob(context.output, job, await templateNames(client, [job.config.template_id]), options.trades ? await pricesOf(context, command, job.config.symbols) : undefined)
     })
 
   backtest

@@ -1,11 +1,13 @@
 import { ambiguousText, exitReasonsText, exitsText, resolutionText } from '../../backtests/exit-text.js'
 import type { BacktestJob, BacktestJobSummary } from '../../client/operations.js'
-import { decimal, duration, fieldTable, NONE, type Output, percent, table, time } from '../output.js'
+import { type TemplateNamer, templateWithId } from '../template-names.js'
+import { amount, decimal, duration, fieldTable, money, NONE, type Output, percent, QUOTE, table, time } from '../output.js'
+import type { PriceOf } from '../prices.js'
 
-/** A job: its configuration line, then its metrics (done) or its status (not done). */
-export function printJob(output: Output, job: BacktestJob, withTrades: boolean): void {
+/** A job: its configuration line, then its metrics (done) or its status (not done); its trades too when given `trades` (their prices' writer). */
+export function printJob(output: Output, job: BacktestJob, name: TemplateNamer, trades?: PriceOf): void {
   const c = job.config
-  output.out(`${job.id} ${job.status}: ${c.template_id} ${c.symbols.join(',')} ${c.timeframe}, ${time(c.start)} to ${time(c.end)}, capital ${c.capital}, leverage ${c.leverage}`)
+  output.out(`${job.id} ${job.status}: ${templateWithId(name, c.template_id, c.template_version)} ${c.symbols.join(',')} ${c.timeframe}, ${time(c.start)} to ${time(c.end)}, capital ${money(c.capital)}, leverage ${c.leverage}`)
   if (job.status !== 'done' || !job.result) {
     const rows: [string, string][] = [
       ['status', job.status],
@@ -24,11 +26,24 @@ export function printJob(output: Output, job: BacktestJob, withTrades: boolean):
   if (exits.length > 0) output.out(exits.join('\n'))
   const warnings = warningsOf(job)
   if (warnings.length > 0) output.out(['warnings:', ...warnings.map((warning) => `  - ${warning}`)].join('\n'))
-  if (withTrades) {
+  if (trades) {
     output.out(
       table(
-        ['#', 'side', 'symbol', 'entry', 'entry price', 'exit', 'exit price', 'exit reason', 'qty', 'pnl', 'fee', 'funding'],
-        (job.result.trades ?? []).map((t) => [t.id, t.side, t.symbol, time(t.entry_time), t.entry_price, time(t.exit_time), t.exit_price, t.exit_reason ?? NONE, t.qty, decimal(t.pnl), decimal(t.fee), decimal(t.funding)]),
+        ['#', 'side', 'symbol', 'entry', 'entry price', 'exit', 'exit price', 'exit reason', 'qty', `pnl (${QUOTE})`, `fee (${QUOTE})`, `funding (${QUOTE})`],
+        (job.result.trades ?? []).map((t) => [
+          t.id,
+          t.side,
+          t.symbol,
+          time(t.entry_time),
+          trades(t.symbol, t.entry_price),
+          time(t.exit_time),
+          trades(t.symbol, t.exit_price),
+          t.exit_reason ?? NONE,
+          t.qty,
+          amount(t.pnl),
+          amount(t.fee),
+          amount(t.funding),
+        ]),
       ),
     )
   }
@@ -62,14 +77,14 @@ export function metricsTable(job: BacktestJob): string {
   return table(
     ['metric', 'value'],
     [
-      ['final equity', final === undefined ? NONE : decimal(final, 2)],
+      ['final equity', final === undefined ? NONE : money(final)],
       ['return', final === undefined || !(capital > 0) ? NONE : percent(final / capital - 1)],
-      ['fees paid', decimal(result.fees_paid, 2)],
-      ['funding paid (negative: received)', decimal(result.funding_paid, 2)],
+      ['fees paid', money(result.fees_paid)],
+      ['funding paid (negative: received)', money(result.funding_paid)],
       ['total trades', m.total_trades],
       ['win rate', percent(m.win_rate)],
       ['profit factor', decimal(m.profit_factor)],
-      ['expected value / trade', decimal(m.expected_value)],
+      ['expected value / trade', money(m.expected_value)],
       ['max drawdown', percent(m.max_drawdown)],
       ['cagr', percent(m.cagr)],
       ['sharpe', decimal(m.sharpe)],
@@ -80,7 +95,7 @@ export function metricsTable(job: BacktestJob): string {
   )
 }
 
-export function printJobList(output: Output, jobs: BacktestJobSummary[]): void {
+export function printJobList(output: Output, jobs: BacktestJobSummary[], name: TemplateNamer): void {
   if (jobs.length === 0) return output.err('no backtests')
   output.out(
     table(
@@ -91,7 +106,7 @@ export function printJobList(output: Output, jobs: BacktestJobSummary[]): void {
           job.id,
           job.status,
           percent(job.progress, 0),
-          job.config.template_id,
+          name(job.config.template_id, job.config.template_version),
           job.config.symbols.join(','),
           job.config.timeframe,
           time(job.config.start),

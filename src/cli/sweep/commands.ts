@@ -10,6 +10,7 @@ import { configFields, type ConfigFlags, withConfigFlags } from '../backtest/con
 import { bodyFrom, integer, withFields } from '../parse.js'
 import { gridFlag, spaceFlag, walkForwardFlag } from './grid-flags.js'
 import { printSweep, printSweepList } from './sweep-output.js'
+import { templateNames } from '../template-names.js'
 
 const STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled']
 const OBJECTIVES = ['sharpe', 'sortino', 'calmar', 'cagr', 'max_drawdown', 'win_rate', 'profit_factor', 'expected_value', 'total_trades']
@@ -67,7 +68,7 @@ export function sweepCommand(context: CliContext): Command {
       }
       const ended = await followWithProgress<Sweep>(context, 'sweep', (wait) => client.sweeps.run(request, wait))
       if (options.json) printJson(context.output, ended)
-      else printSweep(context.output, ended, await topRuns(client, ended))
+      else printSweep(context.output, ended, await topRuns(client, ended), await templateNames(client, [ended.config.base.template_id]))
       endStatus(ended)
     })
 
@@ -82,7 +83,7 @@ export function sweepCommand(context: CliContext): Command {
       context.output,
       options,
       { page: (cursor) => client.sweeps.list({ ...query, cursor }), all: () => client.sweeps.iterate(query) },
-      (sweeps) => printSweepList(context.output, sweeps),
+      async (sweeps) => printSweepList(context.output, sweeps, await templateNames(client, sweeps.map((sweep) => sweep.config.base.template_id))),
       'perpetua sweep list',
     )
   })
@@ -96,7 +97,7 @@ export function sweepCommand(context: CliContext): Command {
       const client = context.client(command, 'signed')
       const found = await readPolled(context, client, 'sweep', id, (signal) => client.sweeps.get(id, signal))
       if (options.json) return printJson(context.output, found)
-      printSweep(context.output, found, await topRuns(client, found))
+      printSweep(context.output, found, await topRuns(client, found), await templateNames(client, [found.config.base.template_id]))
     })
 
   sweep

@@ -1,14 +1,15 @@
 import type { Sweep, SweepRun } from '../../client/operations.js'
+import { type TemplateNamer, templateWithId } from '../template-names.js'
 import { decimal, fieldTable, NONE, type Output, percent, table, time } from '../output.js'
-import { probability, statisticsInWords as sentences } from '../../sweeps/statistics-words.js'
+import { efficiencyWords, probability, statisticsInWords as sentences, WALK_FORWARD_EFFICIENCY } from '../../sweeps/statistics-words.js'
 
 /** A sweep: its configuration line, then its best runs and statistics (done) or its status. */
-export function printSweep(output: Output, sweep: Sweep, top: SweepRun[]): void {
+export function printSweep(output: Output, sweep: Sweep, top: SweepRun[], name: TemplateNamer): void {
   const c = sweep.config
   const b = c.base
   const search = c.grid ? `grid of ${Object.keys(c.grid).join(' × ')}` : `random search (${c.random?.samples} samples, seed ${c.random?.seed})`
   output.out(
-    `${sweep.id} ${sweep.status}: ${b.template_id} ${b.symbols.join(',')} ${b.timeframe}, ${time(b.start)} to ${time(b.end)}; ${search}: ${c.configurations} configurations` +
+    `${sweep.id} ${sweep.status}: ${templateWithId(name, b.template_id, b.template_version)} ${b.symbols.join(',')} ${b.timeframe}, ${time(b.start)} to ${time(b.end)}; ${search}: ${c.configurations} configurations` +
       (c.skipped > 0 ? ` (${c.skipped} skipped: the template refuses them)` : '') +
       `, objective ${c.objective}`,
   )
@@ -66,7 +67,8 @@ export function statisticsInWords(sweep: Sweep): string[] {
     lines.push(
       `walk-forward (${wf.anchored ? 'anchored' : 'rolling'}, by ${wf.objective}): ${wf.windows.length} windows` +
         (stitched ? `, out of sample: return ${percent(stitched.total_return)}, max drawdown ${percent(stitched.max_drawdown)}` : '') +
-        `, efficiency ${wf.efficiency === null ? `undefined${wf.reason ? ` (${wf.reason})` : ''}` : wf.efficiency.toFixed(2)}`,
+        `, efficiency ${efficiencyWords(wf.efficiency, wf.reason)}.`,
+      WALK_FORWARD_EFFICIENCY,
     )
   }
   return lines
@@ -75,7 +77,7 @@ export function statisticsInWords(sweep: Sweep): string[] {
 /** A probability for the list: never 1.00 for 0.9995 (issue 35). */
 const chance = (p: number | null | undefined): string => (p === null || p === undefined ? NONE : probability(p))
 
-export function printSweepList(output: Output, sweeps: Sweep[]): void {
+export function printSweepList(output: Output, sweeps: Sweep[], name: TemplateNamer): void {
   if (sweeps.length === 0) return output.err('no sweeps')
   output.out(
     table(
@@ -84,7 +86,7 @@ export function printSweepList(output: Output, sweeps: Sweep[]): void {
         sweep.id,
         sweep.status,
         percent(sweep.progress, 0),
-        sweep.config.base.template_id,
+        name(sweep.config.base.template_id, sweep.config.base.template_version),
         sweep.config.base.symbols.join(','),
         sweep.config.base.timeframe,
         sweep.config.configurations,

@@ -45,6 +45,8 @@ export interface CompiledModule {
   code: string
   /** Hex SHA-256 of `code`: a stored version is immutable, and jobs and runs record which code they ran. */
   sha256: string
+  /** The name its errors give the module (moduleFileName); strategy.js when absent. */
+  file?: string
 }
 
 export type ModuleLanguage = 'javascript' | 'typescript'
@@ -77,7 +79,7 @@ export interface StrategySandbox {
    * run over recorded bars within the limits. Throws AppError INVALID_PARAMETER (field `source`) whose
    * message names the problem and the module's line:column where there is one.
    */
-  inspect(userId: number, source: string, language: ModuleLanguage): Promise<{ compiled: CompiledModule; description: ModuleDescription }>
+  inspect(userId: number, source: string, language: ModuleLanguage, file?: string): Promise<{ compiled: CompiledModule; description: ModuleDescription }>
   /**
    * The params with defaults applied, checked against the schema and the module's validate(), and the
    * warm-up for them. Throws AppError INVALID_PARAMETER naming the field (`params.fast`). With a budget

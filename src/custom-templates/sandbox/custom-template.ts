@@ -14,6 +14,8 @@ export interface CustomTemplateSource {
   version: number
   description: ModuleDescription
   timeframe: string
+  /** The name its errors give the module (moduleFileName). */
+  file?: string
 }
 
 /** How many symbols a module takes and the capital it needs: the built-in templates' minimums of its kind. */

@@ -20,8 +20,8 @@ const refuse = (message: string) => new AppError('INVALID_PARAMETER', message, {
  * validate on the defaults, then a backtest of the defaults over the recorded smoke bars through the
  * engine itself. Every refusal is an AppError on `source` naming the problem (and line:column).
  */
-export async function inspectModule(code: string, smoke: SmokeData): Promise<ModuleDescription> {
-  const instance = await load(code)
+export async function inspectModule(code: string, smoke: SmokeData, file?: string): Promise<ModuleDescription> {
+  const instance = await load(code, file)
   try {
     const exports = instance.info()
     if (!exports.create) throw refuse('the module must export a function create(params, ctx)')
@@ -40,7 +40,7 @@ export async function inspectModule(code: string, smoke: SmokeData): Promise<Mod
     // engine and host noise (the sma_cross port measured 4–175 µs per bar, 1.5–6 µs warm): such a run is
     // repeated once on a fresh instance and the faster counts, at most WARM_RERUN_BELOW_MS more per upload.
     if (ms < WARM_RERUN_BELOW_MS) {
-      const fresh = await load(code)
+      const fresh = await load(code, file)
       try {
         ms = Math.min(ms, strategyStep(what, () => timedSmokeRun(fresh, description, defaults, bars, smoke)))
       } finally {
@@ -76,9 +76,9 @@ function timedSmokeRun(instance: StrategyInstance, description: ModuleDescriptio
   return performance.now() - started
 }
 
-async function load(code: string): Promise<StrategyInstance> {
+async function load(code: string, file: string | undefined): Promise<StrategyInstance> {
   try {
-    return await StrategyInstance.load(code, 0)
+    return await StrategyInstance.load(code, 0, file === undefined ? {} : { file })
   } catch (error) {
     if (error instanceof StrategyError) throw refuse(`the module does not load: ${error.message}`)
     throw error
@@ -130,6 +130,9 @@ function checkParam(name: string, declared: unknown): ModuleParam {
     }
     return value
   }
+  // The guide's rule in its words, naming the bound that is missing: "params.x.minimum must be an integer" read as a type error (issue 35).
+  const missing = [minimum === undefined && 'minimum', maximum === undefined && 'maximum'].filter(Boolean)
+  if (missing.length > 0) throw refuse(`${at}: numbers need both minimum and maximum (${guestText(name)} has no ${missing.join(' and no ')}), and the default must lie within them`)
   const low = numeric(minimum, 'minimum')
   const high = numeric(maximum, 'maximum')
   const value = numeric(fallback, 'default')

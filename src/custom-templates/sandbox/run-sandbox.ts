@@ -35,7 +35,7 @@ export class RunSandboxes {
     this.open++
     const worker = new SandboxWorker()
     try {
-      const source = { id: module.version.id, version: module.version.version, description: module.version.description, timeframe: module.timeframe }
+      const source = { id: module.version.id, version: module.version.version, description: module.version.description, timeframe: module.timeframe, file: module.version.compiled.file }
       const request = { type: 'open', code: module.version.compiled.code, seed: module.seed, source, params: module.params, symbols: module.symbols, intervalMs: module.intervalMs, rules: module.rules } as const
       const { warmup } = await worker.request<{ warmup: number }>(request, SANDBOX_LIMITS.hardCallMs)
       return new RunSandbox(worker, module.version, warmup, () => this.open--, module.symbols.length)

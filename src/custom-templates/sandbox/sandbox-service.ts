@@ -34,7 +34,7 @@ export function createStrategySandbox(threads: number): StrategySandbox {
     const limitMs = left === undefined ? SANDBOX_LIMITS.hardCallMs : Math.min(SANDBOX_LIMITS.hardCallMs, left + BUDGET_GRACE_MS)
     let batch: ResolvedBatch
     try {
-      batch = await pool.call<ResolvedBatch>(userId, { type: 'resolve', code: compiled.code, description, paramsList, ...(left === undefined ? {} : { budgetMs: left }) }, limitMs)
+      batch = await pool.call<ResolvedBatch>(userId, { type: 'resolve', code: compiled.code, ...(compiled.file === undefined ? {} : { file: compiled.file }), description, paramsList, ...(left === undefined ? {} : { budgetMs: left }) }, limitMs)
     } catch (error) {
       if (budget && error instanceof StrategyError && error.code === 'STRATEGY_TIMEOUT') throw overValidateBudget()
       throw asRefusal(error, 'params')
@@ -44,9 +44,9 @@ export function createStrategySandbox(threads: number): StrategySandbox {
   }
 
   return {
-    async inspect(userId: number, source: string, language: ModuleLanguage) {
+    async inspect(userId: number, source: string, language: ModuleLanguage, file?: string) {
       try {
-        return await pool.call<{ compiled: CompiledModule; description: ModuleDescription }>(userId, { type: 'inspect', source, language }, INSPECT_MS)
+        return await pool.call<{ compiled: CompiledModule; description: ModuleDescription }>(userId, { type: 'inspect', source, language, ...(file === undefined ? {} : { file }) }, INSPECT_MS)
       } catch (error) {
         throw asRefusal(error, 'source')
       }

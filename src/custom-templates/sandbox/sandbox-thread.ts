@@ -20,8 +20,8 @@ import { overValidateBudget } from './validate-budget.js'
  * wall-clock watchdog and terminates this thread on overrun: nothing here needs to be interruptible.
  */
 export type SandboxRequest =
-  | { type: 'inspect'; source: string; language: ModuleLanguage }
-  | { type: 'resolve'; code: string; description: ModuleDescription; paramsList: unknown[]; budgetMs?: number }
+  | { type: 'inspect'; source: string; language: ModuleLanguage; file?: string }
+  | { type: 'resolve'; code: string; file?: string; description: ModuleDescription; paramsList: unknown[]; budgetMs?: number }
   | { type: 'open'; code: string; seed: number; source: CustomTemplateSource; params: Record<string, unknown>; symbols: string[]; intervalMs: number; rules: SymbolRules[] }
   | { type: 'feed'; bars: ClosedBar[]; funding: FundingEvent[] }
   | { type: 'steps'; steps: FedStep[]; funding: FundingEvent[][] }
@@ -71,10 +71,10 @@ async function handle(request: SandboxRequest): Promise<unknown> {
       // Types are stripped here, not in the main thread: parsing a hostile 256 KiB source is bounded by the watchdog.
       const compiled = compileModule(request.source, request.language)
       smoke ??= loadSmokeData()
-      return { compiled, description: await inspectModule(compiled.code, smoke) }
+      return { compiled, description: await inspectModule(compiled.code, smoke, request.file) }
     }
     case 'resolve':
-      return resolve(request.code, request.description, request.paramsList, request.budgetMs)
+      return resolve(request.code, request.description, request.paramsList, request.budgetMs, request.file)
     case 'open':
       return open(request)
     case 'feed':
@@ -91,13 +91,13 @@ async function handle(request: SandboxRequest): Promise<unknown> {
  * With `budgetMs` (what is left of the submission's ValidateBudget) no call runs past it, loading the
  * module included, and running out is the submission's 400; the time taken is answered, to be charged.
  */
-async function resolve(code: string, description: ModuleDescription, paramsList: unknown[], budgetMs: number | undefined): Promise<ResolvedBatch> {
+async function resolve(code: string, description: ModuleDescription, paramsList: unknown[], budgetMs: number | undefined, file: string | undefined): Promise<ResolvedBatch> {
   const started = performance.now()
   const deadline = budgetMs === undefined ? undefined : Date.now() + budgetMs
   const overBudget = (error?: unknown) => deadline !== undefined && Date.now() >= deadline && (error === undefined || (error instanceof StrategyError && error.code === 'STRATEGY_TIMEOUT'))
   let instance: StrategyInstance | undefined
   try {
-    instance = await StrategyInstance.load(code, 0, deadline === undefined ? {} : { deadline })
+    instance = await StrategyInstance.load(code, 0, { ...(deadline === undefined ? {} : { deadline }), ...(file === undefined ? {} : { file }) })
     const template = customTemplate({ id: 'the module', version: 0, description, timeframe: '1h' }, instance)
     const answers = paramsList.map((params): ResolvedOrRefused => {
       if (overBudget()) throw overValidateBudget()
@@ -115,7 +115,7 @@ async function resolve(code: string, description: ModuleDescription, paramsList:
 }
 
 async function open(request: Extract<SandboxRequest, { type: 'open' }>): Promise<{ warmup: number }> {
-  const instance = await StrategyInstance.load(request.code, request.seed)
+  const instance = await StrategyInstance.load(request.code, request.seed, request.source.file === undefined ? {} : { file: request.source.file })
   const template = customTemplate(request.source, instance)
   const series = request.symbols.map((symbol) => new GrowingSeries(symbol, request.intervalMs))
   const context = { bars: series.map((g) => g.bars), funding: series.map((g) => g.funding), rules: request.rules }

@@ -16,6 +16,7 @@ import { GUEST_DRIVER } from './guest-driver.js'
 import { guestText } from './guest-text.js'
 import { SANDBOX_LIMITS } from './limits.js'
 import { type ModuleAnswer, moduleAnswer } from './module-answer.js'
+import { MODULE_EVAL_NAME } from './module-file-name.js'
 import { locationIn, StrategyError } from './strategy-error.js'
 
 /** What the module exports, as the driver reads it inside the sandbox. */
@@ -61,6 +62,8 @@ export interface InstanceOptions {
    * and the thread's watchdog holds the hard bound anyway.
    */
   callMs?: number
+  /** The module as its errors name it (moduleFileName: the uploaded file's name); strategy.js when not given. */
+  file?: string
   /** A Date.now() time no call may run past (a submission's params checks: ValidateBudget); loading the module included. */
   deadline?: number
 }
@@ -81,6 +84,7 @@ export class StrategyInstance {
   private readonly driver: Record<'info' | 'validate' | 'warmup' | 'create' | 'bars' | 'step' | 'at', QuickJSHandle>
   /** The run's symbols (create's context), to name the symbol of a step's answer the host refuses. */
   private symbols: readonly string[] = []
+  private file = MODULE_EVAL_NAME
 
   private constructor(
     private readonly module: QuickJSWASMModule,
@@ -106,19 +110,21 @@ export class StrategyInstance {
     const deadline = options.deadline ?? Infinity
     const guard = (ms: number) => runtime.setInterruptHandler(shouldInterruptAfterDeadline(Math.min(Date.now() + ms, deadline)))
     guard(SANDBOX_LIMITS.callMs)
+    const file = options.file ?? MODULE_EVAL_NAME
     const factory = StrategyInstance.unwrap(context, context.evalCode(GUEST_DRIVER, 'driver.js', { type: 'global', strict: true }))
     const seedHandle = context.newNumber(seed >>> 0)
     const make = StrategyInstance.unwrap(context, context.callFunction(factory, context.undefined, seedHandle))
     seedHandle.dispose()
     factory.dispose()
     guard(SANDBOX_LIMITS.callMs)
-    const namespace = StrategyInstance.unwrap(context, context.evalCode(code, 'strategy.js', { type: 'module' }))
-    const driver = StrategyInstance.unwrap(context, context.callFunction(make, context.undefined, namespace))
+    const namespace = StrategyInstance.unwrap(context, context.evalCode(code, MODULE_EVAL_NAME, { type: 'module' }), file)
+    const driver = StrategyInstance.unwrap(context, context.callFunction(make, context.undefined, namespace), file)
     make.dispose()
     namespace.dispose()
     const instance = new StrategyInstance(module, runtime, context, driver)
     instance.callMs = options.callMs ?? SANDBOX_LIMITS.callMs
     instance.deadline = deadline
+    instance.file = file
     return instance
   }
 
@@ -241,7 +247,7 @@ export class StrategyInstance {
     if (this.dead) throw new StrategyError('STRATEGY_ERROR', 'the strategy failed earlier and cannot be called again')
     this.runtime.setInterruptHandler(shouldInterruptAfterDeadline(Math.min(Date.now() + this.callMs + allowanceMs, this.deadline)))
     try {
-      return StrategyInstance.unwrap(this.context, this.context.callFunction(this.driver[name], this.context.undefined, ...args))
+      return StrategyInstance.unwrap(this.context, this.context.callFunction(this.driver[name], this.context.undefined, ...args), this.file)
     } catch (error) {
       // Whatever failed inside, the instance is not trusted again; a StrategyError reaches the caller.
       this.dead = true
@@ -252,11 +258,11 @@ export class StrategyInstance {
     }
   }
 
-  private static unwrap(context: QuickJSContext, result: ReturnType<QuickJSContext['evalCode']>): QuickJSHandle {
+  private static unwrap(context: QuickJSContext, result: ReturnType<QuickJSContext['evalCode']>, file = MODULE_EVAL_NAME): QuickJSHandle {
     if (!result.error) return result.value
     const dumped = safeDump(context, result.error)
     result.error.dispose()
-    throw guestError(dumped)
+    throw guestError(dumped, file)
   }
 }
 
@@ -282,13 +288,13 @@ function safeDump(context: QuickJSContext, handle: QuickJSHandle): Dumped {
 }
 
 /** A guest exception as a StrategyError with the module's line:column where the stack has one; its name and message cut to GUEST_TEXT_MAX. */
-export function guestError(error: Dumped): StrategyError {
+export function guestError(error: Dumped, file = MODULE_EVAL_NAME): StrategyError {
   const message = typeof error.message === 'string' ? guestText(error.message) : 'the strategy failed'
   const name = typeof error.name === 'string' ? guestText(error.name) : 'Error'
   if (name === 'InternalError' && /interrupted/.test(message)) return new StrategyError('STRATEGY_TIMEOUT', 'the strategy ran longer than its time for one call')
   if (/out of memory/i.test(message)) return new StrategyError('STRATEGY_OOM', `the strategy used more than its ${SANDBOX_LIMITS.memoryBytes / 2 ** 20} MiB of memory`)
   const at = locationIn(error.stack)
-  const where = at ? ` (strategy.js ${at})` : ''
+  const where = at ? ` (${file} ${at})` : ''
   if (name === 'StrategyOutputError') return new StrategyError('STRATEGY_INVALID_OUTPUT', `${message}${where}`)
   return new StrategyError('STRATEGY_ERROR', `${name}: ${message}${where}`)
 }

@@ -1,4 +1,3 @@
-import { Ledger } from '../../engine/ledger.js'
 import type { Trade } from '../../engine/types.js'
 import type { BinanceTradingClient } from '../../trading/binance/trading-client.js'
 import type { BrokerOutcome, ClosedBar, FundingEvent } from './broker.js'
@@ -16,7 +15,7 @@ export class ExchangeBroker extends SymbolExchange<BrokerOutcome> {
   constructor(
     readonly paper: PaperBroker,
     client: BinanceTradingClient,
-    private readonly setup: PaperSetup,
+    setup: PaperSetup,
   ) {
     super(paperLedger(paper), client, setup.symbol, setup.rules, setup.leverage)
   }
@@ -48,13 +47,9 @@ export class ExchangeBroker extends SymbolExchange<BrokerOutcome> {
     return this.paper.totals(mark)
   }
 
-  /** The signed quantity the engine would hold after moving to `target` at `price` (Ledger.applyTarget on a copy). */
+  /** The signed quantity the engine would hold after moving to `target` at `price` (PaperBroker.desiredQty). */
   desiredQty(target: number, price: number, time: number): number {
-    const { ledger } = this.paper
-    const scratch = new Ledger([this.setup.symbol], [this.setup.rules], this.setup.capital, this.setup.leverage, this.setup.fees.takerRate)
-    scratch.restore(ledger.snapshot())
-    scratch.applyTarget(0, target, price, time)
-    return scratch.qty[0]!
+    return this.paper.desiredQty(target, price, time)
   }
 
   /** Sends the intent `clientOrderId` (already committed) moving the position to `target` of equity at about `price`. */

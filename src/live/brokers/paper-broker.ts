@@ -191,6 +191,18 @@ export class PaperBroker implements Broker {
     return state as unknown as Record<string, unknown>
   }
 
+  /**
+   * The signed quantity the engine would hold after moving to `target` at `price` (Ledger.applyTarget on a
+   * copy): what a live run sends, and a pending intent's size at the close that stated it.
+   */
+  desiredQty(target: number, price: number, time: number): number {
+    const { setup } = this
+    const scratch = new Ledger([setup.symbol], [setup.rules], setup.capital, setup.leverage, setup.fees.takerRate)
+    scratch.restore(this.ledger.snapshot())
+    scratch.applyTarget(0, target, price, time)
+    return scratch.qty[0]!
+  }
+
   totals(mark: number): { realized: number; unrealized: number; qty: number } {
     const ledger = this.ledger
     return { realized: ledger.cash - this.setup.capital, unrealized: ledger.unrealized(0, mark), qty: ledger.qty[0]! }

@@ -103,7 +103,7 @@ export class LiveSymbols {
    * A live step: each symbol settles what is pending and must agree with the exchange; the template steps;
    * its targets leave the stepper and are sized on one equity (the account's at this step's closes, as the
    * stepper sizes a step's fills); the intents are committed, then each ready symbol's order is sent (side by
-   * side: each is its symbol's only order) and the answers are booked one after another. A symbol not ready
+   * side: each is its symbol's only order, a reversal's after its old protection is cancelled) and the answers are booked one after another. A symbol not ready
    * holds its target and sends it at its first ready step.
    */
   async act(step: Step, funding: readonly (readonly FundingEvent[])[], closeTime: number): Promise<void> {
@@ -115,6 +115,10 @@ export class LiveSymbols {
     const desired = this.broker.desiredQtys(targets, closeTime)
     const created = await this.deps.commit(outcome)
     if (!created) return
+    // A reversal goes out once the old side's protective orders are cancelled and a trigger before the cancel is
+    // booked (LiveOrders.beforeOrder), one symbol after another as every booking is: sendQty then sizes the order
+    // from what is held, never at twice the target.
+    for (let s = 0; s < this.symbols.length; s++) if (created[this.symbols[s]!] !== undefined) await this.orders[s]!.beforeOrder(desired[s]!)
     const sends = this.symbols.map((symbol, s) => {
       const id = created[symbol]
       if (id === undefined) return undefined

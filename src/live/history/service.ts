@@ -53,6 +53,7 @@ function toOrder(row: OrderRow): StrategyOrder {
     fee: row.fee,
     created_at: row.created_at.toISOString(),
     filled_at: row.filled_at?.toISOString() ?? null,
+    stated_at: row.stated_at?.toISOString() ?? null,
     exit_reason: row.exit_reason as StrategyOrder['exit_reason'],
   }
 }

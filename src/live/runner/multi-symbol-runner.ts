@@ -351,9 +351,12 @@ export class MultiSymbolRunner {
     const { run, deps } = this
     const now = new Date(deps.now())
     const pending = settles ? { ...this.pendingOrders, ...settles } : this.pendingOrders
-    const { rows, pendingOrders, counters } = stepRows({ run, now, totals: this.broker.totals(), rules: this.rules }, outcome, pending, this.counters)
-    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra, ...(this.live ? { live: this.live.state() } : {}) }
     const last = this.broker.lastOpenTime
+    const closeTime = last + this.interval
+    const targets = Float64Array.from(outcome.symbols, (o) => o.newTarget)
+    const sizedQtys = last === last && targets.some((t) => t === t) ? this.broker.desiredQtys(targets, closeTime) : undefined
+    const { rows, pendingOrders, counters } = stepRows({ run, now, closeTime, sizedQtys, totals: this.broker.totals(), rules: this.rules }, outcome, pending, this.counters)
+    const state: MultiRunnerState = { broker: this.broker.snapshot(), pendingOrders, ...this.extra, ...(this.live ? { live: this.live.state() } : {}) }
     const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt: last === last ? new Date(last) : null })
     if (!ok) {
       // Paused or taken over: the saved state is the truth; this runner stops without acting again.

@@ -278,11 +278,13 @@ export class StrategyRunner {
     const now = new Date(deps.now())
     const pendingBefore = settles === undefined ? this.pendingOrder : settles
     const totals = this.broker.totals(this.broker.lastClose)
-    const rows = outcomeRows({ run, now, pendingOrder: pendingBefore, totals, rules: this.rules }, outcome, this.counters)
+    const lastBar = this.broker.lastOpenTime
+    const closeTime = lastBar + this.interval
+    const sizedQty = outcome.newTarget === outcome.newTarget && lastBar === lastBar ? this.broker.desiredQty(outcome.newTarget, this.broker.lastClose, closeTime) : undefined
+    const rows = outcomeRows({ run, now, closeTime, sizedQty, pendingOrder: pendingBefore, totals, rules: this.rules }, outcome, this.counters)
     const created = rows.next
     const pendingOrder = outcome.newTarget === outcome.newTarget ? created : outcome.filledIntent ? null : pendingBefore
     const state: RunnerState = { broker: this.broker.snapshot(), pendingOrder, ...this.extra, ...this.live?.state() }
-    const lastBar = this.broker.lastOpenTime
     const lastBarAt = lastBar === lastBar ? new Date(lastBar) : null
     const ok = await deps.commits.commit({ strategyId: run.strategy_id, run: run.run, rows, state: state as unknown as Record<string, unknown>, lastBarAt })
     if (!ok) {

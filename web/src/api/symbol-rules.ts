@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks'
+import { type ExchangeInfoSymbols, tickDecimals } from '../../../src/format/tick-decimals.js'
 import { client } from './session.js'
 
 /**
@@ -7,26 +8,19 @@ import { client } from './session.js'
  * written to the tick ("42,150.10", not "42150.1"), so a column of prices lines up.
  */
 const known = new Map<string, number>()
+/** Each symbol's base asset ("BTC"), the unit of its quantities, from the same answer. */
+const bases = new Map<string, string>()
 const loading = new Map<string, Promise<void>>()
-
-interface ExchangeSymbol {
-  symbol: string
-  filters: { filterType: string; tickSize?: string }[]
-}
-
-/** Decimals of a step like "0.010" (2) or "1" (0). */
-export function stepDecimals(step: string): number {
-  const [, fraction = ''] = step.split('.')
-  return fraction.replace(/0+$/, '').length
-}
 
 function load(symbol: string): Promise<void> {
   let pending = loading.get(symbol)
   if (!pending) {
-    pending = (client().market.exchangeInfo(symbol) as Promise<{ symbols: ExchangeSymbol[] }>).then(
+    pending = (client().market.exchangeInfo(symbol) as Promise<ExchangeInfoSymbols>).then(
       (info) => {
-        const tick = info.symbols.find((s) => s.symbol === symbol)?.filters.find((f) => f.filterType === 'PRICE_FILTER')?.tickSize
-        if (tick) known.set(symbol, stepDecimals(tick))
+        const decimals = tickDecimals(info, symbol)
+        if (decimals !== undefined) known.set(symbol, decimals)
+        const base = info.symbols.find((s) => s.symbol === symbol)?.baseAsset
+        if (base) bases.set(symbol, base)
       },
       // Without exchange info, prices show as the API wrote them.
       () => undefined,
@@ -50,4 +44,10 @@ export function usePriceDecimals(symbols: string[]): (symbol: string) => number 
     }
   }, [key])
   return (symbol) => known.get(symbol)
+}
+
+/** The base asset of each of `symbols` (undefined until known), the unit a quantity of it is counted in. */
+export function useBaseAssets(symbols: string[]): (symbol: string) => string | undefined {
+  usePriceDecimals(symbols)
+  return (symbol) => bases.get(symbol)
 }

@@ -22,6 +22,8 @@ export function Heatmap(props: {
   onPick?: (id: string) => void
   testId: string
   label: string
+  /** What a blank cell means, said in the legend beside a blank swatch; none when no cell is blank. */
+  blank?: string | null | undefined
 }) {
   const { xs, ys, cells, format } = props
   const [ref, width] = useWidth<HTMLDivElement>()
@@ -96,6 +98,11 @@ export function Heatmap(props: {
       <p class="hint legend">
         <span class="swatch" style={{ background: heatColor(low, low, high) }} /> {format(low)} … <span class="swatch" style={{ background: heatColor(high, low, high) }} /> {format(high)}
       </p>
+      {props.blank ? (
+        <p class="hint legend" data-testid={`${props.testId}-blank`}>
+          <span class="swatch blank" /> {props.blank}
+        </p>
+      ) : null}
     </div>
   )
 }

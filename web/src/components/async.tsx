@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks'
+import { withoutApiAdvice } from './api-advice.js'
 
 export interface AsyncState<T> {
   data: T | undefined
@@ -34,11 +35,12 @@ export function toError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error))
 }
 
+/** An error as the page shows it: the API's message, less its advice to API callers (the page acts instead). */
 export function ErrorBox({ error }: { error: Error | undefined | null }) {
   if (!error) return null
   return (
     <p class="error" role="alert" data-testid="error">
-      {error.message}
+      {withoutApiAdvice(error.message)}
     </p>
   )
 }

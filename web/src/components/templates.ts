@@ -36,3 +36,14 @@ export function templateLabel(template: TemplateInfo): string {
 
 export { TIMEFRAMES, TIMEFRAME_MS } from '../../../src/strategies/timeframes.js'
 export { FEE_MODELS } from '../../../src/engine/fees.js'
+
+/**
+ * How a page names the template a job, sweep or strategy runs: one of the user's by its name and the
+ * version pinned (`atr breakout v2`), a built-in by its id. The name comes from the catalogue (GET
+ * /v1/templates lists the user's own to strategies:read); a template it does not hold (deleted) keeps its id.
+ */
+export function templateName(templates: readonly TemplateInfo[] | undefined, id: string, version?: number | null): string {
+  const found = templates?.find((template) => template.id === id)
+  const name = found?.custom ? found.name : id
+  return version ? `${name} v${version}` : name
+}

@@ -9,13 +9,14 @@ export interface SourcePosition {
 
 /**
  * Where a refused upload points, read from the server's message (src/custom-templates/sandbox):
- * the sandbox appends "(strategy.js 4:18)" or "(strategy.js 4)" to a module's error, and a TypeScript
+ * the sandbox appends "(atr-breakout.ts 4:18)" or "(atr-breakout.ts 4)" to a module's error, the module
+ * named after its template (module-file-name.ts; strategy.js before issue 35), and a TypeScript
  * parse error reads "TypeScript does not parse at 4:18: …". The "at L:C" form counts only before the
  * message's first colon, its own lead: after it comes the module's own error text, where a module's
  * `throw new Error('stop at 3:4')` would otherwise be taken for a place.
  */
 export function positionIn(message: string): SourcePosition | undefined {
-  const sandbox = /\bstrategy\.js (\d+)(?::(\d+))?/.exec(message)
+  const sandbox = /\([^()]*\.m?[jt]s (\d+)(?::(\d+))?\)/.exec(message)
   if (sandbox) return { line: Number(sandbox[1]), column: sandbox[2] === undefined ? undefined : Number(sandbox[2]) }
   const parse = /^[^:]*\bat (\d+):(\d+)/.exec(message)
   if (parse) return { line: Number(parse[1]), column: Number(parse[2]) }

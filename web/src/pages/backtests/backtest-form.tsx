@@ -26,6 +26,8 @@ export function BacktestForm({ templateId, initial }: { templateId?: string; ini
   const span = useRunSpan(initial)
   const [error, setError] = useState<Error>()
   const [busy, setBusy] = useState(false)
+  // The coverage line below Run already says the symbol is unlisted: a click would only be refused with the same words.
+  const [symbolRefused, setSymbolRefused] = useState<string>()
   const problem = exitFieldError(error)
 
   const submit = async (event: Event) => {
@@ -58,10 +60,10 @@ export function BacktestForm({ templateId, initial }: { templateId?: string; ini
       </label>
       <div class="wide">
         <ErrorBox error={problem ? undefined : error} />
-        <button type="submit" class="primary" disabled={busy || !state.template} data-testid="backtest-submit">
+        <button type="submit" class="primary" disabled={busy || !state.template || symbolRefused !== undefined} data-testid="backtest-submit">
           {busy ? 'Submitting…' : 'Run backtest'}
         </button>
-        <RunSpanCoverage span={span} symbols={draftBody(state.draft).symbols} timeframe={state.draft.timeframe} />
+        <RunSpanCoverage span={span} symbols={draftBody(state.draft).symbols} timeframe={state.draft.timeframe} onRefused={setSymbolRefused} />
       </div>
     </form>
   )

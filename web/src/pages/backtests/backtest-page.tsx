@@ -2,10 +2,15 @@ import { useEffect, useState } from 'preact/hooks'
 import { fullJob, isTerminal, submittedJob, watchBacktest } from '../../api/backtest-watch.js'
 import { api } from '../../api/endpoints.js'
 import type { Job } from '../../api/types.js'
+import { withoutApiAdvice } from '../../components/api-advice.js'
 import { ErrorBox, Loading, toError } from '../../components/async.js'
 import { money, time } from '../../format.js'
 import { StatusBadge } from './backtests-page.js'
 import { BacktestResult } from './backtest-result.js'
+import { CoverageHint } from './coverage.js'
+import { backtestThis, repeatable } from './repeat-config.js'
+import { endOf } from './run-span.js'
+import { TemplateName } from '../../components/template-name.js'
 
 /** One backtest: live progress while it runs, then its result. */
 export function BacktestPage({ id }: { id: string }) {
@@ -42,8 +47,7 @@ export function BacktestPage({ id }: { id: string }) {
         <StatusBadge job={job} />
       </div>
       <p class="muted">
-        {c.template_id}
-        {c.template_version ? ` v${c.template_version}` : ''} · {c.symbols.join(', ')} · {c.timeframe} · {c.start.slice(0, 10)} → {c.end.slice(0, 10)} · capital {money(c.capital)} · ×{c.leverage} · {c.fee_model}
+        <TemplateName id={c.template_id} version={c.template_version} /> · {c.symbols.join(', ')} · {c.timeframe} · {c.start.slice(0, 10)} → {c.end.slice(0, 10)} · capital {money(c.capital)} · ×{c.leverage} · {c.fee_model}
         {c.fee_bps ? ` ${c.fee_bps} bps` : ''} · params <code>{JSON.stringify(c.params)}</code>
       </p>
       <div class="progress-box" data-testid="backtest-progress" data-status={job.status} data-progress={job.progress} data-seen={seen.join(',')}>
@@ -62,8 +66,16 @@ export function BacktestPage({ id }: { id: string }) {
       <ErrorBox error={error} />
       {job.status === 'failed' && job.error ? (
         <p class="error" data-testid="job-error">
-          {job.error.code}: {job.error.message}
+          {job.error.code}: {withoutApiAdvice(job.error.message)}
         </p>
+      ) : null}
+      {job.status === 'failed' && job.error?.code === 'NO_DATA' ? (
+        <CoverageHint symbols={c.symbols} timeframe={c.timeframe} start={c.start.slice(0, 10)} end={c.end.slice(0, 10)} onFit={(range) => backtestThis(repeatable(job, { start: `${range.start}T00:00:00Z`, end: endOf(range.end) }))} />
+      ) : null}
+      {isTerminal(job) && job.status !== 'done' ? (
+        <button type="button" class="primary" onClick={() => backtestThis(repeatable(job))} data-testid="edit-again">
+          Edit and run again
+        </button>
       ) : null}
       {job.status === 'done' && job.result?.equity_curve ? <BacktestResult job={job} /> : null}
     </section>

@@ -1,21 +1,15 @@
-import { useMemo, useState } from 'preact/hooks'
-import { drawdownCurve } from '../../../../src/engine/metrics.js'
+import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import type { Job } from '../../api/types.js'
 import { ErrorBox, TableWrap, toError } from '../../components/async.js'
-import { seconds } from '../../charts/chart-host.js'
-import { LineChart, type Line } from '../../charts/line-chart.js'
-import { money, time } from '../../format.js'
+import { money, pct, sign, time } from '../../format.js'
 import { navigate } from '../../router.js'
 import { ExitFacts, MetricsGrid } from './metrics.js'
+import { EquityPanel } from './equity-panel.js'
 import { PricePanel } from './price-panel.js'
+import { resultFigures, tradesCsv } from './result-figures.js'
 import { TradesTable } from './trades-table.js'
-
-/** The equity curve as chart points: one per simulated day, as the API gives it. */
-export function equityPoints(job: Job): { time: number; value: number }[] {
-  // Pairs of [ISO time, decimal]; the generated type loses the tuple, hence the `!`.
-  return (job.result?.equity_curve ?? []).map(([at, equity]) => ({ time: seconds(at!), value: Number(equity) }))
-}
+import { templateName, useTemplates } from '../../components/templates.js'
 
 /** The result's warnings (partial data coverage, …); none from a server that does not send them. */
 export function warningsOf(job: Job): string[] {
@@ -27,12 +21,7 @@ export function warningsOf(job: Job): string[] {
 export function BacktestResult({ job }: { job: Job }) {
   const result = job.result!
   const warnings = warningsOf(job)
-  const equity = useMemo<Line[]>(() => [{ name: 'Equity', color: '#3b6fd8', points: equityPoints(job) }], [job])
-  const drawdown = useMemo<Line[]>(() => {
-    const points = equityPoints(job)
-    const falls = drawdownCurve(points.map((p) => p.value))
-    return [{ name: 'Drawdown', color: '#d4414b', points: points.map((p, i) => ({ time: p.time, value: falls[i]! })) }]
-  }, [job])
+  const figures = resultFigures(job)
 
   return (
     <>
@@ -51,12 +40,24 @@ export function BacktestResult({ job }: { job: Job }) {
       <MetricsGrid metrics={result.metrics} />
       <dl class="facts">
         <div>
+          <dt>Net profit</dt>
+          <dd data-testid="net-profit" class={sign(figures.netProfit)}>{money(figures.netProfit)}</dd>
+        </div>
+        <div>
+          <dt>Total return</dt>
+          <dd data-testid="total-return" class={sign(figures.totalReturn)}>{pct(figures.totalReturn)}</dd>
+        </div>
+        <div>
           <dt>Final equity</dt>
           <dd data-testid="final-equity">{money(result.final_equity)}</dd>
         </div>
         <div>
           <dt>Fees paid</dt>
           <dd data-testid="fees-paid">{money(result.fees_paid)}</dd>
+        </div>
+        <div title="Fees paid over the gross profit (net profit plus fees): the part of what the strategy made that went to the exchange">
+          <dt>Fees / gross profit</dt>
+          <dd data-testid="fee-share">{figures.feeShare === undefined ? 'no gross profit' : pct(figures.feeShare, 1)}</dd>
         </div>
         <div title="Net funding over the run: positive means the account paid it, negative that it received it">
           <dt>Funding (+ paid, − received)</dt>
@@ -68,13 +69,13 @@ export function BacktestResult({ job }: { job: Job }) {
         </div>
       </dl>
       <ExitFacts job={job} />
-      <h2>Equity</h2>
-      <LineChart lines={equity} testId="equity-chart" label="Equity, one point per day" />
-      <h2>Drawdown</h2>
-      <LineChart lines={drawdown} testId="drawdown-chart" label="Drawdown from the running peak" percent height={180} />
+      <EquityPanel job={job} />
       <h2>Price and trades</h2>
       <PricePanel job={job} />
-      <h2>Trades</h2>
+      <div class="heading">
+        <h2>Trades</h2>
+        <TradesDownload job={job} />
+      </div>
       <TradesTable trades={result.trades ?? []} protective={result.metrics.exit_reasons !== undefined} />
       {result.gaps?.length ? (
         <>
@@ -106,7 +107,10 @@ export function BacktestResult({ job }: { job: Job }) {
  * is never saved silently: the form says what they mean and the save waits for the user to confirm it.
  */
 function SaveAsStrategy({ job, warnings }: { job: Job; warnings: string[] }) {
-  const [name, setName] = useState(`${job.config.template_id} ${job.config.symbols.join(',')} ${job.config.timeframe}`)
+  // Until the user types one, the name follows the catalogue (a custom template's name arrives with it).
+  const templates = useTemplates()
+  const [typed, setName] = useState<string>()
+  const name = typed ?? `${templateName(templates.data, job.config.template_id)} ${job.config.symbols.join(',')} ${job.config.timeframe}`
   const [confirmed, setConfirmed] = useState(false)
   const [error, setError] = useState<Error>()
   const save = async (event: Event) => {
@@ -136,5 +140,23 @@ function SaveAsStrategy({ job, warnings }: { job: Job; warnings: string[] }) {
       </button>
       <ErrorBox error={error} />
     </form>
+  )
+}
+
+/** Every closed trade of the job as a CSV file (all pages of the table), made in the page. */
+function TradesDownload({ job }: { job: Job }) {
+  const trades = job.result?.trades ?? []
+  const download = () => {
+    const url = URL.createObjectURL(new Blob([tradesCsv(trades)], { type: 'text/csv' }))
+    const link = document.createElement('a')
+    link.href = url
+    link.download = `${job.id}-trades.csv`
+    link.click()
+    setTimeout(() => URL.revokeObjectURL(url), 60_000)
+  }
+  return (
+    <button type="button" onClick={download} disabled={trades.length === 0} data-testid="trades-csv">
+      Download CSV
+    </button>
   )
 }

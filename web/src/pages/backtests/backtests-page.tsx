@@ -7,6 +7,7 @@ import { num, pct, time } from '../../format.js'
 import { Link, navigate } from '../../router.js'
 import { BacktestForm } from './backtest-form.js'
 import { configToRepeat } from './repeat-config.js'
+import { TemplateName } from '../../components/template-name.js'
 
 /** Recent backtests (newest first, refreshed while any runs), a form for a new one, and picking two to compare. */
 export function BacktestsPage() {
@@ -59,13 +60,24 @@ export function BacktestsPage() {
                 <td>
                   <input type="checkbox" aria-label={`pick ${job.id}`} disabled={job.status !== 'done'} checked={selected.includes(job.id)} onChange={() => toggle(job.id)} data-pick={job.id} />
                 </td>
-                <td>
+                <td class="job-cell">
                   <Link href={`/backtests/${job.id}`}>{job.id}</Link>
+                  {/* A phone hides the columns below: what ran, on what, over which days stays under the id. */}
+                  <div class="phone-only job-summary" data-testid="job-summary">
+                    <span data-field="template">
+                      <TemplateName id={job.config.template_id} version={job.config.template_version} />
+                    </span> · <span data-field="symbols">{job.config.symbols.join(', ')}</span> {job.config.timeframe} ·{' '}
+                    <span data-field="span">
+                      {job.config.start.slice(0, 10)} → {job.config.end.slice(0, 10)}
+                    </span>
+                  </div>
                 </td>
                 <td class="status">
                   <StatusBadge job={job} />
                 </td>
-                <td class="secondary">{job.config.template_id}</td>
+                <td class="secondary">
+                  <TemplateName id={job.config.template_id} version={job.config.template_version} />
+                </td>
                 <td class="secondary">{job.config.symbols.join(', ')}</td>
                 <td class="secondary">{job.config.timeframe}</td>
                 <td class="secondary">

@@ -5,8 +5,9 @@ import { ErrorBox, Loading, TableWrap, useAsync } from '../../components/async.j
 import { LineChart, type Line } from '../../charts/line-chart.js'
 import { money } from '../../format.js'
 import { Link } from '../../router.js'
-import { equityPoints } from './backtest-result.js'
+import { equityPoints } from './result-figures.js'
 import { METRICS } from './metrics.js'
+import { templateName, useTemplates } from '../../components/templates.js'
 
 const COLORS = ['#3b6fd8', '#e08a1e']
 
@@ -15,6 +16,7 @@ const COLORS = ['#3b6fd8', '#e08a1e']
  * capital (so runs with different capital compare on one axis).
  */
 export function ComparePage({ a, b }: { a: string; b: string }) {
+  const templates = useTemplates()
   const jobs = useAsync(() => Promise.all([fullJob(a), fullJob(b)]), [a, b])
   const lines = useMemo<Line[]>(
     () =>
@@ -31,7 +33,7 @@ export function ComparePage({ a, b }: { a: string; b: string }) {
   if (notDone.length > 0) return <p class="error">Only finished runs compare: {notDone.map((j) => `${j.id} is ${j.status}`).join(', ')}.</p>
 
   const configRows: [string, (j: Job) => string][] = [
-    ['Template', (j) => j.config.template_id],
+    ['Template', (j) => templateName(templates.data, j.config.template_id, j.config.template_version)],
     ['Params', (j) => JSON.stringify(j.config.params)],
     ['Symbols', (j) => j.config.symbols.join(', ')],
     ['Timeframe', (j) => j.config.timeframe],

@@ -3,6 +3,7 @@ import { PerpetuaError } from '../../../../src/client/index.js'
 import { client } from '../../api/session.js'
 import type { Coverage } from '../../api/types.js'
 import { toError } from '../../components/async.js'
+import { moveInside } from './coverage-range.js'
 
 type Timeframe = Coverage['timeframe']
 
@@ -52,17 +53,42 @@ export function commonRange(coverage: Coverage[]): { start: string; end: string 
  * chosen dates miss: a range outside the data fails with NO_DATA, a range that overhangs it runs on
  * part of it (the result then carries warnings). `onFit` moves the dates inside the recorded range.
  */
-export function CoverageHint({ symbols, timeframe, start, end, onFit }: { symbols: string[]; timeframe: string; start: string; end: string; onFit: (range: { start: string; end: string }) => void }) {
+export function CoverageHint({
+  symbols,
+  timeframe,
+  start,
+  end,
+  onFit,
+  onRefused,
+}: {
+  symbols: string[]
+  timeframe: string
+  start: string
+  end: string
+  onFit: (range: { start: string; end: string }) => void
+  /** Told the API's refusal of a symbol (an unlisted one, with its suggestion), then undefined once none is refused. */
+  onRefused?: ((message: string | undefined) => void) | undefined
+}) {
   const { coverage, error } = useCoverage(symbols, timeframe)
+  // A 400 is the symbol itself (the exchange lists no BTCUSTD): the submission would be refused with the same words.
+  const refused = error instanceof PerpetuaError && error.status === 400 ? error.message : undefined
+  useEffect(() => onRefused?.(refused), [refused])
   // A server without the endpoint (older than issue 24) answers 404: the form then says nothing.
   if (error instanceof PerpetuaError && error.status === 404) return null
+  if (refused) {
+    return (
+      <p class="error" role="alert" data-testid="coverage" data-state="refused">
+        {refused}
+      </p>
+    )
+  }
   if (error) return <p class="hint" data-testid="coverage" data-state="unknown">Recorded history unknown: {error.message}</p>
   if (!coverage) return null
   const common = commonRange(coverage)
   const outside = common ? end < common.start || start > common.end : true
   const overhang = common && !outside && (start < common.start || end > common.end)
-  // Outside: the whole recorded range; overhanging: the chosen dates cut to it.
-  const fit = !common ? null : outside ? common : overhang ? { start: start < common.start ? common.start : start, end: end > common.end ? common.end : end } : null
+  // Outside: as many days as were chosen, at the recorded edge nearer them; overhanging: the chosen dates cut to it.
+  const fit = !common ? null : outside ? moveInside(common, start, end) : overhang ? { start: start < common.start ? common.start : start, end: end > common.end ? common.end : end } : null
   return (
     <div class="hint" data-testid="coverage" data-state={outside ? 'outside' : overhang ? 'partial' : 'inside'} data-start={common?.start ?? ''} data-end={common?.end ?? ''}>
       Recorded {timeframe} history:{' '}

@@ -1,4 +1,4 @@
-import type { JobCreate } from '../../api/types.js'
+import type { Job, JobCreate } from '../../api/types.js'
 import { navigate } from '../../router.js'
 
 /** The query parameter that carries a configuration to repeat into the backtests page's form. */
@@ -22,4 +22,14 @@ export function configToRepeat(search: string): Partial<JobCreate> | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * A job's configuration as a request to run it again, `change` laid over it: the fields the form sends
+ * (a custom template keeps its version and seed while the user keeps the template).
+ */
+export function repeatable(job: Job, change: Partial<JobCreate> = {}): JobCreate {
+  const { template_id, template_version, seed, params, symbols, timeframe, start, end, capital, leverage, fee_model, fee_bps, slippage_bps, exits } = job.config
+  const config = { template_id, template_version, seed, params, symbols, timeframe, start, end, capital, leverage, fee_model, fee_bps, slippage_bps, exits, ...change }
+  return Object.fromEntries(Object.entries(config).filter(([, value]) => value !== undefined && value !== null)) as JobCreate
 }

@@ -7,7 +7,7 @@ import { CoverageHint } from './coverage.js'
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 
 /** The end of the chosen day, or now when that is still to come (the API refuses an end in the future). */
-function endOf(date: string): string {
+export function endOf(date: string): string {
   const end = new Date(`${date}T23:59:59Z`)
   return (end.getTime() > Date.now() ? new Date(Math.floor(Date.now() / 60_000) * 60_000) : end).toISOString()
 }
@@ -84,7 +84,11 @@ export function RunSpanFields({ span }: { span: RunSpan }) {
   )
 }
 
-/** The history the chosen symbols hold for the span; offers to fit the span to it. Below the submit button: it arrives 0.4 s after an edit and must not move the button under a click. */
-export function RunSpanCoverage({ span, symbols, timeframe }: { span: RunSpan; symbols: string[]; timeframe: string }) {
-  return <CoverageHint symbols={symbols} timeframe={timeframe} start={span.start} end={span.end} onFit={(range) => span.setDays(range)} />
+/**
+ * The history the chosen symbols hold for the span; offers to fit the span to it. Below the submit button: it
+ * arrives 0.4 s after an edit and must not move the button under a click. `onRefused`: the symbol the API
+ * refuses (the form disables its Run while the line says so), or undefined.
+ */
+export function RunSpanCoverage({ span, symbols, timeframe, onRefused }: { span: RunSpan; symbols: string[]; timeframe: string; onRefused?: (message: string | undefined) => void }) {
+  return <CoverageHint symbols={symbols} timeframe={timeframe} start={span.start} end={span.end} onFit={(range) => span.setDays(range)} onRefused={onRefused} />
 }

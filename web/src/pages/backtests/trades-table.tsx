@@ -2,7 +2,7 @@ import type { BacktestTrade } from '../../api/types.js'
 import { TableWrap } from '../../components/async.js'
 import { EXIT_STYLE } from '../../charts/trade-markers.js'
 import { Pager, usePages } from '../../components/pager.js'
-import { usePriceDecimals } from '../../api/symbol-rules.js'
+import { useBaseAssets, usePriceDecimals } from '../../api/symbol-rules.js'
 import { num, price, QUOTE, sign, time } from '../../format.js'
 
 /**
@@ -14,6 +14,7 @@ export function TradesTable({ trades, protective = false }: { trades: BacktestTr
   const paging = usePages(trades)
   const rows = paging.rows
   const decimals = usePriceDecimals(rows.map((t) => t.symbol))
+  const base = useBaseAssets(rows.map((t) => t.symbol))
   return (
     <div data-testid="trades" data-trade-count={trades.length}>
       <TableWrap>
@@ -27,7 +28,7 @@ export function TradesTable({ trades, protective = false }: { trades: BacktestTr
               <th class="num secondary">Entry price</th>
               <th class="secondary">Exit</th>
               <th class="num secondary">Exit price</th>
-              <th class="num secondary">Qty</th>
+              <th class="num secondary" title="In the symbol's base asset">Qty</th>
               <th class="num secondary">Fee ({QUOTE})</th>
               <th class="num secondary" title="Funding paid during the trade: positive is paid, negative received">
                 Funding ({QUOTE}, + paid)
@@ -63,7 +64,7 @@ export function TradesTable({ trades, protective = false }: { trades: BacktestTr
                 <td class="num secondary">{price(t.entry_price, decimals(t.symbol))}</td>
                 <td class="secondary">{time(t.exit_time)}</td>
                 <td class="num secondary">{price(t.exit_price, decimals(t.symbol))}</td>
-                <td class="num secondary">{t.qty}</td>
+                <td class="num secondary">{quantity(t.qty, base(t.symbol))}</td>
                 <td class="num secondary">{num(t.fee)}</td>
                 <td class="num secondary">{num(t.funding)}</td>
                 <td class={`num ${sign(t.pnl)}`}>{num(t.pnl)}</td>
@@ -77,4 +78,9 @@ export function TradesTable({ trades, protective = false }: { trades: BacktestTr
       <Pager state={paging} testId="trades" />
     </div>
   )
+}
+
+/** A quantity with its unit (the base asset, "0.012 BTC"), as the API wrote it. */
+function quantity(qty: string, unit: string | undefined): string {
+  return unit ? `${qty} ${unit}` : qty
 }

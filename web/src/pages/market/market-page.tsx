@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import { ErrorBox, Loading, TableWrap, useAsync } from '../../components/async.js'
 import { EXCHANGE_CLOCK } from '../../components/clocks.js'
+import { Pager, usePages } from '../../components/pager.js'
 import { compact, num, pct, sign, time } from '../../format.js'
 
 type Tab = 'funding' | 'tickers' | 'whales'
@@ -30,28 +31,33 @@ export function MarketPage() {
   )
 }
 
+/** Rows a page of a market table shows: every symbol on one page was a 14,000 px page on a phone. */
+const MARKET_PAGE_ROWS = 50
+
 function Funding() {
   const rates = useAsync(() => api.fundingRates(), [])
   const [filter, setFilter] = useState('')
   const [byRate, setByRate] = useState(true)
-  if (rates.error) return <ErrorBox error={rates.error} />
-  if (!rates.data) return <Loading what="funding rates" />
-  const rows = rates.data
+  const matching = (rates.data ?? [])
     .filter((r) => r.symbol.includes(filter.toUpperCase()))
     .sort((a, b) => (byRate ? Math.abs(Number(b.fundingRate)) - Math.abs(Number(a.fundingRate)) : a.symbol.localeCompare(b.symbol)))
+  const paging = usePages(matching, MARKET_PAGE_ROWS)
+  if (rates.error) return <ErrorBox error={rates.error} />
+  if (!rates.data) return <Loading what="funding rates" />
+  const rows = paging.rows
   return (
     <>
       <div class="toolbar">
-        <input type="search" placeholder="Filter symbols" aria-label="Filter symbols" value={filter} onInput={(e) => setFilter(e.currentTarget.value)} />
+        <input type="search" placeholder="Filter symbols" aria-label="Filter symbols" value={filter} onInput={(e) => (setFilter(e.currentTarget.value), paging.setPage(0))} />
         <label class="check">
-          <input type="checkbox" checked={byRate} onChange={(e) => setByRate(e.currentTarget.checked)} /> largest |rate| first
+          <input type="checkbox" checked={byRate} onChange={(e) => (setByRate(e.currentTarget.checked), paging.setPage(0))} /> largest |rate| first
         </label>
         <button type="button" onClick={rates.reload}>
           Refresh
         </button>
       </div>
       <TableWrap>
-        <table data-testid="funding-table">
+        <table class="funding" data-testid="funding-table">
           <thead>
             <tr>
               <th>Symbol</th>
@@ -59,8 +65,13 @@ function Funding() {
               <th class="num" title="The rate times the symbol's fundings per year (its own interval: 8 h, or 4 h or 1 h for many symbols)">
                 Annualised
               </th>
-              <th class="num">Mark price</th>
-              <th title={EXCHANGE_CLOCK}>Next funding</th>
+              <th class="num" data-key="interval" title="How often the symbol pays funding: the annualised rate counts that many fundings a year">
+                Every
+              </th>
+              <th class="num secondary">Mark price</th>
+              <th class="secondary" title={EXCHANGE_CLOCK}>
+                Next funding
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -68,16 +79,21 @@ function Funding() {
               <tr key={r.symbol} data-symbol={r.symbol} data-rate={r.fundingRate}>
                 <td>{r.symbol}</td>
                 <td class={`num ${sign(r.fundingRate)}`}>{pct(r.fundingRate, 4)}</td>
-                <td class="num" data-interval-hours={r.fundingIntervalHours ?? undefined} title={r.fundingIntervalHours === null ? undefined : `funding every ${r.fundingIntervalHours} h`}>
-                  {pct(r.annualizedRate, 1)}
+                <td class="num" data-key="annualized">{pct(r.annualizedRate, 1)}</td>
+                <td class="num" data-interval-hours={r.fundingIntervalHours ?? undefined}>
+                  {r.fundingIntervalHours === null ? '—' : `${r.fundingIntervalHours} h`}
                 </td>
-                <td class="num">{r.markPrice}</td>
-                <td>{time(r.nextFundingTime)}</td>
+                <td class="num secondary">{r.markPrice}</td>
+                <td class="secondary">{time(r.nextFundingTime)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </TableWrap>
+      <p class="hint">
+        {matching.length} symbols{filter ? ` matching "${filter.toUpperCase()}"` : ''}
+      </p>
+      <Pager state={paging} testId="funding" />
     </>
   )
 }
@@ -100,6 +116,7 @@ function VolumeFilter({ value, onChange }: { value: number; onChange: (v: number
 function Tickers() {
   const [min, setMin] = useState(1e8)
   const tickers = useAsync(() => api.activeTickers(min), [min])
+  const paging = usePages(tickers.data ?? [], MARKET_PAGE_ROWS)
   return (
     <>
       <div class="toolbar">
@@ -126,7 +143,7 @@ function Tickers() {
               </tr>
             </thead>
             <tbody>
-              {tickers.data.map((t) => (
+              {paging.rows.map((t) => (
                 <tr key={t.symbol} data-symbol={t.symbol} data-quote-volume={t.quoteVolume}>
                   <td>{t.symbol}</td>
                   <td class="num">{t.lastPrice}</td>
@@ -141,6 +158,7 @@ function Tickers() {
           </table>
         </TableWrap>
       )}
+      <Pager state={paging} testId="tickers" />
       {tickers.data?.length === 0 ? <p class="muted">No symbol trades that much.</p> : null}
     </>
   )
@@ -149,6 +167,7 @@ function Tickers() {
 function Whales() {
   const [min, setMin] = useState(5e7)
   const board = useAsync(() => api.whaleBoard(min), [min])
+  const paging = usePages(board.data?.rows ?? [], MARKET_PAGE_ROWS)
   return (
     <>
       <div class="toolbar">
@@ -175,7 +194,7 @@ function Whales() {
               </tr>
             </thead>
             <tbody>
-              {board.data.rows.map((r) => (
+              {paging.rows.map((r) => (
                 <tr key={r.symbol} data-symbol={r.symbol} data-score={r.score}>
                   <td>{r.symbol}</td>
                   <td class="num">{num(r.whaleLongShort, 3)}</td>
@@ -188,6 +207,7 @@ function Whales() {
           </table>
         </TableWrap>
       )}
+      <Pager state={paging} testId="whales" />
     </>
   )
 }

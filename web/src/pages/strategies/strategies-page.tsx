@@ -8,6 +8,7 @@ import { num, pct, QUOTE, sign, time } from '../../format.js'
 import { SERVER_CLOCK } from '../../components/clocks.js'
 import { Link, navigate } from '../../router.js'
 import { ModeBadge } from './run-mode.js'
+import { TemplateName } from '../../components/template-name.js'
 
 /** Every strategy of the user with its status and lifetime stats; a form to create one. */
 export function StrategiesPage() {
@@ -67,7 +68,9 @@ export function StrategiesPage() {
                 <td>
                   <ModeBadge strategy={s} />
                 </td>
-                <td class="secondary">{s.template_id}</td>
+                <td class="secondary">
+                  <TemplateName id={s.template_id} version={s.template_version} />
+                </td>
                 <td class="secondary">{s.symbols.join(', ')}</td>
                 <td class="secondary">{s.timeframe}</td>
                 <td class="num secondary">{num(s.capital)}</td>

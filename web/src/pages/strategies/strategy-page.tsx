@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { api } from '../../api/endpoints.js'
 import { client } from '../../api/session.js'
 import { exitsText } from '../../../../src/backtests/exit-text.js'
-import type { Strategy, StrategyOrder, StrategyPosition, StrategyTrade, StreamMessage } from '../../api/types.js'
+import type { Strategy, StrategyPosition, StrategyTrade, StreamMessage } from '../../api/types.js'
 import { ErrorBox, Loading, TableWrap, toError } from '../../components/async.js'
 import { usePriceDecimals } from '../../api/symbol-rules.js'
 import { EXCHANGE_CLOCK, SERVER_CLOCK } from '../../components/clocks.js'
@@ -11,12 +11,15 @@ import { DeployPanel } from './deploy-panel.js'
 import { describeStreamMessage } from './stream-entry.js'
 import { ModeBadge } from './run-mode.js'
 import { ProtectiveOrders } from './protective-orders.js'
+import { TemplateName } from '../../components/template-name.js'
+import { ExchangeClock } from '../../components/exchange-clock.js'
+import { listedOrder, type Order } from './listed-order.js'
 
 /** A position as GET /v1/strategies/{id}/positions gives it; one from a position_opened message lacks the marks until re-read. */
 type Position = Pick<StrategyPosition, 'symbol' | 'side' | 'qty' | 'entry_price' | 'opened_at'> & Partial<Pick<StrategyPosition, 'mark_price' | 'unrealized_pnl' | 'liquidation_price' | 'mode' | 'stop_price' | 'take_profit_price' | 'trailing' | 'trigger' | 'protective_orders' | 'protective_orders_error'>>
 
-/** `time`: the fill's (the exchange's clock), or for an order not filled when we recorded it (ours). */
-type Order = Pick<StrategyOrder, 'client_order_id' | 'symbol' | 'status' | 'side' | 'qty' | 'price' | 'fee'> & { time: string; clock: 'exchange' | 'server' }
+/** A pending order's side and quantity are what it will send, not yet a fill. */
+const PLANNED = 'Pending: what it will send, sized at the close that stated it (a dry run fills it at the next open)'
 
 const LOG_SIZE = 100
 
@@ -40,8 +43,9 @@ export function StrategyPage({ id }: { id: string }) {
   const [stream, setStream] = useState<{ state: StreamState; detail?: string }>({ state: 'connecting' })
   const refreshTimer = useRef<ReturnType<typeof setTimeout>>(undefined)
 
+  const loadOrders = () => api.strategyOrders(id).then((page) => setOrders(page.data.map(listedOrder)), (e: unknown) => setError(toError(e)))
   const loadHistory = () => {
-    api.strategyOrders(id).then((page) => setOrders(page.data.map((o) => ({ ...o, time: o.filled_at ?? o.created_at, clock: o.filled_at ? 'exchange' : 'server' }))), (e: unknown) => setError(toError(e)))
+    void loadOrders()
     api.strategyTrades(id).then((page) => setTrades(page.data), (e: unknown) => setError(toError(e)))
   }
   const loadStrategy = () => api.strategy(id).then(setStrategy, (e: unknown) => setError(toError(e)))
@@ -55,6 +59,8 @@ export function StrategyPage({ id }: { id: string }) {
       refreshTimer.current = undefined
       void loadStrategy()
       void loadPositions()
+      // A bar's close states the next order (pending until the next open): the stream carries fills only.
+      void loadOrders()
       api.strategyTrades(id).then((page) => setTrades(page.data), () => undefined)
     }, 500)
   }
@@ -130,7 +136,7 @@ export function StrategyPage({ id }: { id: string }) {
         </span>
       </div>
       <p class="muted">
-        {strategy.id} · {strategy.template_id} · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {money(strategy.capital)} · ×{strategy.leverage} · params{' '}
+        {strategy.id} · <TemplateName id={strategy.template_id} version={strategy.template_version} /> · {strategy.symbols.join(', ')} · {strategy.timeframe} · capital {money(strategy.capital)} · ×{strategy.leverage} · params{' '}
         <code>{JSON.stringify(strategy.params)}</code>
       </p>
       <p class="muted" data-testid="strategy-exits" data-exits={strategy.exits ? JSON.stringify(strategy.exits) : ''}>
@@ -162,6 +168,7 @@ export function StrategyPage({ id }: { id: string }) {
           <dt>Last bar acted on</dt>
           <dd>{time(strategy.last_bar_at)}</dd>
         </div>
+        <ExchangeClock />
       </dl>
       <ErrorBox error={error} />
       <DeployPanel strategy={strategy} onChange={setStrategy} />
@@ -196,7 +203,7 @@ export function StrategyPage({ id }: { id: string }) {
         <table data-testid="orders-table">
           <thead>
             <tr>
-              <th title={`A fill's time: ${EXCHANGE_CLOCK}`} data-clock="exchange">Time</th>
+              <th title={`When filled, or stated while pending: ${EXCHANGE_CLOCK}`} data-clock="exchange">Time</th>
               <th class="secondary">Client order id</th>
               <th>Status</th>
               <th>Side</th>
@@ -207,19 +214,7 @@ export function StrategyPage({ id }: { id: string }) {
           </thead>
           <tbody>
             {orders.map((o) => (
-              <tr key={o.client_order_id} data-order-id={o.client_order_id} data-status={o.status}>
-                <td title={o.clock === 'exchange' ? EXCHANGE_CLOCK : SERVER_CLOCK} data-clock={o.clock}>
-                  {time(o.time)}
-                </td>
-                <td class="secondary">
-                  <code>{o.client_order_id}</code>
-                </td>
-                <td>{o.status}</td>
-                <td>{o.side ?? '—'}</td>
-                <td class="num">{o.qty ?? '—'}</td>
-                <td class="num">{tick(o.symbol, o.price)}</td>
-                <td class="num secondary">{o.fee === null ? '—' : num(o.fee, 4)}</td>
-              </tr>
+              <OrderRow key={o.client_order_id} order={o} tick={(value) => tick(o.symbol, value)} />
             ))}
           </tbody>
         </table>
@@ -320,5 +315,27 @@ function ProtectingLevels({ position: p, tick }: { position: Position; tick: (va
       · {parts.join(' · ')}
       {p.trigger ? ` (${p.trigger} price)` : ''}
     </span>
+  )
+}
+
+/** One order: a pending one's side and quantity are what it will send, sized at the close that stated it. */
+function OrderRow({ order: o, tick }: { order: Order; tick: (value: string | null) => string }) {
+  const planned = o.status === 'new' ? { title: PLANNED, 'data-planned': 'true' } : {}
+  return (
+    <tr data-order-id={o.client_order_id} data-status={o.status}>
+      <td title={o.clock === 'exchange' ? EXCHANGE_CLOCK : SERVER_CLOCK} data-clock={o.clock}>
+        {time(o.time)}
+      </td>
+      <td class="secondary">
+        <code>{o.client_order_id}</code>
+      </td>
+      <td>{o.status}</td>
+      <td {...planned}>{o.side ?? '—'}</td>
+      <td class="num" {...planned}>
+        {o.qty ?? '—'}
+      </td>
+      <td class="num">{tick(o.price)}</td>
+      <td class="num secondary">{o.fee === null ? '—' : num(o.fee, 4)}</td>
+    </tr>
   )
 }

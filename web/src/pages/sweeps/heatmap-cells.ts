@@ -39,21 +39,43 @@ export function objectiveOf(run: SweepRun, objective: string): number | undefine
 /**
  * Cells of `x` against `y`: each holds the best objective among the runs that share its two values
  * (the other swept params vary inside a cell; the best is what choosing them would reach) and that
- * run's id; the first run wins a tie, as the sweep's best does. `y` null: one row.
+ * run's id; the first run wins a tie, as the sweep's best does. `y` null: one row. `blank` counts the
+ * cells left empty: `unrun`, no run has those values (the template refused them together and the sweep
+ * skipped them, or no random draw landed there); `undefined`, runs exist but none has the objective
+ * (a Sharpe of a run that never traded).
  */
-export function heatCells(runs: SweepRun[], x: string, y: string | null, objective: string): { xs: string[]; ys: string[]; cells: HeatCell[] } {
+export function heatCells(runs: SweepRun[], x: string, y: string | null, objective: string): { xs: string[]; ys: string[]; cells: HeatCell[]; blank: { unrun: number; undefined: number } } {
   const xAxis = axisOf(runs, x)
   // One swept parameter: a single row.
   const yAxis: Axis = y === null ? { labels: ['all'], indexOf: () => 0 } : axisOf(runs, y)
   const best = new Map<string, HeatCell>()
-  for (const run of runs) {
-    const value = objectiveOf(run, objective)
-    const col = xAxis.indexOf(run.params[x])
-    const row = yAxis.indexOf(y === null ? undefined : run.params[y])
-    if (value === undefined || col === undefined || row === undefined) continue
+  const run = new Set<string>()
+  for (const one of runs) {
+    const col = xAxis.indexOf(one.params[x])
+    const row = yAxis.indexOf(y === null ? undefined : one.params[y])
+    if (col === undefined || row === undefined) continue
     const key = `${col}:${row}`
+    run.add(key)
+    const value = objectiveOf(one, objective)
+    if (value === undefined) continue
     const current = best.get(key)
-    if (!current || value > current.value) best.set(key, { x: col, y: row, value, id: run.run_id })
+    if (!current || value > current.value) best.set(key, { x: col, y: row, value, id: one.run_id })
   }
-  return { xs: xAxis.labels, ys: yAxis.labels, cells: [...best.values()] }
+  const blank = { unrun: xAxis.labels.length * yAxis.labels.length - run.size, undefined: run.size - best.size }
+  return { xs: xAxis.labels, ys: yAxis.labels, cells: [...best.values()], blank }
+}
+
+/** What the heatmap's blank cells mean, in words for its legend; null when no cell is blank. */
+export function blankCellsText(blank: { unrun: number; undefined: number }, search: 'grid' | 'random', objectiveLabel: string): string | null {
+  const parts: string[] = []
+  const cells = (n: number) => `${n} cell${n === 1 ? '' : 's'}`
+  if (blank.unrun > 0) {
+    parts.push(
+      search === 'grid'
+        ? `${cells(blank.unrun)} with no run: the template refuses those values together, so the sweep skipped them`
+        : `${cells(blank.unrun)} with no run: no random draw landed there`,
+    )
+  }
+  if (blank.undefined > 0) parts.push(`${cells(blank.undefined)} whose runs have no ${objectiveLabel} (a run that never traded has none)`)
+  return parts.length === 0 ? null : `Blank: ${parts.join('; ')}.`
 }

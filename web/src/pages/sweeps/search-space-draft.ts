@@ -58,13 +58,17 @@ export function searchSpaceBody(draft: SearchSpaceDraft): { grid: Record<string,
   return { random: { samples: Number(draft.samples), seed: Number(draft.seed), space } }
 }
 
-/** Configurations a grid makes (before the template's rules skip any), or undefined while an input is unreadable. */
-export function gridSize(draft: SearchSpaceDraft): number | undefined {
+/**
+ * Configurations the draft makes (before the template's rules skip any), or what is wrong with it in the
+ * words the CLI's --grid uses (`fast: "50..5:5" runs backwards: write the smaller end first`: both read
+ * through parseGridValues); `problem` undefined too while no parameter is picked.
+ */
+export function gridSize(draft: SearchSpaceDraft): { count: number } | { problem: string | undefined } {
+  if (draft.swept.length === 0) return { problem: undefined }
   try {
     const body = searchSpaceBody(draft)
-    return 'grid' in body ? Object.values(body.grid).reduce((n, values) => n * values.length, 1) : body.random.samples
-  } catch {
-    return undefined
+    return { count: 'grid' in body ? Object.values(body.grid).reduce((n, values) => n * values.length, 1) : body.random.samples }
+  } catch (error) {
+    return { problem: (error as Error).message }
   }
 }
-

@@ -82,9 +82,19 @@ export function SearchSpace({ template, value, onChange }: { template: TemplateI
           </label>
         </div>
       ) : null}
-      <p class="hint" data-testid="configurations" data-count={size ?? ''}>
-        {size === undefined ? 'Pick parameters and their values.' : `${size.toLocaleString('en-US')} configurations${size > 10_000 ? ': more than the 10,000 a sweep may run' : ''}`}
-      </p>
+      {'count' in size ? (
+        <p class="hint" data-testid="configurations" data-count={size.count}>
+          {`${size.count.toLocaleString('en-US')} configurations${size.count > 10_000 ? ': more than the 10,000 a sweep may run' : ''}`}
+        </p>
+      ) : size.problem ? (
+        <p class="hint error" data-testid="configurations" data-count="" data-state="invalid">
+          {size.problem}
+        </p>
+      ) : (
+        <p class="hint" data-testid="configurations" data-count="">
+          Pick parameters and their values.
+        </p>
+      )}
     </fieldset>
   )
 }

@@ -16,10 +16,11 @@ export const OBJECTIVES = METRICS.filter((m) => m.name !== 'avg_trade_duration_s
 
 /**
  * A new sweep: the backtest form's fields as its base (unswept params keep the values set there), the
- * parameters to sweep, the objective, the CSCV blocks and an optional walk-forward.
+ * parameters to sweep, the objective, the CSCV blocks and an optional walk-forward. `templateId` picks
+ * the template it starts on (a template's page).
  */
-export function SweepForm() {
-  const state = useStrategyDraft({ timeframe: '1h', capital: '10000' })
+export function SweepForm({ templateId }: { templateId?: string } = {}) {
+  const state = useStrategyDraft({ timeframe: '1h', capital: '10000', ...(templateId ? { templateId } : {}) })
   const span = useRunSpan()
   const [space, setSpace] = useState(emptySearchSpace)
   const [objective, setObjective] = useState<Objective>('sharpe')
@@ -27,6 +28,8 @@ export function SweepForm() {
   const [walk, setWalk] = useState({ on: false, inSample: '90', outOfSample: '30', anchored: false })
   const [error, setError] = useState<Error>()
   const [busy, setBusy] = useState(false)
+  // The coverage line below Run already says the symbol is unlisted: a click would only be refused with the same words.
+  const [symbolRefused, setSymbolRefused] = useState<string>()
 
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -108,10 +111,10 @@ export function SweepForm() {
       </fieldset>
       <div class="wide">
         <ErrorBox error={exitFieldError(error) ? undefined : error} />
-        <button type="submit" class="primary" disabled={busy || !state.template} data-testid="sweep-submit">
+        <button type="submit" class="primary" disabled={busy || !state.template || symbolRefused !== undefined} data-testid="sweep-submit">
           {busy ? 'Submitting…' : 'Run sweep'}
         </button>
-        <RunSpanCoverage span={span} symbols={draftBody(state.draft).symbols} timeframe={state.draft.timeframe} />
+        <RunSpanCoverage span={span} symbols={draftBody(state.draft).symbols} timeframe={state.draft.timeframe} onRefused={setSymbolRefused} />
       </div>
     </form>
   )

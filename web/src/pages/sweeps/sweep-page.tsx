@@ -6,6 +6,7 @@ import { ErrorBox, Loading, toError } from '../../components/async.js'
 import { money, time } from '../../format.js'
 import { StatusBadge } from '../backtests/backtests-page.js'
 import { SweepResult } from './sweep-result.js'
+import { TemplateName } from '../../components/template-name.js'
 
 /** What the sweep varies, in a line: `fast 5..50 (10 values) × slow 4 values`, or the random space. */
 function spaceText(sweep: Sweep): string {
@@ -52,7 +53,7 @@ export function SweepPage({ id }: { id: string }) {
         <StatusBadge job={sweep} />
       </div>
       <p class="muted">
-        {b.template_id} · {b.symbols.join(', ')} · {b.timeframe} · {b.start.slice(0, 10)} → {b.end.slice(0, 10)} · capital {money(b.capital)} · ×{b.leverage} · {b.fee_model}
+        <TemplateName id={b.template_id} version={b.template_version} /> · {b.symbols.join(', ')} · {b.timeframe} · {b.start.slice(0, 10)} → {b.end.slice(0, 10)} · capital {money(b.capital)} · ×{b.leverage} · {b.fee_model}
         {b.fee_bps ? ` ${b.fee_bps} bps` : ''}
       </p>
       <p class="muted" data-testid="sweep-space">

@@ -9,10 +9,10 @@ import { LogitHistogram } from '../../charts/logit-histogram.js'
 import { num } from '../../format.js'
 import { MetricsGrid, METRICS } from '../backtests/metrics.js'
 import { backtestThis } from '../backtests/repeat-config.js'
-import { heatCells } from './heatmap-cells.js'
+import { blankCellsText, heatCells } from './heatmap-cells.js'
 import { equityFromReturns } from './returns-equity.js'
 import { RunsTable } from './runs-table.js'
-import { probability, statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
+import { luckBarWords, probability, statisticsInWords } from '../../../../src/sweeps/statistics-words.js'
 import { runJobConfig } from '../../../../src/sweeps/swept-exits.js'
 import { WalkForward } from './walk-forward.js'
 
@@ -45,6 +45,7 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
   const bestEquity = useMemo(() => (matrix.data ? equityFromReturns(matrix.data, result.best.run_id, Number(sweep.config.base.capital)) : undefined), [matrix.data])
   const histogram = result.statistics.pbo.histogram
   const statistics = result.statistics
+  const luckBar = luckBarWords(statistics.n_trials)
 
   return (
     <>
@@ -69,12 +70,16 @@ export function SweepResult({ sweep }: { sweep: Sweep }) {
             ['logit_median', 'Median logit', statistics.pbo.logit_median, 2],
           ] as const
         ).map(([name, label, value, digits, isProbability]) => (
-          <div key={name} data-statistic={name} data-value={value === null ? 'null' : String(value)}>
+          <div key={name} data-statistic={name} data-value={value === null ? 'null' : String(value)} title={name in luckBar ? luckBar[name as keyof typeof luckBar] : undefined}>
             <dt>{label}</dt>
             <dd>{isProbability && value !== null ? probability(value, digits) : num(value, digits)}</dd>
           </div>
         ))}
       </dl>
+      <ul class="hint terms" data-testid="statistics-terms">
+        <li data-term="expected_max_sharpe">{luckBar.expected_max_sharpe}</li>
+        <li data-term="sharpe_variance">{luckBar.sharpe_variance}</li>
+      </ul>
 
       <h2>Best run</h2>
       <div class="toolbar" data-testid="best-run" data-run-id={result.best.run_id}>
@@ -157,6 +162,7 @@ function ParameterMap({ sweep, runs, swept }: { sweep: Sweep; runs: SweepRun[]; 
         onPick={setPicked}
         testId="heatmap"
         label={`${metric?.label ?? objective} of ${x} against ${y || 'nothing'}`}
+        blank={blankCellsText(map.blank, sweep.config.grid ? 'grid' : 'random', metric?.label ?? objective)}
       />
       {run ? (
         <div class="toolbar" data-testid="picked-run" data-run-id={run.run_id}>

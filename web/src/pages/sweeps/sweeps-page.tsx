@@ -6,6 +6,7 @@ import { num, time } from '../../format.js'
 import { Link } from '../../router.js'
 import { StatusBadge } from '../backtests/backtests-page.js'
 import { SweepForm } from './sweep-form.js'
+import { TemplateName } from '../../components/template-name.js'
 
 /** The user's sweeps, newest first (refreshed while any runs), and the form for a new one. */
 export function SweepsPage() {
@@ -46,7 +47,9 @@ export function SweepsPage() {
                 <td class="status">
                   <StatusBadge job={sweep} />
                 </td>
-                <td class="secondary">{sweep.config.base.template_id}</td>
+                <td class="secondary">
+                  <TemplateName id={sweep.config.base.template_id} version={sweep.config.base.template_version} />
+                </td>
                 <td class="secondary">{sweep.config.base.symbols.join(', ')}</td>
                 <td class="secondary">{sweep.config.base.timeframe}</td>
                 <td class="num">{sweep.config.configurations}</td>

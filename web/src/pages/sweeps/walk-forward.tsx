@@ -4,6 +4,7 @@ import { TableWrap } from '../../components/async.js'
 import { seconds } from '../../charts/chart-time.js'
 import { LineChart, type Line } from '../../charts/line-chart.js'
 import { num } from '../../format.js'
+import { efficiencyWords, WALK_FORWARD_EFFICIENCY } from '../../../../src/sweeps/statistics-words.js'
 
 type Span = WalkForwardResult['windows'][number]['in_sample']
 const spanText = (span: Span) => `${span.first_day.slice(0, 10)} → ${span.last_day.slice(0, 10)}`
@@ -35,7 +36,7 @@ export function WalkForward({ sweep, walk, bestEquity }: { sweep: Sweep; walk: W
     <div data-testid="walk-forward">
       <h2>Walk-forward</h2>
       <dl class="facts">
-        <div data-statistic="efficiency" data-value={walk.efficiency === null ? 'null' : String(walk.efficiency)} title="Stitched out-of-sample CAGR ÷ mean in-sample CAGR (Pardo); undefined when that is not positive">
+        <div data-statistic="efficiency" data-value={walk.efficiency === null ? 'null' : String(walk.efficiency)} title={WALK_FORWARD_EFFICIENCY}>
           <dt>Walk-forward efficiency</dt>
           <dd>{num(walk.efficiency)}</dd>
         </div>
@@ -44,6 +45,9 @@ export function WalkForward({ sweep, walk, bestEquity }: { sweep: Sweep; walk: W
           <dd>{walk.windows.length}</dd>
         </div>
       </dl>
+      <p class="hint" data-testid="efficiency-words">
+        {WALK_FORWARD_EFFICIENCY} Here: {efficiencyWords(walk.efficiency, walk.reason)}.
+      </p>
       {lines.length > 0 ? (
         <LineChart lines={lines} testId="walk-forward-chart" label="The walk-forward's stitched out-of-sample equity beside the best run's in-sample equity" />
       ) : (

@@ -10,6 +10,7 @@ import { positionIn } from '../../editor/source-position.js'
 import { time } from '../../format.js'
 import { Link, navigate } from '../../router.js'
 import { BacktestForm } from '../backtests/backtest-form.js'
+import { SweepForm } from '../sweeps/sweep-form.js'
 
 type CustomDetail = Extract<TemplateDetail, { custom: true }>
 type EditorModule = typeof import('../../editor/code-editor.js')
@@ -43,7 +44,7 @@ const draftOf = (detail: CustomDetail): Draft => ({ name: detail.name, descripti
  * A strategy module in a code editor: a new template (`id` "new", starting from the SMA-cross example,
  * a module the tests run) or one of the user's, whose Save uploads a new version. A refusal shows the
  * server's message and marks the line:column it names in the editor. A saved template can be
- * backtested from here and deleted (refused while a deployed strategy uses it).
+ * backtested or swept from here and deleted (refused while a deployed strategy uses it).
  */
 export function TemplateEditorPage({ id }: { id: string }) {
   const isNew = id === 'new'
@@ -57,7 +58,8 @@ export function TemplateEditorPage({ id }: { id: string }) {
   const [saveError, setSaveError] = useState<Error>()
   const [problem, setProblem] = useState<SourceProblem>()
   const [busy, setBusy] = useState(false)
-  const [backtesting, setBacktesting] = useState(false)
+  /** The form open under the heading: a backtest or a sweep of the saved template. */
+  const [trying, setTrying] = useState<'backtest' | 'sweep'>()
   const editor = useEditorModule()
 
   const show = (source: string) => setShown((previous) => ({ doc: source, revision: previous.revision + 1 }))
@@ -147,19 +149,30 @@ export function TemplateEditorPage({ id }: { id: string }) {
         {detail ? (
           <>
             <code class="muted">{detail.id}</code>
-            <button type="button" onClick={() => setBacktesting((v) => !v)} aria-expanded={backtesting} data-testid="backtest-this">
-              {backtesting ? 'Close backtest' : 'Backtest this'}
+            <button type="button" onClick={() => setTrying((v) => (v === 'backtest' ? undefined : 'backtest'))} aria-expanded={trying === 'backtest'} data-testid="backtest-this">
+              {trying === 'backtest' ? 'Close backtest' : 'Backtest this'}
+            </button>
+            <button type="button" onClick={() => setTrying((v) => (v === 'sweep' ? undefined : 'sweep'))} aria-expanded={trying === 'sweep'} data-testid="sweep-this">
+              {trying === 'sweep' ? 'Close sweep' : 'Sweep this'}
             </button>
             <DeleteTemplate id={id} />
           </>
         ) : null}
       </div>
-      {detail && backtesting ? (
+      {detail && trying === 'backtest' ? (
         <div data-testid="template-backtest">
           <p class="hint">
             Runs version {latest} as saved{dirty ? ' (not your unsaved changes)' : ''}, with its defaults.
           </p>
           <BacktestForm templateId={detail.id} />
+        </div>
+      ) : null}
+      {detail && trying === 'sweep' ? (
+        <div data-testid="template-sweep">
+          <p class="hint">
+            Sweeps version {latest} as saved{dirty ? ' (not your unsaved changes)' : ''}: pick the parameters to vary; the others keep their defaults.
+          </p>
+          <SweepForm templateId={detail.id} />
         </div>
       ) : null}
       <form class="card template-form" onSubmit={save} data-testid="template-form">
