@@ -25,6 +25,23 @@ export function tapSummary(tap: string, label: string): string {
   return `${out.join('\n')}\n`
 }
 
+/**
+ * The test files a run's failures are in, from each failure report's `location: '<file>:<line>:<col>'`,
+ * relative to `root` when under it: what .ci/run runs once more. Undefined when a failure names no file
+ * (nothing to run again) or the run never reached its counts (it was cut: no time for another).
+ */
+export function failedFiles(tap: string, root: string): string[] | undefined {
+  const lines = tap.split('\n')
+  if (rootCounts(lines).tests === undefined) return undefined
+  const files = new Set<string>()
+  for (const report of failureReports(lines)) {
+    const location = report.map((line) => /^ *location: '(.+):\d+:\d+'$/.exec(line)?.[1]).find((file) => file !== undefined)
+    if (location === undefined) return undefined
+    files.add(location.startsWith(`${root}/`) ? location.slice(root.length + 1) : location)
+  }
+  return [...files].sort()
+}
+
 const LAST_LINES = 60
 const MAX_FAILURES = 40
 const MAX_REPORT_LINES = 120
@@ -71,10 +88,18 @@ function slowestSuites(lines: string[]): { name: string; ms: number }[] {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [file, label = file] = process.argv.slice(2)
+  const failed = process.argv[2] === '--failed-files'
+  const [file, label = file] = process.argv.slice(failed ? 3 : 2)
   if (!file) {
-    process.stderr.write('usage: tap-summary <file.tap> [label]\n')
+    process.stderr.write('usage: tap-summary <file.tap> [label] | tap-summary --failed-files <file.tap>\n')
     process.exit(2)
   }
-  process.stdout.write(tapSummary(fs.readFileSync(file, 'utf8'), label!))
+  const tap = fs.readFileSync(file, 'utf8')
+  if (!failed) process.stdout.write(tapSummary(tap, label!))
+  else {
+    // One file a line; exit 1 when a failure names no file, so the caller runs nothing again.
+    const files = failedFiles(tap, process.cwd())
+    if (files === undefined) process.exit(1)
+    process.stdout.write(files.map((name) => `${name}\n`).join(''))
+  }
 }

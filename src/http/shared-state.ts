@@ -37,6 +37,13 @@ export interface Charge {
 export class MemorySharedState implements SharedState {
   private readonly windows = new Map<string, { windowId: number; used: number }>()
   private readonly claims = new Map<string, number>()
+  /**
+   * The claims in the order they were made, to drop the expired from the front without walking the map:
+   * a claim's ttl is one of a few and `now` advances, so the front expires first (a longer ttl ahead holds
+   * shorter ones behind it back by at most its own ttl). Sweeping the whole map each second cost 2.8 % of a
+   * signed read's samples at 4,000 requests a second (issue 36).
+   */
+  private readonly made: { keys: string[]; expiresAt: number[]; head: number } = { keys: [], expiresAt: [], head: 0 }
   private nextSweep = 0
 
   async addWeight(bucket: string, weight: number, windowMs: number, now: number): Promise<number> {
@@ -56,10 +63,12 @@ export class MemorySharedState implements SharedState {
   }
 
   async claimOrWait(key: string, ttlMs: number, now: number): Promise<number> {
-    this.sweep(now)
+    this.dropExpiredClaims(now)
     const expiresAt = this.claims.get(key)
     if (expiresAt !== undefined && expiresAt > now) return expiresAt - now
     this.claims.set(key, now + ttlMs)
+    this.made.keys.push(key)
+    this.made.expiresAt.push(now + ttlMs)
     return 0
   }
 
@@ -68,12 +77,26 @@ export class MemorySharedState implements SharedState {
     return { claimed: true, used: await this.addWeight(charge.bucket, charge.weight, charge.windowMs, now) }
   }
 
-  /** Drops expired entries at most once a second so memory stays bounded by the traffic of one window. */
+  /** Drops old windows at most once a second so memory stays bounded by the buckets of two windows. */
   private sweep(now: number): void {
     if (now < this.nextSweep) return
     this.nextSweep = now + 1000
-    for (const [key, expiresAt] of this.claims) if (expiresAt <= now) this.claims.delete(key)
     for (const [bucket, { windowId }] of this.windows) if ((windowId + 2) * 60_000 < now) this.windows.delete(bucket)
+  }
+
+  /** Drops the claims expired by `now` from the front of `made` (a key claimed afresh since keeps its newer claim). */
+  private dropExpiredClaims(now: number): void {
+    const { keys, expiresAt } = this.made
+    let head = this.made.head
+    for (; head < keys.length && expiresAt[head]! <= now; head++) {
+      if (this.claims.get(keys[head]!) === expiresAt[head]) this.claims.delete(keys[head]!)
+    }
+    if (head > 1024 && head * 2 > keys.length) {
+      keys.splice(0, head)
+      expiresAt.splice(0, head)
+      head = 0
+    }
+    this.made.head = head
   }
 }
 

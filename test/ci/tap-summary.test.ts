@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { tapSummary } from '../../scripts/tap-summary.js'
+import { failedFiles, tapSummary } from '../../scripts/tap-summary.js'
 
 /** What .ci/run prints of a run whose TAP went to a file (scripts/tap-summary.ts). */
 const passing = `TAP version 13
@@ -27,6 +27,7 @@ const failing = `# Subtest: the store
     not ok 1 - keeps what it wrote
       ---
       duration_ms: 3.2
+      location: '/ci/clone/test/db/store.test.ts:12:5'
       failureType: 'testCodeFailure'
       error: 'Expected values to be strictly equal'
       ...
@@ -34,6 +35,7 @@ const failing = `# Subtest: the store
 not ok 3 - the store
   ---
   duration_ms: 40
+  location: '/ci/clone/test/db/store.test.ts:8:1'
   failureType: 'subtestsFailed'
   ...
 `
@@ -59,8 +61,20 @@ describe('tapSummary', () => {
   it("prints each failure with its report, the test's and its suite's", () => {
     const summary = tapSummary(passing + failing + counts(1), 'node 20')
     assert.match(summary, /4 tests, 3 passed, 1 failed/)
-    assert.match(summary, / {4}not ok 1 - keeps what it wrote\n {6}---\n {6}duration_ms: 3.2\n {6}failureType: 'testCodeFailure'\n {6}error: 'Expected values to be strictly equal'\n/)
+    assert.match(summary, / {4}not ok 1 - keeps what it wrote\n {6}---\n {6}duration_ms: 3.2\n {6}location: '\/ci\/clone\/test\/db\/store.test.ts:12:5'\n {6}failureType: 'testCodeFailure'\n {6}error: 'Expected values to be strictly equal'\n/)
     assert.match(summary, /^not ok 3 - the store\n {2}---/m)
+  })
+
+  it('names the files of the failures, once each, relative to the clone, for running them again', () => {
+    const lateExit = `# Subtest: /ci/clone/test/live/late.test.ts\nnot ok 4 - /ci/clone/test/live/late.test.ts\n  ---\n  location: '/ci/clone/test/live/late.test.ts:1:1'\n  ...\n`
+    assert.deepEqual(failedFiles(passing + failing + lateExit + counts(2), '/ci/clone'), ['test/db/store.test.ts', 'test/live/late.test.ts'])
+    assert.deepEqual(failedFiles(passing + counts(0), '/ci/clone'), [])
+  })
+
+  it('names no files to run again when a failure has no location, or the run was cut', () => {
+    const nowhere = `not ok 4 - somewhere\n  ---\n  error: 'lost'\n  ...\n`
+    assert.equal(failedFiles(passing + failing + nowhere + counts(2), '/ci/clone'), undefined)
+    assert.equal(failedFiles(passing + failing, '/ci/clone'), undefined)
   })
 
   it('shows the last lines of a run cut before its counts', () => {

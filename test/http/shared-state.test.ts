@@ -79,4 +79,26 @@ describe('shared admission state (memory)', () => {
     assert.equal(await state.claimOnce('poll:1:bt_1', 5000, NOW + 4999), false)
     assert.equal(await state.claimOrWait('poll:1:bt_1', 5000, NOW + 5000), 0)
   })
+
+  it('keeps a claim made afresh when the expired one it replaced is dropped', async () => {
+    const state = new MemorySharedState()
+    assert.equal(await state.claimOrWait('long', 10_000, NOW), 0)
+    assert.equal(await state.claimOrWait('a', 1000, NOW), 0)
+    // 'a' expired, but its first claim is still queued behind 'long' when it is claimed again, for longer.
+    assert.equal(await state.claimOrWait('a', 20_000, NOW + 1000), 0)
+    assert.equal(await state.claimOrWait('b', 1000, NOW + 10_000), 0, "drops 'long' and the first claim of 'a'")
+    assert.equal(await state.claimOrWait('a', 20_000, NOW + 10_000), 11_000, "'a' is still held by its second claim")
+    assert.equal(await state.claimOrWait('long', 10_000, NOW + 10_000), 0, "'long' expired")
+  })
+
+  it('refuses every repeat among many claims as the expired ones are dropped', async () => {
+    const state = new MemorySharedState()
+    for (let i = 0; i < 5000; i++) {
+      const now = NOW + i
+      assert.equal(await state.claimOrWait(`sig:${i}`, 1000, now), 0)
+      if (i >= 999) assert.equal(await state.claimOrWait(`sig:${i - 999}`, 1000, now), 1, `sig:${i - 999} is held 1 ms more`)
+    }
+    assert.equal(await state.claimOrWait('sig:4000', 1000, NOW + 5000), 0, 'sig:4000 expired at 5000')
+    assert.equal(await state.claimOrWait('sig:4001', 1000, NOW + 5000), 1)
+  })
 })
