@@ -1,6 +1,6 @@
 import { summariseProfiles } from './support/cpu-profile.js'
 import { type Ceiling, type Paired, againstSameBytes, atLeast, medianRound, runsOf, startCeiling, withRatio } from './support/ceiling.js'
-import type { LoadOptions } from './support/load.js'
+import { cpuMicros, type LoadOptions, threadCpuMicros } from './support/load.js'
 import { createApiKeys } from './support/keys.js'
 import { loadAverage, log } from './support/log.js'
 import { createServerDatabase, dropServerDatabase } from '../test/support/database.js'
@@ -53,6 +53,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
     connections: options.connections,
     rounds: options.rounds,
     measure: 'server CPU per request, whole process, bare Fastify answering the same bytes ÷ ours; median of the rounds',
+    idle_server: { embedded: embedded.idle, ...(server ? { postgres: server.idle } : {}) },
     healthz: { ...withRatio(embedded.runs.healthz), goal: atLeast(embedded.runs.healthz.cpu_ratio.median, GOAL_HEALTHZ) },
     signed_get_strategy: { ...withRatio(embedded.runs.signed), goal: atLeast(embedded.runs.signed.cpu_ratio.median, GOAL_SIGNED) },
     ...(server
@@ -78,6 +79,7 @@ export async function run(options: SuiteOptions): Promise<SuiteResult> {
 
 interface Measured {
   runs: { healthz: Paired; signed: Paired }
+  idle: Idle
   profile?: Record<string, unknown>
 }
 
@@ -96,6 +98,7 @@ async function measureServer(label: string, databaseUrl: string | undefined, cei
     cpuProfile: options.cpuProfile,
   })
   let runs: Measured['runs']
+  let idle: Idle
   try {
     // One key per connection, all for one user: strategies are owned per user, so each key can read the one strategy.
     log(`${label}: creating ${options.connections} API keys for ${EMAIL}`)
@@ -110,13 +113,15 @@ async function measureServer(label: string, databaseUrl: string | undefined, cei
       capital: '1000',
     })
     log(`${label}: strategy ${strategy.id}`)
+    idle = await idleCpu(server.pid, options.durationS)
+    log(`${label}: idle, the server used ${idle.cpu_ms_per_s} ms of CPU a second (${JSON.stringify(idle.by_thread)})`)
     const healthz = await againstSameBytes(ceiling, `${label}_healthz`, { url: server.url, path: '/healthz', pid: server.pid }, load, options.rounds)
     const signed = await againstSameBytes(ceiling, `${label}_signed_get_strategy`, { url: server.url, path: `/v1/strategies/${strategy.id}`, signers, pid: server.pid }, load, options.rounds)
     runs = { healthz, signed }
   } finally {
     await server.stop() // the server writes its CPU profile as it exits
   }
-  if (!server.profileDir) return { runs }
+  if (!server.profileDir) return { runs, idle }
   const profile = {
     database: label,
     dir: server.profileDir,
@@ -125,7 +130,25 @@ async function measureServer(label: string, databaseUrl: string | undefined, cei
     healthz: summariseProfiles(server.profileDir, medianRound(runs.healthz).run.window),
     signed_get_strategy: summariseProfiles(server.profileDir, medianRound(runs.signed).run.window),
   }
-  return { runs, profile }
+  return { runs, idle, profile }
+}
+
+/** What the server spends with no request coming: its timers and pollers, which every request's share of the CPU carries. */
+interface Idle {
+  cpu_ms_per_s: number
+  by_thread: Record<string, number>
+}
+
+async function idleCpu(pid: number, seconds: number): Promise<Idle> {
+  const before = threadCpuMicros(pid)
+  const total = cpuMicros(pid)
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
+  const perS = (us: number) => Math.round(us / seconds / 100) / 10
+  const after = threadCpuMicros(pid)
+  return {
+    cpu_ms_per_s: perS(cpuMicros(pid) - total),
+    by_thread: Object.fromEntries([...after].map(([name, us]) => [name, perS(us - (before.get(name) ?? 0))] as const).filter(([, ms]) => ms > 0)),
+  }
 }
 
 function prefixed(prefix: string, runs: Record<string, Paired>): Record<string, Paired> {

@@ -6,7 +6,7 @@ import type { Config } from './config.js'
 import { controlSocketPath, serveControlSocket } from './control/control-socket.js'
 import { operatorCommands } from './control/commands.js'
 import { socketDirFor } from './db/pglite-host.js'
-import { startWork } from './work/start-work.js'
+import { pollSecondsFor, startWork } from './work/start-work.js'
 import { workHandlers } from './work-handlers.js'
 import { withUpstream } from './upstream.js'
 import { startQueue } from './db/queue.js'
@@ -79,7 +79,8 @@ export async function serve(config: Config, logger: FastifyBaseLogger, opening: 
     cleanups.splice(1, 0, () => boss.stop({ graceful: true, timeout: 10_000 })) // stops after all that uses it, before the database
     services.boss = boss // routes read it per request; the queue needs the open database
     await services.webhooks.start({ database: storage.database, log: logger })
-    const deps = { db: storage.database.db, database: storage.database, boss, market: services.market, now: services.now, log: logger, workers: config.workers, historyCacheMb: config.historyCacheMb }
+    const pollSeconds = pollSecondsFor(storage.database.kind)
+    const deps = { db: storage.database.db, database: storage.database, boss, market: services.market, now: services.now, log: logger, workers: config.workers, historyCacheMb: config.historyCacheMb, pollSeconds }
     const workers = await startWork(deps, workHandlers())
     handOvers.push(() => workers.stop())
     const runners = startRunners(services.config, storage.database, services.market, logger, services.runSignals, services.secrets, services.now)

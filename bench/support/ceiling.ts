@@ -126,6 +126,7 @@ export function withRatio(paired: Paired) {
     body_bytes: paired.bytes,
     bare_req_per_s: bare.summary.req_per_s,
     bare_server_cpu_us_per_req: bare.summary.server_cpu_us_per_req,
+    bare_server_cpu_us_per_req_by_thread: bare.summary.server_cpu_us_per_req_by_thread,
     bare_client_cpu_us_per_req: bare.summary.client_cpu_us_per_req,
     server_cpu_us_per_req_rounds: paired.rounds.map((r) => r.run.summary.server_cpu_us_per_req),
     bare_server_cpu_us_per_req_rounds: paired.rounds.map((r) => r.bare.summary.server_cpu_us_per_req),

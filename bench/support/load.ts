@@ -44,6 +44,11 @@ export interface LoadSummary {
    */
   server_cpu_us_per_req?: number
   /**
+   * That CPU by thread: `main` (the event loop), and the others by their name (libuv's pool, V8's helpers
+   * for GC and compiling, worker threads); what a request costs beyond the event loop shows here.
+   */
+  server_cpu_us_per_req_by_thread?: Record<string, number>
+  /**
    * The load generator's own CPU time per request (this process: autocannon, and the signing of each
    * request). Client and server share the host's cores, so a costlier client lowers the rate too.
    */
@@ -66,6 +71,7 @@ export async function runLoad(title: string, target: LoadTarget, options: LoadOp
   const rate = options.rate ? ` at ${options.rate} req/s` : ''
   log(`${title}: ${options.durationS} s, ${options.connections} connections${rate}, ${target.method ?? 'GET'} ${target.path}`)
   const cpuBefore = target.pid === undefined ? undefined : cpuMicros(target.pid)
+  const threadsBefore = target.pid === undefined ? undefined : threadCpuMicros(target.pid)
   const clientBefore = process.cpuUsage()
   const startUs = monotonicUs()
   const result = await fire(title, target, options.connections, options.durationS, options.rate)
@@ -74,6 +80,13 @@ export async function runLoad(title: string, target: LoadTarget, options: LoadOp
   const summary = summarise(result)
   if (cpuBefore !== undefined && summary.requests > 0) {
     summary.server_cpu_us_per_req = Math.round((cpuMicros(target.pid!) - cpuBefore) / summary.requests)
+    const threadsAfter = threadCpuMicros(target.pid!)
+    summary.server_cpu_us_per_req_by_thread = Object.fromEntries(
+      [...threadsAfter]
+        .map(([name, us]) => [name, Math.round(((us - (threadsBefore!.get(name) ?? 0)) / summary.requests) * 10) / 10] as const)
+        .filter(([, us]) => us > 0)
+        .sort((a, b) => b[1] - a[1]),
+    )
   }
   if (summary.requests > 0) summary.client_cpu_us_per_req = Math.round((client.user + client.system) / summary.requests)
   const cpu =
@@ -153,6 +166,23 @@ export function cpuMicros(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_S
+}
+
+/** cpuMicros of each of the process's threads, summed by name; the event loop's thread (tid = pid) is `main`. */
+export function threadCpuMicros(pid: number): Map<string, number> {
+  const byName = new Map<string, number>()
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+    } catch {
+      continue // the thread ended meanwhile
+    }
+    const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    byName.set(name, (byName.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / CLOCK_TICKS_PER_S)
+  }
+  return byName
 }
 
 const CLOCK_TICKS_PER_S = 100

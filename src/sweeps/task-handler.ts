@@ -43,8 +43,6 @@ export function taskHandler(): WorkHandler<SweepTask, ClaimedTask> {
     // One task more than engine threads: the next task is claimed and its configurations read while
     // the others run, so no thread waits between tasks.
     concurrency: (engineThreads) => engineThreads + 1,
-    // A sweep's tasks are queued together: the next is there when one ends.
-    nextAtOnce: true,
     async claim(work, message) {
       const claimed = await claimTask(work.db, message.sweepId, message.task, message.attempt, new Date(work.now()))
       return claimed && { ...claimed, message }

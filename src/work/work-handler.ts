@@ -19,7 +19,10 @@ export interface WorkDeps {
   workers: number
   /** Megabytes of decoded bars this node keeps between runs (HISTORY_CACHE_MB). */
   historyCacheMb: number
-  /** How often pg-boss looks for work without a wake-up: 0.5 s unless a test asks otherwise. */
+  /**
+   * How often pg-boss looks for work without a wake-up (0.5 s unless set). Wake-ups come with every message
+   * queued (listenForQueued) and every run's end, so the poll only covers what they miss.
+   */
   pollSeconds?: number
 }
 
@@ -62,8 +65,6 @@ export interface WorkHandler<Message extends object, Claimed> {
   concurrency(engineThreads: number): number
   /** What perpetua_jobs_worker_lost_total and perpetua_jobs_retried_total count this handler's work as. */
   kind?: JobKind
-  /** Fetch the next message as soon as a run ends, not at the next poll: its messages are queued many at once (a sweep's tasks). */
-  nextAtOnce?: boolean
   /** Takes the work a message names for its attempt; undefined when it is not this run's (cancelled, ended, already claimed). */
   claim(work: WorkContext, message: Message): Promise<Claimed | undefined>
   /** A heartbeat (database clock); false once the run no longer owns its work. */

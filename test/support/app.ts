@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, LightMyRequestResponse } from 
 import { pino } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { ensureQueues } from '../../src/work/ensure-queues.js'
-import { startWork } from '../../src/work/start-work.js'
+import { pollSecondsFor, startWork } from '../../src/work/start-work.js'
 import { workHandlers } from '../../src/work-handlers.js'
 import { startQueue } from '../../src/db/queue.js'
 import { issueApiKey } from '../../src/auth/api-keys.js'
@@ -84,7 +84,7 @@ export async function startTestApp(backend: Backend, env: Record<string, string>
   const workers =
     boss && options.queue === 'workers'
       ? await startWork(
-          { db: database.handle.db, database: database.handle, boss, market: services.market, now: clock.now, log: silentLogger, workers: options.engineThreads ?? 1, historyCacheMb: config.historyCacheMb },
+          { db: database.handle.db, database: database.handle, boss, market: services.market, now: clock.now, log: silentLogger, workers: options.engineThreads ?? 1, historyCacheMb: config.historyCacheMb, pollSeconds: pollSecondsFor(database.handle.kind) },
           workHandlers(),
         )
       : undefined

@@ -44,12 +44,11 @@ const POLL_SECONDS = 600
 const WITHIN_MS = 20_000
 
 /** The test's kind of work on `queue`: its claim, beat, failure and recovery in SQL, fenced by attempt as a real kind's. */
-function itemHandler(queue: string, seen: { ran: string[]; stopped: string[] }, nextAtOnce = false): WorkHandler<ItemMessage, Item> {
+function itemHandler(queue: string, seen: { ran: string[]; stopped: string[] }): WorkHandler<ItemMessage, Item> {
   return {
     queue,
     name: `${queue} items`,
     concurrency: (engineThreads) => engineThreads,
-    nextAtOnce,
     async claim(work, message) {
       const { rows } = await sql<Item>`update work_items set status = 'running', heartbeat_at = now(), claims = claims + 1
         where id = ${message.id} and attempt = ${message.attempt} and heartbeat_at is null and status in ('queued', 'running')
@@ -116,7 +115,7 @@ for (const backend of backends()) {
       await sql`create table work_items (
         id text primary key, queue text not null, behaviour text not null, attempt int not null default 1, status text not null default 'queued',
         heartbeat_at timestamptz, beats int not null default 0, claims int not null default 0, error text)`.execute(db)
-      const handlers = [itemHandler('work-test-a', seen), itemHandler('work-test-b', seen, true)]
+      const handlers = [itemHandler('work-test-a', seen), itemHandler('work-test-b', seen)]
       const deps = { db, boss, database: t.database.handle, market: t.services.market, now: Date.now, log: logs.logger, workers: 1, historyCacheMb: 0, pollSeconds: POLL_SECONDS }
       const work = await startWork(deps, handlers)
       stop = () => work.stop()
@@ -149,8 +148,8 @@ for (const backend of backends()) {
       })
 
     it('wakes the queue that got work and runs its message, claiming the work once for two messages of one attempt', async () => {
-      // Two messages in one transaction are one notification: the second is fetched because queue b's
-      // handler asks for the next message at once when a run ends (nextAtOnce), not 10 minutes later.
+      // Two messages in one transaction are one notification: the second is fetched because the queue's
+      // pollers are woken when a run ends, not 10 minutes later.
       const id = await enqueue('work-test-b', 'finish', 2)
       const item = await untilStatus(id, ['done'])
       assert.equal(await untilHandled(id), 2)
@@ -164,7 +163,7 @@ for (const backend of backends()) {
     })
 
     it('beats while a run lasts, and stops a run whose work was cancelled or handed to another attempt, recording nothing for it', async () => {
-      // One on each queue: a notification wakes a queue's first pg-boss worker only (notifyWorker), and it is busy with its run.
+      // One on each queue, so both run at once whatever a queue's share of one engine thread.
       const cancelled = await enqueue('work-test-a', 'hold')
       const handedOn = await enqueue('work-test-b', 'hold')
       await poll('both runs to beat', WITHIN_MS, async () => ((await itemOf(cancelled)).beats >= 2 && (await itemOf(handedOn)).beats >= 2 ? true : undefined))
