@@ -87,7 +87,7 @@ export interface Paired {
 
 /**
  * Fetches the route's answer once (signed, when the target signs), has the bare server keep those bytes as
- * `name`, then measures `rounds` rounds. Other work on a shared host moves throughput by a third within a
+ * `name` (and sends it the same signed requests), then measures `rounds` rounds. Other work on a shared host moves throughput by a third within a
  * minute (bare Fastify measured 22.0k and 16.9k req/s minutes apart), so each route run is divided by the
  * bare run taken just before it, and the rounds' spread says how far to trust the median.
  */
@@ -98,7 +98,9 @@ export async function againstSameBytes(ceiling: Ceiling, name: string, target: L
   if (!response.ok) throw new Error(`${target.path} answered ${response.status}`)
   const body = Buffer.from(await response.arrayBuffer())
   fs.writeFileSync(path.join(ceiling.bytesDir, name), body)
-  const bare: LoadTarget = { url: ceiling.url, path: `/bytes/${name}`, pid: ceiling.pid }
+  // The same requests too: signed when the route is (bare reads the headers and ignores them), so both servers
+  // parse the same bytes and the load generator spends the same CPU beside each (it shares the host's cores).
+  const bare: LoadTarget = { url: ceiling.url, path: `/bytes/${name}`, pid: ceiling.pid, ...(target.signers ? { signers: target.signers } : {}) }
   const measured: Paired['rounds'] = []
   for (let k = 1; k <= rounds; k++) {
     const round = rounds > 1 ? ` round ${k}/${rounds}` : ''
