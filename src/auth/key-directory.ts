@@ -2,6 +2,7 @@ import { createHash, type KeyObject } from 'node:crypto'
 import type { DatabaseHandle, Db } from '../db/connect.js'
 import { type ChannelListener, listenOnChannel } from '../db/listen.js'
 import { ReadCache } from '../db/read-cache.js'
+import type { Soon } from '../http/soon.js'
 import { findActiveApiKey } from './queries.js'
 import { signingKey } from './request-signature.js'
 import type { Scope } from './scopes.js'
@@ -52,7 +53,8 @@ export class KeyDirectory {
     this.caching = mode === 'local'
   }
 
-  find(id: string, now = Date.now()): Promise<ApiKeyRecord | undefined> {
+  /** The key, at once when cached (http/soon.ts). */
+  find(id: string, now = Date.now()): Soon<ApiKeyRecord | undefined> {
     const load = () => this.load(id)
     return this.caching ? this.cache.get(id, now, load) : load()
   }

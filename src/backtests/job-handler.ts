@@ -6,7 +6,7 @@ import { TIMEFRAME_MS } from '../strategies/timeframes.js'
 import type { WorkContext, WorkHandler } from '../work/work-handler.js'
 import { checkedHistory, customJob, describeFailure, engineInput } from './engine-input.js'
 import { BACKTEST_QUEUE, type BacktestRun } from './job-message.js'
-import { claimJob, finishJob, handBackJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
+import { anyLostJob, claimJob, finishJob, handBackJob, type JobRow, recordProgress, recoverLostJobs } from './queries.js'
 import { encodeResult } from './result-codec.js'
 import { formatMetrics, formatResult } from './result-format.js'
 import type { JobConfig } from './schemas.js'
@@ -41,6 +41,7 @@ export function jobHandler(): WorkHandler<BacktestRun, ClaimedJob> {
       const found = await recoverLostJobs(trx, lost.lostAfterMs, lost.at, lost.maxAttempts)
       return { rerun: found.rerun.map((run) => ({ jobId: run.id, attempt: run.attempt, user: run.userId }) satisfies BacktestRun), failed: found.failed }
     },
+    anyLost: anyLostJob,
   }
 }
 

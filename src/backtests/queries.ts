@@ -1,4 +1,4 @@
-import { type Selectable, sql, type UpdateObject } from 'kysely'
+import { type RawBuilder, type Selectable, sql, type UpdateObject } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { BacktestJobsTable, Database, JobStatus } from '../db/schema.js'
 import { recordEvents } from '../events/outbox.js'
@@ -145,6 +145,11 @@ export async function finishJob(
       ? { status: 'done' as const, progress: 1, metrics: JSON.stringify(outcome.metrics), result: outcome.result, error: null }
       : { status: 'failed' as const, progress: sql<number>`greatest(progress, ${outcome.progress})`, error: JSON.stringify(outcome.error), result: null }
   return updateOwnedRun(db, id, attempt, { ...values, finished_at: at, heartbeat_at: at })
+}
+
+/** Whether recoverLostJobs would find a job: one statement of the loop's look for lost work (start-work.ts). */
+export function anyLostJob(lostAfterMs: number): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from backtest_jobs where status = 'running' and heartbeat_at < now() - make_interval(secs => ${lostAfterMs / 1000}))`
 }
 
 /**

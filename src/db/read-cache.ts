@@ -1,3 +1,5 @@
+import type { Soon } from '../http/soon.js'
+
 /**
  * A read-through cache for rows that only this process writes (embedded mode: one node owns the
  * database). Writers call invalidate() before they write and again after they commit; a read that
@@ -14,10 +16,17 @@ export class ReadCache<V> {
     private readonly maxEntries = 10_000,
   ) {}
 
-  /** `keep`: whether a loaded value may be cached (one that others may change unannounced may not). */
-  async get(key: string, now: number, load: () => Promise<V>, keep?: (value: V) => boolean): Promise<V> {
+  /**
+   * `keep`: whether a loaded value may be cached (one that others may change unannounced may not). A hit
+   * comes back as the value itself, not a promise (http/soon.ts).
+   */
+  get(key: string, now: number, load: () => Promise<V>, keep?: (value: V) => boolean): Soon<V> {
     const hit = this.entries.get(key)
     if (hit && hit.expiresAt > now) return hit.value
+    return this.loadAndKeep(key, now, load, keep)
+  }
+
+  private async loadAndKeep(key: string, now: number, load: () => Promise<V>, keep?: (value: V) => boolean): Promise<V> {
     const generation = this.generations.get(key) ?? 0
     const epoch = this.epoch
     const value = await load()

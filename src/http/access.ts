@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { lacksScope, type Scope } from '../auth/scopes.js'
 import { AppError } from './errors.js'
+import type { Soon } from './soon.js'
 
 /** How a route is reached; set as `config.access` on every route. */
 export type Access =
@@ -59,6 +60,6 @@ declare module 'fastify' {
      * On a `v1` route: charges `weight` more to the budget the route's weight was charged to (429 once it
      * is spent), for a route whose cost is known only once it has read what it will send (sweep returns).
      */
-    addWeight: ((weight: number) => Promise<void>) | null
+    addWeight: ((weight: number) => Soon<void>) | null
   }
 }

@@ -1,12 +1,13 @@
 import crypto from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import type { AppTokens } from '../auth/app-token.js'
-import type { KeyDirectory } from '../auth/key-directory.js'
+import type { ApiKeyRecord, KeyDirectory } from '../auth/key-directory.js'
 import { signatureBytes, signaturesMatch, SIGNATURE_TOLERANCE_MS } from '../auth/request-signature.js'
 import { SCOPES } from '../auth/scopes.js'
 import type { Principal } from './access.js'
 import { AppError } from './errors.js'
 import type { Claim, SharedState } from './shared-state.js'
+import { andThen, type Soon } from './soon.js'
 
 const ALL_SCOPES = new Set(SCOPES)
 
@@ -29,11 +30,12 @@ export interface Authenticated {
 
 /**
  * Resolves who sent a request: a Bearer app token, or the three signing headers of DESIGN §5.
- * Returns null when the request carries no credentials at all; throws 401 for bad ones.
+ * Returns null when the request carries no credentials at all; throws 401 for bad ones. A signed
+ * request whose key is cached is answered at once (soon.ts), and its refusals are thrown, not rejected.
  */
-export async function authenticate(request: FastifyRequest, deps: AuthenticateDeps): Promise<Authenticated | null> {
+export function authenticate(request: FastifyRequest, deps: AuthenticateDeps): Soon<Authenticated | null> {
   const authorization = request.headers.authorization
-  if (authorization !== undefined) return { principal: await bearer(authorization, deps), replay: undefined }
+  if (authorization !== undefined) return bearer(authorization, deps).then((principal) => ({ principal, replay: undefined }))
   const keyId = header(request, 'x-service-api-key')
   const timestamp = header(request, 'x-service-timestamp')
   const signature = header(request, 'x-service-signature')
@@ -43,7 +45,11 @@ export async function authenticate(request: FastifyRequest, deps: AuthenticateDe
   }
   const now = deps.now()
   checkTimestamp(timestamp, now)
-  const key = await deps.keys.find(keyId, now)
+  return andThen(deps.keys.find(keyId, now), (key) => verified(request, key, timestamp, signature))
+}
+
+/** The principal of a request signed with `key`, once its signature matches. */
+function verified(request: FastifyRequest, key: ApiKeyRecord | undefined, timestamp: string, signature: string): Authenticated {
   if (!key) throw unauthenticated('unknown or revoked API key')
   const body = request.rawBody ?? ''
   const expected = signatureBytes(key.signingKey, timestamp, request.method, request.url, body)

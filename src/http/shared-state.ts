@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { Coalescer } from '../db/coalescer.js'
 import type { Db } from '../db/connect.js'
 import { isRetryableConflict } from '../db/errors.js'
+import type { Soon } from './soon.js'
 
 /**
  * The little state that must be shared by every node serving the API: fixed-window weight counters
@@ -20,7 +21,12 @@ export interface SharedState {
    * adds `charge.weight` as addWeight does. `used` is the window's total after this charge, or
    * undefined when the claim failed (nothing charged).
    */
-  admit(claim: Claim | undefined, charge: Charge, now: number): Promise<{ claimed: boolean; used: number | undefined }>
+  admit(claim: Claim | undefined, charge: Charge, now: number): Soon<Admitted>
+}
+
+export interface Admitted {
+  claimed: boolean
+  used: number | undefined
 }
 
 export interface Claim {
@@ -47,6 +53,24 @@ export class MemorySharedState implements SharedState {
   private nextSweep = 0
 
   async addWeight(bucket: string, weight: number, windowMs: number, now: number): Promise<number> {
+    return this.charge(bucket, weight, windowMs, now)
+  }
+
+  async claimOnce(key: string, ttlMs: number, now: number): Promise<boolean> {
+    return this.claim(key, ttlMs, now) === 0
+  }
+
+  async claimOrWait(key: string, ttlMs: number, now: number): Promise<number> {
+    return this.claim(key, ttlMs, now)
+  }
+
+  /** Answered at once, not as a promise: memory needs no wait (soon.ts). */
+  admit(claim: Claim | undefined, charge: Charge, now: number): Admitted {
+    if (claim && this.claim(claim.key, claim.ttlMs, now) !== 0) return { claimed: false, used: undefined }
+    return { claimed: true, used: this.charge(charge.bucket, charge.weight, charge.windowMs, now) }
+  }
+
+  private charge(bucket: string, weight: number, windowMs: number, now: number): number {
     this.sweep(now)
     const windowId = Math.floor(now / windowMs)
     const current = this.windows.get(bucket)
@@ -58,11 +82,8 @@ export class MemorySharedState implements SharedState {
     return weight
   }
 
-  async claimOnce(key: string, ttlMs: number, now: number): Promise<boolean> {
-    return (await this.claimOrWait(key, ttlMs, now)) === 0
-  }
-
-  async claimOrWait(key: string, ttlMs: number, now: number): Promise<number> {
+  /** 0 when `key` is claimed now, else the ms its held claim still runs. */
+  private claim(key: string, ttlMs: number, now: number): number {
     this.dropExpiredClaims(now)
     const expiresAt = this.claims.get(key)
     if (expiresAt !== undefined && expiresAt > now) return expiresAt - now
@@ -70,11 +91,6 @@ export class MemorySharedState implements SharedState {
     this.made.keys.push(key)
     this.made.expiresAt.push(now + ttlMs)
     return 0
-  }
-
-  async admit(claim: Claim | undefined, charge: Charge, now: number): Promise<{ claimed: boolean; used: number | undefined }> {
-    if (claim && !(await this.claimOnce(claim.key, claim.ttlMs, now))) return { claimed: false, used: undefined }
-    return { claimed: true, used: await this.addWeight(charge.bucket, charge.weight, charge.windowMs, now) }
   }
 
   /** Drops old windows at most once a second so memory stays bounded by the buckets of two windows. */

@@ -13,6 +13,7 @@ import type { SymbolCheck } from './tradable-symbols.js'
 import { type Exits, exitsProblem, resolvedExits } from './exits.js'
 import { findStrategy, insertStrategy, listStrategies, markStrategyDeleted, type StrategyRow, updateStrategy } from './queries.js'
 import type { Strategy, StrategyCreate, StrategyListQuery, StrategyPatch } from './schemas.js'
+import type { Soon } from '../http/soon.js'
 
 export interface StrategyContext {
   db: Db
@@ -82,7 +83,7 @@ export async function getStrategy(context: StrategyContext, id: string): Promise
 }
 
 /** The caller's strategy as stored, or undefined: getStrategy's read, for a caller that starts it early. */
-export function readStrategy({ db, userId, now, cache, reads }: StrategyContext, id: string): Promise<StrategyRow | undefined> {
+export function readStrategy({ db, userId, now, cache, reads }: StrategyContext, id: string): Soon<StrategyRow | undefined> {
   const load = () => (reads && STRATEGY_ID.test(id) ? reads.submit({ userId, id }) : findOwnStrategy(db, userId, id))
   return cache ? cache.get(cacheKey(userId, id), now.getTime(), load, notDeployed) : load()
 }

@@ -1,4 +1,4 @@
-import { type Selectable, sql } from 'kysely'
+import { type RawBuilder, type Selectable, sql } from 'kysely'
 import type { Db } from '../db/connect.js'
 import type { BacktestSweepsTable, BacktestSweepTasksTable, JobStatus } from '../db/schema.js'
 import { recordEvent, recordEvents } from '../events/outbox.js'
@@ -218,6 +218,11 @@ export async function finishSweep(
       : { sweep_id: sweep.id, status: 'failed', template_id: sweep.templateId, error: outcome.error }
   await recordEvent(trx, { userId: sweep.userId, type: SWEEP_DONE, data, at })
   return true
+}
+
+/** Whether recoverLostTasks would find a task (of a live sweep or an ended one): one statement of the loop's look (start-work.ts). */
+export function anyLostTask(lostAfterMs: number): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from backtest_sweep_tasks where status = 'running' and heartbeat_at < now() - make_interval(secs => ${lostAfterMs / 1000}))`
 }
 
 /**

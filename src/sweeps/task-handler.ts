@@ -6,7 +6,7 @@ import type { BarSeries } from '../engine/index.js'
 import type { CustomJob, RunSummary } from '../work/engine-thread.js'
 import type { WorkContext, WorkHandler } from '../work/work-handler.js'
 import { observeJob } from '../ops/registry.js'
-import { beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, handBackTask, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
+import { anyLostTask, beatTask, claimTask, configurationsOf, finishRunsTask, finishSweep, handBackTask, recoverLostTasks, type StoredRun, storeRuns } from './queries.js'
 import { encodeFloats, returnsMatrix } from './returns.js'
 import { sweepResult } from './result.js'
 import type { Objective, SweepConfig } from './schemas.js'
@@ -58,6 +58,7 @@ export function taskHandler(): WorkHandler<SweepTask, ClaimedTask> {
       if (ended) observeJob('sweep', 'failed', claimed.sweep, work.now())
     },
     recover: (trx, lost) => recoverLostTasks(trx, lost.lostAfterMs, lost.at, lost.maxAttempts),
+    anyLost: anyLostTask,
     handBack: async (trx, { message, task }) => ((await handBackTask(trx, message.sweepId, task.task_no, task.attempt)) ? message : undefined),
   }
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { insertInTransaction } from '../db/queue.js'
 import type { AnyWorkHandler, WorkContext } from './work-handler.js'
 import { metrics } from '../ops/registry.js'
@@ -11,6 +12,22 @@ export const LOST_AFTER_MS = 5_000
 export const SWEEP_MS = 1_000
 /** Runs of one piece of work before it fails as WORKER_LOST: the engine is deterministic, so a second run is safe. */
 export const MAX_ATTEMPTS = 2
+
+/**
+ * The handlers with lost work to hand on, asked in one statement: an idle node looks every SWEEP_MS, and
+ * a transaction per handler was most of what it did. A failed look is logged and finds nothing; the next
+ * one comes a sweep later.
+ */
+export async function handlersWithLostWork(work: Pick<WorkContext, 'db' | 'log'>, handlers: readonly AnyWorkHandler[]): Promise<AnyWorkHandler[]> {
+  try {
+    const probes = handlers.map((handler, i) => sql`${handler.anyLost(LOST_AFTER_MS)} as ${sql.ref(`h${i}`)}`)
+    const { rows } = await sql<Record<string, boolean>>`select ${sql.join(probes)}`.execute(work.db)
+    return handlers.filter((_, i) => rows[0]?.[`h${i}`] === true)
+  } catch (error) {
+    work.log.warn({ err: error }, 'looking for work whose worker was lost failed')
+    return []
+  }
+}
 
 /**
  * One look for `handler`'s lost work: re-runs are enqueued in the transaction that hands the work on

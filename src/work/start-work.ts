@@ -2,7 +2,7 @@ import { listenForQueued } from '../db/queue.js'
 import { EnginePool } from './engine-pool.js'
 import { ensureQueues } from './ensure-queues.js'
 import { historyCaches } from './history-cache.js'
-import { recoverLost, SWEEP_MS } from './recover-lost.js'
+import { handlersWithLostWork, recoverLost, SWEEP_MS } from './recover-lost.js'
 import { runFenced } from './run-fenced.js'
 import type { AnyWorkHandler, WorkContext, WorkDeps } from './work-handler.js'
 
@@ -66,7 +66,7 @@ export async function startWork(deps: WorkDeps, handlers: readonly AnyWorkHandle
     (error) => deps.log.warn({ err: error }, `listening for queued jobs failed: workers poll every ${deps.pollSeconds ?? 0.5} s meanwhile`),
   )
   const recover = async () => {
-    for (const handler of handlers) await recoverLost(work, handler)
+    for (const handler of await handlersWithLostWork(work, handlers)) await recoverLost(work, handler)
   }
   await recover()
   const timer = setInterval(() => void recover(), SWEEP_MS)

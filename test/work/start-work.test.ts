@@ -90,6 +90,8 @@ function itemHandler(queue: string, seen: { ran: string[]; stopped: string[] }):
       for (const run of rerun) await sql`update work_items set attempt = ${run.attempt}, heartbeat_at = null where id = ${run.id}`.execute(trx)
       return { rerun, failed }
     },
+    anyLost: (lostAfterMs) =>
+      sql<boolean>`exists (select 1 from work_items where queue = ${queue} and status = 'running' and heartbeat_at < now() - make_interval(secs => ${lostAfterMs / 1000}))`,
   }
 }
 
