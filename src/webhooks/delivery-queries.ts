@@ -1,6 +1,5 @@
 import { sql } from 'kysely'
-import type { DatabaseHandle, Db } from '../db/connect.js'
-import { runPrepared } from '../db/prepared.js'
+import type { Db } from '../db/connect.js'
 import { BALANCE_LOW } from './events.js'
 
 // The delivery path runs a fixed handful of statements per batch, not per delivery: on the embedded
@@ -52,15 +51,14 @@ export interface LeasedDelivery {
  * with what sending it needs (the URL, the sealed secret, the event), so the caller sends at once.
  */
 export async function dispatchRound(
-  database: Pick<DatabaseHandle, 'db' | 'pool'>,
+  db: Db,
   now: Date,
   lease: string,
   leaseUntil: Date,
   limits: { events: number; due: number; full: string[] },
 ) {
   type Row = { kind: 'count' | 'leased'; events: string | null; due: string | null } & Omit<LeasedDelivery, 'lease'>
-  // Every node runs it each second whatever its traffic: prepared once per connection (db/prepared.ts).
-  const rows = await runPrepared(database.pool, database.db, sql<Row>`
+  const result = await sql<Row>`
     WITH claimed AS (
       SELECT id, user_id, type, data, seq, created_at FROM events
       WHERE fanned_out_at IS NULL
@@ -113,10 +111,10 @@ export async function dispatchRound(
     WHERE i.lease IS NOT NULL
     UNION ALL
     SELECT 'leased', NULL, NULL, d.id::text, d.webhook_id, d.event_id, d.event_type, d.body, e.created_at, e.data, d.attempts, w.url, w.secret_enc
-    FROM due d JOIN webhooks w ON w.id = d.webhook_id LEFT JOIN events e ON e.id = d.event_id`)
-  const counts = rows.find((row) => row.kind === 'count')
+    FROM due d JOIN webhooks w ON w.id = d.webhook_id LEFT JOIN events e ON e.id = d.event_id`.execute(db)
+  const counts = result.rows.find((row) => row.kind === 'count')
   const leased: LeasedDelivery[] = []
-  for (const { kind, events: _e, due: _d, ...row } of rows) if (kind === 'leased') leased.push({ ...row, lease })
+  for (const { kind, events: _e, due: _d, ...row } of result.rows) if (kind === 'leased') leased.push({ ...row, lease })
   return { events: Number(counts?.events ?? 0), due: Number(counts?.due ?? 0), leased }
 }
 

@@ -86,8 +86,6 @@ export interface WebhookPipelineDeps {
 
 interface Running {
   log: FastifyBaseLogger
-  /** The database `deps.db` is the handle of: its pool runs the round as a prepared statement. */
-  database: DatabaseHandle
   lanes: Lanes<LeasedDelivery>
   listener: { close(): Promise<void> }
   timers: NodeJS.Timeout[]
@@ -182,7 +180,7 @@ export class WebhookPipeline {
     const housekeeping = setInterval(() => void this.housekeep(), HOUSEKEEPING_MS)
     const renewal = setInterval(() => void this.renew(), RENEW_MS)
     for (const timer of [sweep, housekeeping, renewal]) timer.unref()
-    this.running = { log, database: options.database, lanes, listener, timers: [sweep, housekeeping, renewal], wanted: false, starved: false, loop: undefined, stopping: false }
+    this.running = { log, lanes, listener, timers: [sweep, housekeeping, renewal], wanted: false, starved: false, loop: undefined, stopping: false }
     this.wake()
   }
 
@@ -260,7 +258,7 @@ export class WebhookPipeline {
     const now = new Date(this.deps.now())
     const lease = crypto.randomUUID()
     const dueLimit = Math.min(DELIVERIES_PER_ROUND, room)
-    const round = await dispatchRound(running.database, now, lease, new Date(now.getTime() + RUN_LEASE_MS), {
+    const round = await dispatchRound(this.deps.db, now, lease, new Date(now.getTime() + RUN_LEASE_MS), {
       events: EVENTS_PER_ROUND,
       due: dueLimit,
       full: running.lanes.full(),

@@ -1,5 +1,4 @@
 import { sql } from 'kysely'
-import { runPrepared } from '../db/prepared.js'
 import { insertInTransaction } from '../db/queue.js'
 import type { AnyWorkHandler, WorkContext } from './work-handler.js'
 import { metrics } from '../ops/registry.js'
@@ -19,10 +18,10 @@ export const MAX_ATTEMPTS = 2
  * a transaction per handler was most of what it did. A failed look is logged and finds nothing; the next
  * one comes a sweep later.
  */
-export async function handlersWithLostWork(work: Pick<WorkContext, 'db' | 'database' | 'log'>, handlers: readonly AnyWorkHandler[]): Promise<AnyWorkHandler[]> {
+export async function handlersWithLostWork(work: Pick<WorkContext, 'db' | 'log'>, handlers: readonly AnyWorkHandler[]): Promise<AnyWorkHandler[]> {
   try {
     const probes = handlers.map((handler, i) => sql`${handler.anyLost(LOST_AFTER_MS)} as ${sql.ref(`h${i}`)}`)
-    const rows = await runPrepared(work.database.pool, work.db, sql<Record<string, boolean>>`select ${sql.join(probes)}`)
+    const { rows } = await sql<Record<string, boolean>>`select ${sql.join(probes)}`.execute(work.db)
     return handlers.filter((_, i) => rows[0]?.[`h${i}`] === true)
   } catch (error) {
     work.log.warn({ err: error }, 'looking for work whose worker was lost failed')

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { pino } from 'pino'
 import { findOrCreateUserByEmail } from '../../src/auth/queries.js'
-import type { DatabaseHandle, Db } from '../../src/db/connect.js'
+import type { Db } from '../../src/db/connect.js'
 import { recordEvent } from '../../src/events/outbox.js'
 import { newId } from '../../src/http/ids.js'
 import { raiseProtectionAlarm } from '../../src/live/protection/alarm.js'
@@ -25,11 +25,11 @@ const ago = (seconds: number) => new Date(NOW - seconds * 1000)
 const quiet = pino({ level: 'silent' })
 
 /** A fresh database whose gauges a scrape reads at NOW, for the length of `body`. */
-async function withGauges(backend: Backend, body: (db: Db, handle: DatabaseHandle) => Promise<void>): Promise<void> {
+async function withGauges(backend: Backend, body: (db: Db) => Promise<void>): Promise<void> {
   const database = await openTestDatabase(backend)
   const untrack = trackDatabase(database.handle, () => NOW, quiet)
   try {
-    await body(database.handle.db as Db, database.handle)
+    await body(database.handle.db as Db)
   } finally {
     untrack()
     await database.close()
@@ -145,7 +145,7 @@ describe('database gauges', () => {
       })
 
       it('perpetua_webhook_oldest_pending_seconds is the oldest due delivery of an active webhook: not a retry waiting its turn, nor a paused or broken webhook\'s', async () => {
-        await withGauges(backend, async (db, handle) => {
+        await withGauges(backend, async (db) => {
           const userId = await findOrCreateUserByEmail(db, 'webhooks@example.test')
           const webhook = async (name: string, status: 'active' | 'paused' | 'broken') => {
             const row = await insertWebhook(db, { id: newId('wh'), userId, url: `https://${name}.example.test/hook`, events: ['*'], description: null, balanceLowThreshold: null, secretEnc: 'sealed', at: ago(3600) })
@@ -160,7 +160,7 @@ describe('database gauges', () => {
 
           /** Sends the round's one leased delivery, which fails (503): its retry is due at `retryAt`. */
           const failedAttempt = async (at: Date, retryAt: Date) => {
-            const round = await dispatchRound(handle, at, `lease-${at.getTime()}`, new Date(at.getTime() + 30_000), { events: 10, due: 10, full: [] })
+            const round = await dispatchRound(db, at, `lease-${at.getTime()}`, new Date(at.getTime() + 30_000), { events: 10, due: 10, full: [] })
             assert.equal(round.leased.length, 1)
             const sent = round.leased[0]!
             await settle(
@@ -189,7 +189,7 @@ describe('database gauges', () => {
 
           // An event 2 minutes ago whose delivery to the active webhook waits for a round (the webhook had enough in flight).
           await event(ago(120))
-          await dispatchRound(handle, ago(120), 'lease-2', ago(90), { events: 10, due: 10, full: [active] })
+          await dispatchRound(db, ago(120), 'lease-2', ago(90), { events: 10, due: 10, full: [active] })
           assert.deepEqual(await oldest(), ['perpetua_webhook_oldest_pending_seconds 120'])
         })
       })
