@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js'
 import type { BacktestJobsTable, Database, JobStatus } from '../db/schema.js'
 import { recordEvents } from '../events/outbox.js'
 import type { KeysetPosition } from '../http/cursor.js'
+import { silentSince } from '../work/recover-lost.js'
 
 export type JobRow = Selectable<BacktestJobsTable>
 
@@ -149,7 +150,7 @@ export async function finishJob(
 
 /** Whether recoverLostJobs would find a job: one statement of the loop's look for lost work (start-work.ts). */
 export function anyLostJob(lostAfterMs: number): RawBuilder<boolean> {
-  return sql<boolean>`exists (select 1 from backtest_jobs where status = 'running' and heartbeat_at < now() - make_interval(secs => ${lostAfterMs / 1000}))`
+  return sql<boolean>`exists (select 1 from backtest_jobs where status = 'running' and heartbeat_at < ${silentSince(lostAfterMs)})`
 }
 
 /**
@@ -163,7 +164,7 @@ export async function recoverLostJobs(trx: Db, lostAfterMs: number, at: Date, ma
     .selectFrom('backtest_jobs')
     .select(['id', 'attempt', 'user_id', 'template_id'])
     .where('status', '=', 'running')
-    .where('heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${lostAfterMs / 1000})`)
+    .where('heartbeat_at', '<', silentSince(lostAfterMs))
     .forUpdate()
     .skipLocked()
     .execute()

@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js'
 import type { BacktestSweepsTable, BacktestSweepTasksTable, JobStatus } from '../db/schema.js'
 import { recordEvent, recordEvents } from '../events/outbox.js'
 import type { KeysetPosition } from '../http/cursor.js'
+import { silentSince } from '../work/recover-lost.js'
 
 export type SweepRow = Omit<Selectable<BacktestSweepsTable>, 'configurations' | 'days'>
 export type TaskRow = Selectable<BacktestSweepTasksTable>
@@ -222,7 +223,7 @@ export async function finishSweep(
 
 /** Whether recoverLostTasks would find a task (of a live sweep or an ended one): one statement of the loop's look (start-work.ts). */
 export function anyLostTask(lostAfterMs: number): RawBuilder<boolean> {
-  return sql<boolean>`exists (select 1 from backtest_sweep_tasks where status = 'running' and heartbeat_at < now() - make_interval(secs => ${lostAfterMs / 1000}))`
+  return sql<boolean>`exists (select 1 from backtest_sweep_tasks where status = 'running' and heartbeat_at < ${silentSince(lostAfterMs)})`
 }
 
 /**
@@ -236,7 +237,7 @@ export async function recoverLostTasks(trx: Db, lostAfterMs: number, at: Date, m
     .innerJoin('backtest_sweeps as s', 's.id', 't.sweep_id')
     .select(['t.sweep_id', 't.task_no', 't.attempt', 's.user_id', 's.template_id', 's.status as sweep_status'])
     .where('t.status', '=', 'running')
-    .where('t.heartbeat_at', '<', sql<Date>`now() - make_interval(secs => ${lostAfterMs / 1000})`)
+    .where('t.heartbeat_at', '<', silentSince(lostAfterMs))
     .forUpdate('t')
     .skipLocked()
     .execute()

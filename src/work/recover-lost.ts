@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { type RawBuilder, sql } from 'kysely'
 import { insertInTransaction } from '../db/queue.js'
 import type { AnyWorkHandler, WorkContext } from './work-handler.js'
 import { metrics } from '../ops/registry.js'
@@ -12,6 +12,11 @@ export const LOST_AFTER_MS = 5_000
 export const SWEEP_MS = 1_000
 /** Runs of one piece of work before it fails as WORKER_LOST: the engine is deterministic, so a second run is safe. */
 export const MAX_ATTEMPTS = 2
+
+/** The heartbeat before which a running run lost its worker (database clock): each kind's recover and anyLost both read it. */
+export function silentSince(lostAfterMs: number): RawBuilder<Date> {
+  return sql<Date>`now() - make_interval(secs => ${lostAfterMs / 1000})`
+}
 
 /**
  * The handlers with lost work to hand on, asked in one statement: an idle node looks every SWEEP_MS, and

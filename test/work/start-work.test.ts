@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/connect.js'
 import { sendInTransaction } from '../../src/db/queue.js'
 import { EngineCancelled } from '../../src/work/engine-pool.js'
 import { ensureQueues, HEARTBEAT_SECONDS } from '../../src/work/ensure-queues.js'
-import { LOST_AFTER_MS, SWEEP_MS } from '../../src/work/recover-lost.js'
+import { handlersWithLostWork, LOST_AFTER_MS, SWEEP_MS } from '../../src/work/recover-lost.js'
 import { startWork } from '../../src/work/start-work.js'
 import type { WorkHandler } from '../../src/work/work-handler.js'
 import { startTestApp, type TestApp } from '../support/app.js'
@@ -187,6 +187,21 @@ for (const backend of backends()) {
       await untilHandled(closing)
       assert.deepEqual([(await itemOf(closing)).status, (await itemOf(closing)).error], ['running', null])
       await sql`update work_items set status = 'cancelled' where id = ${closing}`.execute(db)
+    })
+
+    it('looks for lost work in one statement that names only the kinds with a silent run', async () => {
+      // Two kinds the loop does not work, so nothing recovers these rows meanwhile.
+      const [c, d] = [itemHandler('work-test-c', seen), itemHandler('work-test-d', seen)]
+      const look = async () => (await handlersWithLostWork({ db, log: logs.logger }, [c, d])).map((handler) => handler.queue)
+      assert.deepEqual(await look(), [], 'nothing running')
+      await sql`insert into work_items (id, queue, behaviour, status, heartbeat_at) values
+        ('beating-c', 'work-test-c', 'finish', 'running', now()),
+        ('queued-c', 'work-test-c', 'finish', 'queued', now() - interval '1 minute'),
+        ('silent-d', 'work-test-d', 'finish', 'running', now() - interval '1 minute')`.execute(db)
+      assert.deepEqual(await look(), ['work-test-d'], 'a run beating now, or work not running, is not lost')
+      await sql`update work_items set heartbeat_at = now() - interval '1 minute' where id = 'beating-c'`.execute(db)
+      assert.deepEqual(await look(), ['work-test-c', 'work-test-d'])
+      await sql`delete from work_items where id in ('beating-c', 'queued-c', 'silent-d')`.execute(db)
     })
 
     it('hands a run whose worker was lost to its next attempt, which runs it; fails one lost on its last attempt', async () => {
