@@ -10,3 +10,9 @@ export type Soon<T> = T | Promise<T>
 export function andThen<T, U>(value: Soon<T>, next: (value: T) => Soon<U>): Soon<U> {
   return value instanceof Promise ? value.then(next) : next(value)
 }
+
+/** `next(a, b)` at once when both are at hand, else once both settle (the first rejection rejects, as Promise.all). */
+export function andThenBoth<A, B, U>(a: Soon<A>, b: Soon<B>, next: (a: A, b: B) => Soon<U>): Soon<U> {
+  if (a instanceof Promise || b instanceof Promise) return Promise.all([a, b]).then(([x, y]) => next(x, y))
+  return next(a, b)
+}

@@ -1,3 +1,4 @@
+import { andThen, type Soon } from '../http/soon.js'
 import type { Filter, ExchangeSymbol, SymbolStatus } from './exchange-info-schemas.js'
 import type { MarketSession } from './market-data.js'
 import type { CachedResponse } from './response-cache.js'
@@ -38,9 +39,9 @@ export interface SymbolDirectory {
   renderedAll: string
 }
 
-export async function symbolDirectory(market: MarketSession): Promise<SymbolDirectory> {
-  const entry = await market.fetch(upstream.exchangeInfo())
-  return entry.derive('directory', () => buildDirectory(entry))
+/** The directory of the exchange info answer held (at once when it is fresh: http/soon.ts). */
+export function symbolDirectory(market: MarketSession): Soon<SymbolDirectory> {
+  return andThen(market.fetch(upstream.exchangeInfo()), (entry) => entry.derive('directory', () => buildDirectory(entry)))
 }
 
 /** Throws 400 UNKNOWN_SYMBOL unless the exchange lists `symbol`. */
@@ -50,13 +51,14 @@ export async function assertKnownSymbol(market: MarketSession, symbol: string): 
   return found
 }
 
-/** GET /v1/market/exchange-info as JSON text: all symbols, or the one asked for. */
-export async function exchangeInfoJson(market: MarketSession, serverTime: number, symbol: string | undefined): Promise<string> {
-  const directory = await symbolDirectory(market)
-  if (symbol === undefined) return `{"serverTime":${serverTime},"symbols":${directory.renderedAll}}`
-  const record = directory.rendered.get(symbol)
-  if (record === undefined) throw unknownSymbol(symbol)
-  return `{"serverTime":${serverTime},"symbols":[${record}]}`
+/** GET /v1/market/exchange-info as JSON text: all symbols, or the one asked for. An unknown symbol is thrown at once when the directory is at hand. */
+export function exchangeInfoJson(market: MarketSession, serverTime: number, symbol: string | undefined): Soon<string> {
+  return andThen(symbolDirectory(market), (directory) => {
+    if (symbol === undefined) return `{"serverTime":${serverTime},"symbols":${directory.renderedAll}}`
+    const record = directory.rendered.get(symbol)
+    if (record === undefined) throw unknownSymbol(symbol)
+    return `{"serverTime":${serverTime},"symbols":[${record}]}`
+  })
 }
 
 function buildDirectory(entry: CachedResponse): SymbolDirectory {

@@ -1,6 +1,8 @@
 import { AppError } from '../http/errors.js'
+import { andThenBoth, type Soon } from '../http/soon.js'
 import { assertKnownSymbol } from './exchange-info.js'
 import type { MarketSession } from './market-data.js'
+import type { CachedResponse } from './response-cache.js'
 import type { FundingHistoryQuery, FundingHistoryRow, FundingRate, PremiumFundingRow } from './schemas.js'
 import { fixed } from './numbers.js'
 import { okJson, parseFundingHistory, parseFundingRates } from './upstream-payloads.js'
@@ -11,9 +13,10 @@ import { upstream } from './upstream-requests.js'
  * funding info), the hot path of the gateway. A Buffer rather than a string: encoding the 80 KB answer
  * on every response cost a third of its throughput.
  */
-export async function fundingRatesJson(market: MarketSession): Promise<Buffer> {
-  const [entry, intervals] = await Promise.all([market.fetch(upstream.premiumIndex()), fundingIntervals(market)])
-  return entry.derive(`fundingRatesJson ${intervals.version}`, () => Buffer.from(JSON.stringify(withIntervals(parseFundingRates(entry), intervals.hours))))
+export function fundingRatesJson(market: MarketSession): Soon<Buffer> {
+  return andThenBoth(market.fetch(upstream.premiumIndex()), fundingIntervals(market), (entry, intervals) =>
+    entry.derive(`fundingRatesJson ${intervals.version}`, () => Buffer.from(JSON.stringify(withIntervals(parseFundingRates(entry), intervals.hours)))),
+  )
 }
 
 /** GET /funding/rates/{symbol}: the symbol's row of the same all-symbols answer (one upstream call serves every symbol). */
@@ -42,9 +45,15 @@ interface FundingIntervals {
  * interval, cap or floor was adjusted; 4-hour and 1-hour symbols are there). When it cannot be read,
  * the rates are still served, with the interval and annualised rate null rather than a guess.
  */
-async function fundingIntervals(market: MarketSession): Promise<FundingIntervals> {
+function fundingIntervals(market: MarketSession): Soon<FundingIntervals> {
+  const entry = market.fetch(upstream.fundingInfo())
+  return entry instanceof Promise ? entry.then(intervalsOf, () => NO_INTERVALS) : intervalsOf(entry)
+}
+
+const NO_INTERVALS: FundingIntervals = { hours: undefined, version: 'none' }
+
+function intervalsOf(entry: CachedResponse): FundingIntervals {
   try {
-    const entry = await market.fetch(upstream.fundingInfo())
     const hours = entry.derive('fundingIntervalHours', () => {
       const map = new Map<string, number>()
       const payload = okJson(entry)
@@ -56,7 +65,7 @@ async function fundingIntervals(market: MarketSession): Promise<FundingIntervals
     })
     return { hours, version: String(entry.storedAt) }
   } catch {
-    return { hours: undefined, version: 'none' }
+    return NO_INTERVALS
   }
 }
 

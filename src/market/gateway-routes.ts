@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import { fundingHistory, fundingRate, fundingRatesJson } from './funding.js'
 import { accountRatios, positionRatios, RATIO_DEFAULTS } from './long-short.js'
-import { sendJsonText } from './json-reply.js'
+import { sendJsonText, sendJsonTextSoon } from './json-reply.js'
 import type { MarketData } from './market-data.js'
 import {
   AccountRatioRowSchema,
@@ -58,7 +58,7 @@ export const gatewayRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (fas
         response: { 200: Type.Array(FundingRateSchema), ...errors },
       },
     },
-    async (_request, reply) => sendJsonText(reply, await fundingRatesJson(market.session())),
+    (_request, reply) => sendJsonTextSoon(reply, fundingRatesJson(market.session())),
   )
 
   app.get(

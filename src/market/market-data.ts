@@ -1,4 +1,5 @@
 import type { Config } from '../config.js'
+import type { Soon } from '../http/soon.js'
 import { KlineArchive } from './archive/kline-archive.js'
 import { RedisCacheStore } from './cache-store.js'
 import { type CachedResponse, type CachePolicy, ResponseCache } from './response-cache.js'
@@ -40,8 +41,8 @@ export class MarketSession {
     readonly deadline: number,
   ) {}
 
-  /** The upstream answer to `request`, from the cache when fresh. */
-  fetch(request: UpstreamRequest): Promise<CachedResponse> {
+  /** The upstream answer to `request`, from the cache when fresh (then at once, not in a promise: http/soon.ts). */
+  fetch(request: UpstreamRequest): Soon<CachedResponse> {
     const { client, cache } = this.market
     const call: UpstreamCall = { host: request.host, path: request.path, query: canonicalQuery(request.query), weight: request.weight }
     const key = `${client.baseUrl(call.host) ?? 'none'}${call.path}?${call.query}`

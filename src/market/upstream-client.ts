@@ -288,9 +288,9 @@ export class UpstreamClient {
 
 /** The query string of `params` in the order given, skipping undefined values. */
 export function canonicalQuery(params: Record<string, string | number | undefined>): string {
-  const search = new URLSearchParams()
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.append(name, String(value))
-  return search.toString()
+  let search: URLSearchParams | undefined // most cached reads have no parameters: no URLSearchParams for them
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) (search ??= new URLSearchParams()).append(name, String(value))
+  return search === undefined ? '' : search.toString()
 }
 
 function header(value: string | string[] | undefined): string | undefined {

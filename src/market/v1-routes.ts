@@ -6,7 +6,7 @@ import { ErrorEnvelopeSchema, SIGNED_SECURITY } from '../http/common-schemas.js'
 import { exchangeInfoJson } from './exchange-info.js'
 import { ExchangeInfoQuerySchema, ExchangeInfoSchema, PublicTradeSchema, TradesQuerySchema } from './exchange-info-schemas.js'
 import type { MarketRoutesOptions } from './gateway-routes.js'
-import { sendJsonText } from './json-reply.js'
+import { sendJsonTextSoon } from './json-reply.js'
 import { symbolOf } from './schemas.js'
 import { recentTrades } from './trades.js'
 
@@ -39,7 +39,7 @@ export const v1MarketRoutes: FastifyPluginAsync<MarketRoutesOptions> = async (fa
         response: { 200: ExchangeInfoSchema, ...errors },
       },
     },
-    async (request, reply) => sendJsonText(reply, await exchangeInfoJson(market.session(), now(), request.query.symbol && symbolOf(request.query.symbol))),
+    (request, reply) => sendJsonTextSoon(reply, exchangeInfoJson(market.session(), now(), request.query.symbol && symbolOf(request.query.symbol))),
   )
 
   app.get(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ResponseCache } from '../../src/market/response-cache.js'
+import { metrics } from '../../src/ops/registry.js'
 import { unavailable } from '../../src/market/upstream-client.js'
 import { TestClock } from '../support/app.js'
 
@@ -48,6 +49,23 @@ describe('ResponseCache (memory)', () => {
     assert.equal((await cache.get('other', policy, load, deadline())).body, '3')
   })
 
+  it('hands a fresh answer over at once, not in a promise, and counts each hit', async () => {
+    const clock = new TestClock()
+    const cache = new ResponseCache(clock.now, undefined)
+    const hits = async () => (await metrics.cacheRequests.get()).values.find((value) => value.labels.result === 'hit')?.value ?? 0
+    const loaded = cache.get('k', policy, async () => ({ status: 200, body: 'x' }), deadline())
+    assert.ok(loaded instanceof Promise, 'a miss loads')
+    await loaded
+    const before = await hits()
+    const held = cache.get('k', policy, async () => assert.fail('fresh: no load'), deadline())
+    assert.ok(!(held instanceof Promise), 'a fresh answer is at hand')
+    assert.equal(held.body, 'x')
+    cache.get('k', policy, async () => assert.fail('fresh: no load'), deadline())
+    assert.equal(await hits(), before + 2)
+    clock.advance(policy.ttlMs)
+    assert.ok(cache.get('k', policy, async () => ({ status: 200, body: 'y' }), deadline()) instanceof Promise, 'past its TTL it loads again')
+  })
+
   it('serves the stale answer while the upstream is unavailable, until it is too old', async () => {
     const clock = new TestClock()
     const cache = new ResponseCache(clock.now, undefined)
@@ -58,7 +76,7 @@ describe('ResponseCache (memory)', () => {
     clock.advance(policy.ttlMs + policy.staleMs - 1)
     assert.equal((await cache.get('k', policy, failing, deadline())).body, 'good')
     clock.advance(1)
-    await assert.rejects(cache.get('k', policy, failing, deadline()), { code: 'UPSTREAM_UNAVAILABLE' })
+    await assert.rejects(async () => cache.get('k', policy, failing, deadline()), { code: 'UPSTREAM_UNAVAILABLE' })
   })
 
   it('tells the load whether an older answer is held to fall back on', async () => {
@@ -79,7 +97,7 @@ describe('ResponseCache (memory)', () => {
     const cache = new ResponseCache(clock.now, undefined)
     await cache.get('k', policy, async () => ({ status: 200, body: 'good' }), deadline())
     clock.advance(policy.ttlMs)
-    await assert.rejects(
+    await assert.rejects(async () =>
       cache.get('k', policy, async () => {
         throw new Error('bug')
       }, deadline()),

@@ -95,7 +95,7 @@ describe('UpstreamClient against the replay exchange', () => {
       const fresh = await market.session().fetch(upstream.premiumIndex()) // weight 10
       assert.equal(fresh.status, 200)
       const calls = replay.stats().requests
-      await assert.rejects(market.session().fetch(upstream.tickers()), { code: 'UPSTREAM_UNAVAILABLE' })
+      await assert.rejects(async () => market.session().fetch(upstream.tickers()), { code: 'UPSTREAM_UNAVAILABLE' })
       clock.advance(6_000) // past the 5 s TTL, same minute
       const stale = await market.session().fetch(upstream.premiumIndex())
       assert.equal(stale, fresh, 'the kept answer')
