@@ -34,6 +34,19 @@ export interface LeasedDelivery {
 }
 
 /**
+ * Whether a dispatch round would find work at `now`: an event no node has fanned out, or a pending
+ * delivery that is due (a retry, a lapsed lease, a hold to release or make). Two index look-ups (the
+ * rows the round's own scans start from), without locks: the sweep asks this first, since on an idle
+ * node the whole round (a write statement) was its largest cost (4 ms a second on PGlite, issue 36).
+ */
+export async function dispatchWanted(db: Db, now: Date): Promise<boolean> {
+  const { rows } = await sql<{ wanted: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM events WHERE fanned_out_at IS NULL)
+      OR EXISTS (SELECT 1 FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ${now}) AS wanted`.execute(db)
+  return rows[0]?.wanted === true
+}
+
+/**
  * One dispatch round in one statement:
  * - fans out up to `eventLimit` outbox events: claims events no node has fanned out, in the order they
  *   were written (SKIP LOCKED: dispatchers on several nodes never share one), marks them, and inserts

@@ -9,6 +9,7 @@ import {
   type AttemptRecord,
   deleteOld,
   dispatchRound,
+  dispatchWanted,
   expireHeld,
   insertTestDelivery,
   type LeasedDelivery,
@@ -176,7 +177,7 @@ export class WebhookPipeline {
       LANE_MAX,
     )
     const listener = await listenForEvents(options.database, () => this.wake(), (error) => log.warn({ err: error }, 'webhook outbox listener lost its connection'))
-    const sweep = setInterval(() => this.wake(), SWEEP_MS)
+    const sweep = setInterval(() => void this.sweep(), SWEEP_MS)
     const housekeeping = setInterval(() => void this.housekeep(), HOUSEKEEPING_MS)
     const renewal = setInterval(() => void this.renew(), RENEW_MS)
     for (const timer of [sweep, housekeeping, renewal]) timer.unref()
@@ -220,6 +221,18 @@ export class WebhookPipeline {
     if (!running || running.stopping) return
     running.wanted = true
     running.loop ??= this.dispatchLoop(running)
+  }
+
+  /**
+   * The sweep's look for due retries and events a missed notification did not announce: a round only when
+   * there is something (dispatchWanted), or when the look fails (the round then says why). A notification
+   * arriving meanwhile wakes a round itself.
+   */
+  private async sweep(): Promise<void> {
+    const running = this.running
+    if (!running || running.stopping || running.loop) return
+    const wanted = await dispatchWanted(this.deps.db, new Date(this.deps.now())).catch(() => true)
+    if (wanted) this.wake()
   }
 
   /** Runs dispatch rounds until nothing is due: new events fanned out, due deliveries handed to the lanes. */
