@@ -27,7 +27,13 @@ const SECTIONS = [
 export function App() {
   const path = usePath()
   const [signedIn, setSignedIn] = useState(isSignedIn())
-  useEffect(() => onSessionChange(() => setSignedIn(isSignedIn())), [])
+  useEffect(() => {
+    const unsubscribe = onSessionChange(() => setSignedIn(isSignedIn()))
+    // A change between the first render and this subscription (a kept token the API refused: its 401 can
+    // arrive first) would otherwise be missed, leaving the tab signed in on every page's 401.
+    setSignedIn(isSignedIn())
+    return unsubscribe
+  }, [])
   useEffect(() => {
     if (path === '/') navigate('/backtests', true)
   }, [path])
