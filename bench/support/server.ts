@@ -8,6 +8,14 @@ import { log } from './log.js'
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const CLI = path.join(REPO_ROOT, 'dist', 'cli.js')
+/** Node's flags in `npm start` (package.json), so a bench serves as an operator does: node FLAGS dist/cli.js serve. */
+const SERVE_NODE_FLAGS = startFlags(JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).scripts.start as string)
+
+function startFlags(start: string): string[] {
+  const words = start.split(/\s+/)
+  if (words[0] !== 'node' || !words.includes('dist/cli.js')) throw new Error(`npm start is not "node [flags] dist/cli.js serve": ${start}`)
+  return words.slice(1, words.indexOf('dist/cli.js'))
+}
 
 /** A `perpetua serve` child process on its own port and temporary DATA_DIR. */
 export interface BenchServer {
@@ -53,7 +61,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Ben
     METRICS_ADDR: 'off', // several nodes on one host: never a fixed port
     ...options.env,
   }
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const nodeArgs = [...SERVE_NODE_FLAGS, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])]
   const spawnedAt = performance.now()
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   // The server logs (pino) go to its stdout; keep ours clean for the result.

@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { Coalescer } from '../db/coalescer.js'
 import type { Db } from '../db/connect.js'
 import { isRetryableConflict } from '../db/errors.js'
+import { SignatureClaims } from './signature-claims.js'
 import type { Soon } from './soon.js'
 
 /**
@@ -32,6 +33,8 @@ export interface Admitted {
 export interface Claim {
   key: string
   ttlMs: number
+  /** A signature's 32 bytes, when the claim is of one: the memory store keeps those without a heap object (signature-claims.ts). */
+  digest?: Buffer
 }
 
 export interface Charge {
@@ -51,6 +54,8 @@ export class MemorySharedState implements SharedState {
    */
   private readonly made: { keys: string[]; expiresAt: number[]; head: number } = { keys: [], expiresAt: [], head: 0 }
   private nextSweep = 0
+  /** The signatures' claims (admit's), apart from the few other keys above. */
+  private readonly signatures = new SignatureClaims()
 
   async addWeight(bucket: string, weight: number, windowMs: number, now: number): Promise<number> {
     return this.charge(bucket, weight, windowMs, now)
@@ -66,7 +71,9 @@ export class MemorySharedState implements SharedState {
 
   /** Answered at once, not as a promise: memory needs no wait (soon.ts). */
   admit(claim: Claim | undefined, charge: Charge, now: number): Admitted {
-    if (claim && this.claim(claim.key, claim.ttlMs, now) !== 0) return { claimed: false, used: undefined }
+    if (claim && (claim.digest ? this.signatures.claim(claim.digest, claim.ttlMs, now) : this.claim(claim.key, claim.ttlMs, now)) !== 0) {
+      return { claimed: false, used: undefined }
+    }
     return { claimed: true, used: this.charge(charge.bucket, charge.weight, charge.windowMs, now) }
   }
 

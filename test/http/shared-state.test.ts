@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import crypto from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { MemorySharedState, PostgresSharedState, type SharedState } from '../../src/http/shared-state.js'
 import { backends, openTestDatabase, type TestDatabase } from '../support/database.js'
@@ -70,6 +71,15 @@ describe('shared admission state (memory)', () => {
     assert.deepEqual(await state.admit(sig(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: true, used: 3 })
     assert.deepEqual(await state.admit(sig(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: false, used: undefined })
     assert.deepEqual(await state.admit(undefined, { bucket: 'k', weight: 2, ...WINDOW }, NOW), { claimed: true, used: 5 })
+  })
+
+  it("admits a signature given by its bytes (authenticate's claims) once until its claim expires, charging only admitted requests", async () => {
+    const state = new MemorySharedState()
+    const signed = (n: number) => ({ ...sig(n), digest: crypto.createHash('sha256').update(String(n)).digest() })
+    assert.deepEqual(await state.admit(signed(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: true, used: 3 })
+    assert.deepEqual(await state.admit(signed(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW + 9_999), { claimed: false, used: undefined })
+    assert.deepEqual(await state.admit(signed(2), { bucket: 'k', weight: 3, ...WINDOW }, NOW + 9_999), { claimed: true, used: 6 })
+    assert.deepEqual(await state.admit(signed(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW + 10_000), { claimed: true, used: 9 }, 'claimed afresh once expired')
   })
 
   it('tells a repeated claim how long the held one still runs', async () => {
