@@ -1,3 +1,5 @@
+import crypto from 'node:crypto'
+
 /** A SHA-256 digest as 32-bit words. */
 const WORDS = 8
 
@@ -13,6 +15,11 @@ const WORDS = 8
  * front: ttls are few and time advances, so the front expires first, and a claim behind a longer-lived one
  * waits for it but is seen as expired when looked up. Memory follows the most claims held at once: the ring
  * doubles when full and never shrinks (40 bytes a claim, plus 8 in the index).
+ *
+ * A claim's place in the index is its first word mixed with a secret of this process: a key's owner can
+ * compute as many of his signatures as he likes, and with the raw low bits as the place he could send many
+ * that share one, making every lookup walk a long cluster (the flooding that V8's seeded string hash spares
+ * a Map).
  */
 export class SignatureClaims {
   private words!: Int32Array
@@ -22,7 +29,11 @@ export class SignatureClaims {
   private first = 0
   private size = 0
 
-  constructor(capacity = 1024) {
+  /** `seed`: the process's secret for the index (random; a test may fix it). */
+  constructor(
+    capacity = 1024,
+    private readonly seed = crypto.randomBytes(4).readInt32LE(0),
+  ) {
     this.allocate(2 ** Math.ceil(Math.log2(Math.max(2, capacity))))
   }
 
@@ -58,16 +69,20 @@ export class SignatureClaims {
     this.indexSlot(slot)
   }
 
+  /** The index position a claim whose first word is `word` starts from. */
+  private home(word: number): number {
+    return spread(word, this.seed) & this.mask
+  }
+
   private indexSlot(slot: number): void {
-    let at = this.words[slot * WORDS]! & this.mask
+    let at = this.home(this.words[slot * WORDS]!)
     while (this.index[at] !== 0) at = (at + 1) & this.mask
     this.index[at] = slot + 1
   }
 
   /** The index position holding `digest`, or -1. */
   private find(digest: Buffer): number {
-    const head = digest.readInt32LE(0)
-    for (let at = head & this.mask; this.index[at] !== 0; at = (at + 1) & this.mask) {
+    for (let at = this.home(digest.readInt32LE(0)); this.index[at] !== 0; at = (at + 1) & this.mask) {
       const base = (this.index[at]! - 1) * WORDS
       let w = 0
       while (w < WORDS && this.words[base + w] === digest.readInt32LE(w * 4)) w++
@@ -78,7 +93,7 @@ export class SignatureClaims {
 
   /** The index position holding ring slot `slot`. */
   private positionOf(slot: number): number {
-    let at = this.words[slot * WORDS]! & this.mask
+    let at = this.home(this.words[slot * WORDS]!)
     while (this.index[at] !== slot + 1) at = (at + 1) & this.mask
     return at
   }
@@ -88,7 +103,7 @@ export class SignatureClaims {
     let hole = at
     this.index[hole] = 0
     for (let next = (hole + 1) & this.mask; this.index[next] !== 0; next = (next + 1) & this.mask) {
-      const home = this.words[(this.index[next]! - 1) * WORDS]! & this.mask
+      const home = this.home(this.words[(this.index[next]! - 1) * WORDS]!)
       // The entry stays when its home lies cyclically after the hole and at or before its place.
       const stays = hole <= next ? hole < home && home <= next : hole < home || home <= next
       if (stays) continue
@@ -129,4 +144,12 @@ export class SignatureClaims {
       if (!Number.isNaN(expiresAt)) this.indexSlot(n)
     }
   }
+}
+
+/** A digest's first word mixed with `seed` (murmur3's 32-bit finalizer): every bit of both moves the low bits. */
+export function spread(word: number, seed: number): number {
+  let h = word ^ seed
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b)
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35)
+  return h ^ (h >>> 16)
 }
