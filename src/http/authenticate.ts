@@ -55,10 +55,8 @@ function verified(request: FastifyRequest, key: ApiKeyRecord | undefined, timest
   const expected = signatureBytes(key.signingKey, timestamp, request.method, request.url, body)
   if (!signaturesMatch(expected, signature)) throw signatureMismatch(key.signingKey, { timestamp, method: request.method, url: request.url, body }, signature)
   // Claimed (by the caller) only after the signature verified, so nobody can burn another key's future
-  // signatures. The key is the presented signature in lowercase: it matched, so it is the expected one's hex,
-  // and its bytes are the expected ones.
-  const replay = { key: `sig:${signature.toLowerCase()}`, ttlMs: 2 * SIGNATURE_TOLERANCE_MS, digest: expected }
-  return { principal: { userId: key.userId, keyId: key.id, scopes: key.scopes, keyVersion: key.version }, replay }
+  // signatures. It is the signature's bytes: they matched, so they are the expected ones.
+  return { principal: { userId: key.userId, keyId: key.id, scopes: key.scopes, keyVersion: key.version }, replay: { digest: expected, ttlMs: 2 * SIGNATURE_TOLERANCE_MS } }
 }
 
 /**

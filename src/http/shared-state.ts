@@ -18,7 +18,7 @@ export interface SharedState {
   /** As claimOnce, but a repeat learns how long the held claim still runs: 0 when claimed now, else the ms left. */
   claimOrWait(key: string, ttlMs: number, now: number): Promise<number>
   /**
-   * One request's admission: claims `claim.key` (when given) and, only when that claim succeeds,
+   * One request's admission: claims `claim` (when given) and, only when that claim succeeds,
    * adds `charge.weight` as addWeight does. `used` is the window's total after this charge, or
    * undefined when the claim failed (nothing charged).
    */
@@ -30,11 +30,16 @@ export interface Admitted {
   used: number | undefined
 }
 
-export interface Claim {
-  key: string
-  ttlMs: number
-  /** A signature's 32 bytes, when the claim is of one: the memory store keeps those without a heap object (signature-claims.ts). */
-  digest?: Buffer
+/**
+ * What is claimed: a key, or a signature's 32 bytes. The memory store keeps a signature's bytes without a heap
+ * object (signature-claims.ts); only PostgreSQL needs its key (claimKey), so a signed request on an embedded
+ * node builds none.
+ */
+export type Claim = { ttlMs: number } & ({ key: string; digest?: undefined } | { digest: Buffer; key?: undefined })
+
+/** A claim's key in the shared table: a signature's is "sig:" and its lowercase hex, as presented. */
+export function claimKey(claim: Claim): string {
+  return claim.digest ? `sig:${claim.digest.toString('hex')}` : claim.key
 }
 
 export interface Charge {
@@ -176,10 +181,11 @@ export class PostgresSharedState implements SharedState {
    */
   private async admitBatch(items: Admission[]): Promise<{ claimed: boolean; used: number | undefined }[]> {
     const seen = new Set<string>()
-    const repeat = items.map(({ claim }) => claim !== undefined && (seen.has(claim.key) || !seen.add(claim.key)))
+    const keys = items.map(({ claim }) => (claim ? claimKey(claim) : null))
+    const repeat = keys.map((key) => key !== null && (seen.has(key) || !seen.add(key)))
     const rows = items.flatMap((item, n) => (repeat[n] ? [] : [item]).map(({ claim, charge, now }) => ({
       n,
-      key: claim?.key ?? null,
+      key: keys[n]!,
       expiresAt: claim ? new Date(now + claim.ttlMs) : null,
       claimedBefore: claim ? new Date(now) : null,
       bucket: charge.bucket,

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import crypto from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { MemorySharedState, PostgresSharedState, type SharedState } from '../../src/http/shared-state.js'
+import { claimKey, MemorySharedState, PostgresSharedState, type SharedState } from '../../src/http/shared-state.js'
 import { backends, openTestDatabase, type TestDatabase } from '../support/database.js'
 
 const WINDOW = { windowMs: 60_000 }
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 10) // 10 s into a window
 const sig = (n: number) => ({ key: `sig:test-${n}`, ttlMs: 10_000 })
+const digestOf = (n: number) => crypto.createHash('sha256').update(String(n)).digest()
 
 for (const backend of backends()) {
   // Two PostgresSharedState instances over one database stand for two nodes; MemorySharedState for embedded.
@@ -28,6 +29,14 @@ for (const backend of backends()) {
       // Only the 20 admitted requests were charged, and each saw its own running total.
       const used = outcomes.flatMap((o) => (o.used === undefined ? [] : [o.used])).sort((x, y) => x - y)
       assert.deepEqual(used, Array.from({ length: 20 }, (_, i) => i + 1))
+    })
+
+    it("admits a signature given by its bytes once across nodes, keyed by its lowercase hex", async () => {
+      const claim = { digest: digestOf(7), ttlMs: 10_000 }
+      assert.equal(claimKey(claim), `sig:${digestOf(7).toString('hex')}`)
+      assert.equal((await nodes[0]!.admit(claim, { bucket: 'd', weight: 1, ...WINDOW }, NOW)).claimed, true)
+      assert.equal((await nodes[1]!.admit({ digest: digestOf(7), ttlMs: 10_000 }, { bucket: 'd', weight: 1, ...WINDOW }, NOW)).claimed, false)
+      assert.equal((await nodes[1]!.admit({ key: claimKey(claim), ttlMs: 10_000 }, { bucket: 'd', weight: 1, ...WINDOW }, NOW)).claimed, false, 'the same key as a key')
     })
 
     it('keeps weight totals exact per bucket and window under concurrent charges from two nodes', async () => {
@@ -75,7 +84,7 @@ describe('shared admission state (memory)', () => {
 
   it("admits a signature given by its bytes (authenticate's claims) once until its claim expires, charging only admitted requests", async () => {
     const state = new MemorySharedState()
-    const signed = (n: number) => ({ ...sig(n), digest: crypto.createHash('sha256').update(String(n)).digest() })
+    const signed = (n: number) => ({ digest: digestOf(n), ttlMs: 10_000 })
     assert.deepEqual(await state.admit(signed(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW), { claimed: true, used: 3 })
     assert.deepEqual(await state.admit(signed(1), { bucket: 'k', weight: 3, ...WINDOW }, NOW + 9_999), { claimed: false, used: undefined })
     assert.deepEqual(await state.admit(signed(2), { bucket: 'k', weight: 3, ...WINDOW }, NOW + 9_999), { claimed: true, used: 6 })
