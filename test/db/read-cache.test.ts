@@ -59,4 +59,74 @@ describe('ReadCache', () => {
     await cache.get('k', 1, async () => (loads++, undefined))
     assert.equal(loads, 1)
   })
+
+  it('gives misses of one key one load while it is in flight, and loads afresh once it landed', async () => {
+    const cache = new ReadCache<number>(1000)
+    let loads = 0
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const load = async () => {
+      const n = ++loads
+      await gate
+      return n
+    }
+    const reads = [cache.get('k', 0, load), cache.get('k', 1, load), cache.get('other', 1, load), cache.get('k', 2, load)]
+    assert.equal(loads, 2, 'one load for k, one for other')
+    release()
+    assert.deepEqual(await Promise.all(reads), [1, 1, 2, 1])
+    assert.equal(cache.get('k', 999, load), 1, 'kept: a hit at once')
+    assert.equal(await cache.get('k', 1000, load), 3, 'expired: a load of its own')
+  })
+
+  it('starts a load of its own for a miss after a write, so it never gets the row read before it', async () => {
+    const cache = new ReadCache<string>(60_000)
+    let row = 'old'
+    const gates: (() => void)[] = []
+    let loads = 0
+    const load = async () => {
+      loads++
+      const seen = row
+      await new Promise<void>((resolve) => gates.push(resolve))
+      return seen
+    }
+    const before = cache.get('k', 0, load)
+    row = 'new'
+    cache.invalidate('k')
+    const after = cache.get('k', 1, load)
+    const alongside = cache.get('k', 2, load)
+    assert.equal(loads, 2, 'the read after the write did not join the one before it; the next joined it')
+    for (const open of gates) open()
+    assert.deepEqual(await Promise.all([before, after, alongside]), ['old', 'new', 'new'])
+    assert.equal(cache.get('k', 3, load), 'new', 'the load after the write was kept')
+  })
+
+  it('shares a failed load with the misses that joined it, and the next miss loads again', async () => {
+    const cache = new ReadCache<string>(60_000)
+    let loads = 0
+    const failing = async () => {
+      loads++
+      await new Promise((resolve) => setImmediate(resolve))
+      throw new Error('connection lost')
+    }
+    const reads = [cache.get('k', 0, failing), cache.get('k', 1, failing)]
+    for (const read of reads) await assert.rejects(read, /connection lost/)
+    assert.equal(loads, 1)
+    assert.equal(await cache.get('k', 2, async () => (loads++, 'row')), 'row')
+    assert.equal(loads, 2)
+  })
+
+  it('shares the load of a value it may not keep while in flight, and loads it again after', async () => {
+    const cache = new ReadCache<string>(60_000)
+    let loads = 0
+    const load = async () => {
+      loads++
+      await new Promise((resolve) => setImmediate(resolve))
+      return 'deployed'
+    }
+    const never = () => false
+    assert.deepEqual(await Promise.all([cache.get('k', 0, load, never), cache.get('k', 0, load, never)]), ['deployed', 'deployed'])
+    assert.equal(loads, 1)
+    assert.equal(await cache.get('k', 1, load, never), 'deployed')
+    assert.equal(loads, 2)
+  })
 })
