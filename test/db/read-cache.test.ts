@@ -109,7 +109,7 @@ describe('ReadCache', () => {
       throw new Error('connection lost')
     }
     const reads = [cache.get('k', 0, failing), cache.get('k', 1, failing)]
-    for (const read of reads) await assert.rejects(read, /connection lost/)
+    for (const read of reads) await assert.rejects(Promise.resolve(read), /connection lost/)
     assert.equal(loads, 1)
     assert.equal(await cache.get('k', 2, async () => (loads++, 'row')), 'row')
     assert.equal(loads, 2)
