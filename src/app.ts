@@ -23,7 +23,7 @@ import { lazyChildLogger, levelEnabled } from './http/lazy-logger.js'
 import { chargeWeight } from './http/rate-limit.js'
 import { LazySerializers } from './http/lazy-serializers.js'
 import { echoingRequestId, requestIdFrom, requestIdGenerator } from './http/request-id.js'
-import { andThen } from './http/soon.js'
+import { andThen, doneWhen } from './http/soon.js'
 import { validatorCompiler } from './http/validator.js'
 import { marketRoutes } from './market/routes.js'
 import { installMetrics, type Metrics } from './ops/metrics.js'
@@ -92,8 +92,9 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
   // no global request hook: the access checks are attached only to the routes they guard, and the
   // request id is echoed by each route's handler (wrapped below) or by the error and 404 handlers.
 
-  const chargeIp = async (request: FastifyRequest, reply: FastifyReply) => {
-    await chargeWeight(reply, budget(services, services.config.ipRequestsPerMinute), `ip:${request.ip}`, 1, false)
+  // A callback hook, as authoriseV1 below: the charge answers from memory on an embedded node.
+  const chargeIp = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    doneWhen(chargeWeight(reply, budget(services, services.config.ipRequestsPerMinute), `ip:${request.ip}`, 1, false), done)
   }
 
   // After body parsing (signatures cover the raw body), before validation (401 comes before 400).
@@ -117,8 +118,7 @@ export async function buildApp(services: Services, options: BuildAppOptions = {}
       request.addWeight = (weight) => chargeWeight(reply, weights, bucket, weight, true)
       return chargeWeight(reply, weights, bucket, access.weight, true, replay && { claim: replay, refused: replayedSignature })
     })
-    if (admitted instanceof Promise) admitted.then(() => done(), done)
-    else done()
+    doneWhen(admitted, done)
   }
 
   // The plan is checked after validation: a bad parameter is 400 whatever the plan (docs/decisions/auth.md, "Sign-in and plans").
