@@ -102,31 +102,35 @@ describe('ReadCache', () => {
 
   it('shares a failed load with the misses that joined it, and the next miss loads again', async () => {
     const cache = new ReadCache<string>(60_000)
-    let loads = 0
-    const failing = async () => {
-      loads++
-      await new Promise((resolve) => setImmediate(resolve))
+    const failing = countedLoad(() => {
       throw new Error('connection lost')
-    }
-    const reads = [cache.get('k', 0, failing), cache.get('k', 1, failing)]
+    })
+    const reads = [cache.get('k', 0, failing.load), cache.get('k', 1, failing.load)]
     for (const read of reads) await assert.rejects(Promise.resolve(read), /connection lost/)
-    assert.equal(loads, 1)
-    assert.equal(await cache.get('k', 2, async () => (loads++, 'row')), 'row')
-    assert.equal(loads, 2)
+    assert.equal(failing.loads(), 1)
+    assert.equal(await cache.get('k', 2, async () => 'row'), 'row')
   })
 
   it('shares the load of a value it may not keep while in flight, and loads it again after', async () => {
     const cache = new ReadCache<string>(60_000)
-    let loads = 0
-    const load = async () => {
-      loads++
-      await new Promise((resolve) => setImmediate(resolve))
-      return 'deployed'
-    }
+    const deployed = countedLoad(() => 'deployed')
     const never = () => false
-    assert.deepEqual(await Promise.all([cache.get('k', 0, load, never), cache.get('k', 0, load, never)]), ['deployed', 'deployed'])
-    assert.equal(loads, 1)
-    assert.equal(await cache.get('k', 1, load, never), 'deployed')
-    assert.equal(loads, 2)
+    assert.deepEqual(await Promise.all([cache.get('k', 0, deployed.load, never), cache.get('k', 0, deployed.load, never)]), ['deployed', 'deployed'])
+    assert.equal(deployed.loads(), 1)
+    assert.equal(await cache.get('k', 1, deployed.load, never), 'deployed')
+    assert.equal(deployed.loads(), 2)
   })
 })
+
+/** A load that answers `answer()` a turn of the event loop later (so misses meanwhile find it in flight), counting its runs. */
+function countedLoad<V>(answer: () => V): { load: () => Promise<V>; loads: () => number } {
+  let loads = 0
+  return {
+    load: async () => {
+      loads++
+      await new Promise((resolve) => setImmediate(resolve))
+      return answer()
+    },
+    loads: () => loads,
+  }
+}
