@@ -38,8 +38,18 @@ export class OpenStreams {
 
   constructor(private readonly now: () => number) {}
 
-  /** Keeps `socket` under its credential until it closes; a token's socket is closed at the token's expiry. */
+  /** Streams open in this process. */
+  get size(): number {
+    return this.all.size
+  }
+
+  /**
+   * Keeps `socket` under its credential until it closes; a token's socket is closed at the token's expiry. A
+   * socket that closed before it came here (while its stream was being set up) has had its 'close': it is not
+   * kept, or it would stay in these maps and its expiry timer would hold the process for the token's hour.
+   */
   add(socket: WebSocket, credential: StreamCredential): void {
+    if (socket.readyState === socket.CLOSED) return
     this.all.add(socket)
     socket.once('close', () => this.all.delete(socket))
     if ('keyId' in credential) {
@@ -56,7 +66,8 @@ export class OpenStreams {
     const arm = () => {
       const left = credential.expiresAt - this.now()
       if (left <= 0) return endStream(socket, 'expired')
-      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS))
+      // Unreferenced: the socket holds the process while it is open, and a stopping process is not held by it.
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS)).unref()
     }
     socket.once('close', () => clearTimeout(timer))
     arm()
