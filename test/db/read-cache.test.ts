@@ -100,6 +100,25 @@ describe('ReadCache', () => {
     assert.equal(cache.get('k', 3, load), 'new', 'the load after the write was kept')
   })
 
+  it('starts a load of its own for a miss after clear(), as after a write', async () => {
+    const cache = new ReadCache<string>(60_000)
+    let row = 'old'
+    const gates: (() => void)[] = []
+    const load = async () => {
+      const seen = row
+      await new Promise<void>((resolve) => gates.push(resolve))
+      return seen
+    }
+    const before = cache.get('k', 0, load)
+    row = 'new'
+    cache.clear() // the key cache's listener reconnected: every entry, and every read in flight, forgotten
+    const after = cache.get('k', 1, load)
+    assert.equal(gates.length, 2, 'the read after clear() did not join the one before it')
+    for (const open of gates) open()
+    assert.deepEqual(await Promise.all([before, after]), ['old', 'new'])
+    assert.equal(cache.get('k', 2, load), 'new', 'the load after clear() was kept')
+  })
+
   it('shares a failed load with the misses that joined it, and the next miss loads again', async () => {
     const cache = new ReadCache<string>(60_000)
     const failing = countedLoad(() => {
